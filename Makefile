@@ -1,0 +1,70 @@
+# Pulse: one Makefile for the whole tree.
+#
+#   make                 build everything that this machine can build
+#   make test            build and run all tests (unit, sanitizers, fuzz, emulator)
+#   make bench           run the benchmarks (results go to build/bench/)
+#   make deps            install the Debian packages the build and tests need
+#   make flash-firmware  build the NIC agent image and load it (or boot it on qemu)
+#   make install         install the binaries under $(PREFIX)
+#
+# Each component keeps its rules in its own fragment (firmware/firmware.mk,
+# mailbox/mailbox.mk, ...). Fragments append to ALL, TEST_PROGS, TEST_SCRIPTS
+# and BENCH_TARGETS.
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+BUILD ?= build
+PREFIX ?= /usr/local
+CC ?= cc
+CLANG ?= clang
+
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror
+HOST_CFLAGS := -std=c11 $(WARN) $(OPT) -Iinclude -MMD -MP
+SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TSAN_CFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+HOST_LDLIBS := -lpthread
+
+# Three host builds of every C file: plain, ASan+UBSan, TSan.
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+$(BUILD)/tsan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+
+# objs VARIANT, SOURCES -> object paths
+objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+
+ALL :=
+TEST_PROGS :=
+TEST_SCRIPTS :=
+BENCH_TARGETS :=
+INSTALL_BINS :=
+
+include $(sort $(wildcard mailbox/*.mk firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk))
+
+.PHONY: all test bench deps flash-firmware install clean
+all: $(ALL)
+
+test: all $(TEST_PROGS)
+	@tests/run-tests.sh $(TEST_PROGS) -- $(TEST_SCRIPTS)
+
+bench: all $(BENCH_TARGETS)
+
+deps:
+	@tools/install-deps.sh
+
+install: $(INSTALL_BINS)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
