@@ -31,7 +31,7 @@
 
 /* The smallest response buffer a transport may offer: a header plus the
  * largest fixed-size body. Pages need more; see page_bytes. */
-#define PULSE_MB_MIN_RESPONSE 128u
+#define PULSE_MB_MIN_RESPONSE 256u
 #define PULSE_MB_MAX_MESSAGE 65535u
 
 enum pulse_mb_type {
@@ -231,6 +231,8 @@ enum pulse_stat {
 	PULSE_STAT_PAGE_REPEATS,
 	PULSE_STAT_BAD_REQUESTS,
 	PULSE_STAT_QUIESCE_TIMEOUTS,
+	PULSE_STAT_DROP_BAD_THREAD,   /* platform passed a thread number >= max_threads */
+	PULSE_STAT_DROP_PAUSED,       /* arrived while a reset/configure held the gate shut */
 	PULSE_STAT_COUNT
 };
 #define PULSE_MB_STATS_HEADER_SIZE 8u

@@ -42,6 +42,9 @@ struct pulse_fw_limits {
 	uint32_t max_threads; /* event threads, 1..PULSE_FW_MAX_THREADS */
 	uint32_t platform;    /* enum pulse_mb_platform, reported in HELLO */
 	uint64_t instance_id; /* reported in HELLO; changes across restarts */
+	/* Called while the mailbox thread waits for event threads to leave the
+	 * closing window (a pause hint, or sched_yield on a host). May be NULL. */
+	void (*spin_relax)(void);
 };
 
 /* Bytes of memory the core needs for these limits (0 if they are invalid). */
