@@ -47,7 +47,9 @@ TEST_SCRIPTS :=
 BENCH_TARGETS :=
 INSTALL_BINS :=
 
-include $(sort $(wildcard mailbox/*.mk firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk))
+# mailbox/ first: the firmware library and every host program build on it.
+include $(sort $(wildcard mailbox/*.mk))
+include $(sort $(wildcard firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk))
 
 .PHONY: all test bench deps flash-firmware install clean
 all: $(ALL)
