@@ -30,13 +30,13 @@ HOST_LDLIBS := -lpthread
 # Three host builds of every C file: plain, ASan+UBSan, TSan.
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(CFLAGS_$(dir $<)) $(CFLAGS_$<) -c $< -o $@
 $(BUILD)/asan/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(CFLAGS_$(dir $<)) $(CFLAGS_$<) -c $< -o $@
 $(BUILD)/tsan/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(CFLAGS_$(dir $<)) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(CFLAGS_$(dir $<)) $(CFLAGS_$<) -c $< -o $@
 
 # objs VARIANT, SOURCES -> object paths
 objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))

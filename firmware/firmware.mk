@@ -4,7 +4,7 @@ FW_CORE_SRCS := $(sort $(wildcard firmware/core/*.c)) $(MAILBOX_PROTO_SRCS)
 # picolibc gives the RISC-V image (memset/memcpy through builtins).
 FW_CORE_FLAGS := -ffreestanding -fno-builtin-malloc
 CFLAGS_firmware/core/ := $(FW_CORE_FLAGS)
-CFLAGS_mailbox/ := $(FW_CORE_FLAGS)
+CFLAGS_mailbox/proto.c := $(FW_CORE_FLAGS)
 
 $(BUILD)/lib/libpulse_fw.a: $(call objs,obj,$(FW_CORE_SRCS))
 	@mkdir -p $(@D)
