@@ -55,13 +55,10 @@ static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_e
 	return (uint32_t)est;
 }
 
-void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev)
+/* One event, with this thread already announced in generation g. */
+static inline void tx_one(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
+			  const struct pulse_tx_event *ev)
 {
-	if (thread >= fw->lim.max_threads) {
-		atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
-		return;
-	}
-	struct fw_thread *t = &fw->threads[thread];
 	uint32_t qpn = ev->qpn;
 	if (qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u) { /* 0, 0xFFFFFF, or wider than 24 bits */
 		fw_ctr_add(&t->ctr[PULSE_STAT_DROP_BAD_QPN], 1);
@@ -76,11 +73,8 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 		fw_ctr_add(&t->ctr[PULSE_STAT_CLIPPED_EVENTS], 1);
 		units = clipped_units(fw, ev);
 	}
-
-	uint32_t g = thread_enter(fw, t);
 	if (g & FW_GEN_CLOSED) {
 		atomic_fetch_add_explicit(&fw->drops_paused, 1, memory_order_relaxed);
-		thread_leave(t);
 		return;
 	}
 	uint32_t side_idx = FW_GEN_SIDE(g);
@@ -88,7 +82,6 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 	if (delta >= fw->cfg.max_delta) {
 		if (0u - delta > FW_LATE_LIMIT_NS) {
 			fw_ctr_add(&t->ctr[PULSE_STAT_DROP_TS_RANGE], 1);
-			thread_leave(t);
 			return;
 		}
 		/* Stamped shortly before this window opened: the previous window
@@ -104,10 +97,8 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 		f = &fw->flows[slot - 1u];
 	} else {
 		f = fw_flow_create(fw, t, qpn);
-		if (!f) {
-			thread_leave(t);
+		if (!f)
 			return;
-		}
 	}
 
 	struct fw_side *s = &f->side[side_idx];
@@ -120,5 +111,38 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 	fw_ctr_add(&t->ctr[PULSE_STAT_EVENTS], 1);
 	fw_ctr_add(&t->ctr[PULSE_STAT_UNITS], units);
 	fw_ctr_add(&t->ctr[PULSE_STAT_PKTS], ev->sent_pkts);
+}
+
+static struct fw_thread *thread_state(struct pulse_fw *fw, uint32_t thread)
+{
+	if (thread >= fw->lim.max_threads) {
+		atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
+		return 0;
+	}
+	return &fw->threads[thread];
+}
+
+void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev)
+{
+	struct fw_thread *t = thread_state(fw, thread);
+	if (!t)
+		return;
+	uint32_t g = thread_enter(fw, t);
+	tx_one(fw, t, g, ev);
+	thread_leave(t);
+}
+
+void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
+			  uint32_t n)
+{
+	struct fw_thread *t = thread_state(fw, thread);
+	if (!t) {
+		if (n > 1)
+			atomic_fetch_add_explicit(&fw->drops_bad_thread, n - 1u, memory_order_relaxed);
+		return;
+	}
+	uint32_t g = thread_enter(fw, t);
+	for (uint32_t i = 0; i < n; i++)
+		tx_one(fw, t, g, &evs[i]);
 	thread_leave(t);
 }

@@ -59,6 +59,14 @@ struct pulse_fw *pulse_fw_init(void *mem, size_t size, const struct pulse_fw_lim
 /* The event path: one call per TX event, on DPA thread `thread`. */
 void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev);
 
+/* The same for n events in a row, announcing the thread once instead of per
+ * event (the announcement is a full memory fence). For platforms that get
+ * events in batches, such as the simulator; results are identical to n calls
+ * of pulse_fw_on_tx. A poll waits for the whole burst, so keep bursts short
+ * (thousands of events, not millions) when a mailbox thread runs alongside. */
+void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
+			  uint32_t n);
+
 /* Answers one mailbox request. now_ns is the NIC clock when the request is
  * handled (same clock as event timestamps). Always writes a well-formed
  * response (an error status when the request is bad) and returns its status;
