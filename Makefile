@@ -51,13 +51,26 @@ INSTALL_BINS :=
 include $(sort $(wildcard mailbox/*.mk))
 include $(sort $(wildcard firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk))
 
-.PHONY: all test bench deps flash-firmware install clean
+.PHONY: all test bench deps ensure-deps flash-firmware install clean
 all: $(ALL)
 
-test: all $(TEST_PROGS)
+# The README's commands must work on a fresh Debian machine, so they install
+# what is missing first (a quick no-op when everything is there). SKIP_DEPS=1
+# skips that, e.g. on a machine without sudo that has the packages already.
+ifeq ($(SKIP_DEPS),1)
+ensure-deps: ;
+else
+ensure-deps:
+	@tools/install-deps.sh
+endif
+
+test: ensure-deps
+	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	@tests/run-tests.sh $(TEST_PROGS) -- $(TEST_SCRIPTS)
 
-bench: all $(BENCH_TARGETS)
+bench: ensure-deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
 deps:
 	@tools/install-deps.sh
