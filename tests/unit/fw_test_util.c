@@ -347,6 +347,16 @@ uint64_t ft_stat(struct ft_fw *f, enum pulse_stat s)
 	return v[s];
 }
 
+void ft_dump_stats(struct ft_fw *f)
+{
+	uint64_t v[PULSE_STAT_COUNT];
+	pulse_fw_stats(f->fw, v);
+	for (unsigned i = 0; i < PULSE_STAT_COUNT; i++)
+		if (v[i])
+			print_message("  %s = %llu\n", pulse_stat_name((enum pulse_stat)i),
+				      (unsigned long long)v[i]);
+}
+
 /* ---- uploads ----------------------------------------------------------- */
 
 struct pulse_mb_page_info ft_decode_page(const uint8_t *body, uint32_t len, struct ft_map *map,

@@ -96,6 +96,8 @@ enum pulse_mb_status ft_reset(struct ft_fw *f, uint32_t now);
  * no events run concurrently (check_direct). */
 void ft_stats(struct ft_fw *f, uint32_t now, uint64_t out[PULSE_STAT_COUNT]);
 uint64_t ft_stat(struct ft_fw *f, enum pulse_stat s); /* pulse_fw_stats, one counter */
+/* Prints every non-zero counter (for failure diagnostics). */
+void ft_dump_stats(struct ft_fw *f);
 
 /* Decodes one page body into map (adds), checking the page's own structure.
  * Returns the page info. prev_last_qpn: QPN of the previous page's last chunk

@@ -51,7 +51,11 @@ static void exp_next(struct exp *x, uint32_t start)
 static void check_upload(struct exp *x, struct ft_upload *u, const char *what)
 {
 	ft_map_normalize(&x->map);
-	assert_int_equal(ft_map_diff(&u->map, &x->map, what), 0);
+	if (ft_map_diff(&u->map, &x->map, what)) {
+		print_message("window_seq %u start %u\n", u->poll.window_seq, x->start);
+		ft_dump_stats(x->f);
+		fail();
+	}
 	assert_int_equal((uint32_t)u->poll.window_start_ns, x->start);
 }
 
@@ -398,7 +402,7 @@ static void test_many_windows_random(void **state)
 {
 	(void)state;
 	uint32_t S = 0xF0000000u;
-	struct pulse_fw_limits lim = ft_limits(128, 16384, 4);
+	struct pulse_fw_limits lim = ft_limits(512, 16384, 4);
 	struct ft_fw *f = ft_fw_new(&lim, S);
 	struct pulse_mb_config c = cfg(10000, 50000000u, 512); /* 10 us epochs, 50 ms */
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
