@@ -60,7 +60,7 @@ enum shape { SATURATED, BURSTY, SPARSE };
 static const char *shape_name[] = {
 	"all flows share line rate evenly (worst case for sparse records)",
 	"collective bursts: 8 of the flows at a time, 5 ms on, rest idle",
-	"realistic mix: 10% of epochs busy per flow, in 1-3 ms bursts",
+	"bursts of 1-3 ms, each spreading line rate over a tenth of the flows",
 };
 
 /* Fills evs with n events of `flows` QPNs over `span_ns` at `gbps`. */
