@@ -1,0 +1,22 @@
+/* TEST AID, NOT THE DOCA SDK: declaration-only stand-in written for Pulse's
+ * syntax check (see tests/doca-decls/README.md).
+ *
+ * In the SDK the fences are macros over DPA intrinsics (dpaintrin.h) and the
+ * timers are FORCE_INLINE functions over __dpa_thread_time(). Here they are
+ * prototypes with the same call shape and types. Documented semantics
+ * (DOCA 3.0): doca_pcc_dev_get_timer()/_lo() return elapsed time in
+ * MICROseconds (64/32 bits); doca_pcc_dev_fence_memory() fences memory
+ * reads and writes (__DPA_MEMORY, RW, RW). Keep in sync. */
+#ifndef PULSE_DECLS_DOCA_PCC_DEV_UTILS_H
+#define PULSE_DECLS_DOCA_PCC_DEV_UTILS_H
+
+#include <stdint.h>
+
+#include "doca_pcc_dev_common.h"
+
+void doca_pcc_dev_fence_memory(void);
+void doca_pcc_dev_fence_all(void);
+DOCA_STABLE uint32_t doca_pcc_dev_get_timer_lo(void);
+DOCA_STABLE uint64_t doca_pcc_dev_get_timer(void);
+
+#endif
