@@ -102,7 +102,8 @@ void pulse_replay_usage(const char *prog)
 	       "  --pool-blocks N  epoch-pool blocks at init (default %u)\n"
 	       "  --threads N      event threads, 1..%u (default %u)\n"
 	       "  --instance N     instance id reported in HELLO (default 1)\n"
-	       "  --verbose        one line per poll\n",
+	       "  --verbose        one line per poll\n"
+	       "  --stats          print the counters of the last STATS response\n",
 	       prog, PULSE_EPOCH_NS_MIN, PULSE_EPOCH_NS_MAX, PULSE_EPOCH_NS_DEFAULT,
 	       PULSE_WINDOW_NS_MIN, PULSE_WINDOW_NS_MAX, PULSE_WINDOW_NS_DEFAULT,
 	       PULSE_PAGE_BYTES_MIN, PULSE_REPLAY_RESP_CAP, PULSE_PAGE_BYTES_DEFAULT,
@@ -179,6 +180,10 @@ int pulse_replay_parse(int argc, char **argv, uint32_t platform, struct pulse_re
 			o->verbose = 1;
 			continue;
 		}
+		if (!strcmp(a, "--stats")) {
+			o->print_stats = 1;
+			continue;
+		}
 		struct {
 			const char *name;
 			uint32_t min, max;
@@ -250,6 +255,8 @@ struct replay {
 	uint8_t resp[PULSE_REPLAY_RESP_CAP];
 	/* tallies, printed at the end */
 	uint64_t tx, polls, pages, responses, errors;
+	uint8_t stats[PULSE_MB_STATS_HEADER_SIZE + 8u * PULSE_STAT_COUNT];
+	uint32_t stats_len;
 };
 
 /* Sends one request and writes its response to the output. Returns the
@@ -319,7 +326,13 @@ static void poll_cycle(struct replay *r, uint64_t host_ns, uint32_t now)
 	} else if (st != PULSE_MB_OK) {
 		printf("replay: poll %u refused: %s\n", (unsigned)r->polls, pulse_mb_status_name(st));
 	}
-	exchange(r, PULSE_MB_STATS, NULL, 0, now, &rlen, 1);
+	if (exchange(r, PULSE_MB_STATS, NULL, 0, now, &rlen, 1) == PULSE_MB_OK) {
+		uint32_t n = rlen - PULSE_MB_HEADER_SIZE;
+		if (n > sizeof r->stats)
+			n = sizeof r->stats;
+		memcpy(r->stats, r->resp + PULSE_MB_HEADER_SIZE, n);
+		r->stats_len = n;
+	}
 	if (r->o->verbose)
 		printf("replay: poll %u at nic %u: window %u, %u flows, %u records, %u pages, %u "
 		       "upload bytes, %u aged\n",
@@ -460,6 +473,13 @@ int pulse_replay_run(const struct pulse_replay_opts *o, void *mem, size_t mem_si
 	}
 	if (unknown)
 		printf("replay: %lu records of unknown kind skipped\n", (unsigned long)unknown);
+	if (o->print_stats && r->stats_len >= PULSE_MB_STATS_HEADER_SIZE) {
+		uint32_t n = pulse_get_u16(r->stats);
+		for (uint32_t k = 0; k < n && PULSE_MB_STATS_HEADER_SIZE + 8u * (k + 1) <= r->stats_len;
+		     k++)
+			printf("replay: stat %s %lu\n", pulse_stat_name((enum pulse_stat)k),
+			       (unsigned long)pulse_get_u64(r->stats + PULSE_MB_STATS_HEADER_SIZE + 8u * k));
+	}
 	printf("replay: %lu TX events, %lu polls, %lu pages, %lu responses (%lu bytes), %lu "
 	       "error responses\n",
 	       (unsigned long)r->tx, (unsigned long)r->polls, (unsigned long)r->pages,

@@ -42,6 +42,7 @@ struct pulse_replay_opts {
 	struct pulse_fw_limits lim;
 	struct pulse_mb_config cfg; /* sent as CONFIGURE */
 	int verbose;                /* one line per poll on stdout */
+	int print_stats;            /* the last STATS response's counters at the end */
 };
 
 /* Usage text, for --help and errors; `prog` is how the caller is invoked. */
