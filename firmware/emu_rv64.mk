@@ -52,7 +52,8 @@ ifneq ($(shell command -v $(RV64_CC) 2>/dev/null),)
 ALL += $(RV64_ELF)
 endif
 
-TEST_SCRIPTS += tests/emu/same-output.sh tests/emu/selftest.sh tests/emu/evgen.sh
+TEST_SCRIPTS += tests/emu/same-output.sh tests/emu/selftest.sh tests/emu/evgen.sh \
+	tests/emu/flash-firmware.sh
 
 .PHONY: bench-rv64-icount flash-firmware
 bench-rv64-icount: $(RV64_ELF)
@@ -60,5 +61,7 @@ bench-rv64-icount: $(RV64_ELF)
 	firmware/platform/emu_rv64/run-qemu.sh --icount $(RV64_ELF) icount $(BUILD)/bench/rv64-icount.txt
 BENCH_TARGETS += bench-rv64-icount
 
+# firmware/doca.mk (read before this file) says whether the DOCA build is on.
 flash-firmware:
-	@MAKE="$(MAKE)" BUILD="$(BUILD)" tools/flash-firmware.sh
+	@MAKE="$(MAKE)" BUILD="$(BUILD)" PULSE_DOCA_FOUND="$(PULSE_DOCA_FOUND)" \
+		DOCA_DPA_APP="$(DOCA_DPA_APP)" tools/flash-firmware.sh $(FLASH_ARGS)
