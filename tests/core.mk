@@ -23,10 +23,12 @@ endef
 $(foreach t,$(CORE_UNIT_NAMES),$(eval $(call CORE_UNIT_RULES,$(t))))
 
 # Stress: plain and TSan.
-$(BUILD)/tests/stress_fw: $(BUILD)/obj/tests/stress/stress_fw.o $(BUILD)/lib/libpulse_fw.a
+$(BUILD)/tests/stress_fw: $(BUILD)/obj/tests/stress/stress_fw.o $(call objs,obj,$(CORE_TEST_UTIL)) \
+		$(BUILD)/lib/libpulse_fw.a
 	@mkdir -p $(@D)
 	$(CC) $(OPT) -o $@ $^ $(CORE_TEST_LIBS)
-$(BUILD)/tests/tsan/stress_fw: $(BUILD)/tsan/tests/stress/stress_fw.o $(BUILD)/lib/tsan/libpulse_fw.a
+$(BUILD)/tests/tsan/stress_fw: $(BUILD)/tsan/tests/stress/stress_fw.o \
+		$(call objs,tsan,$(CORE_TEST_UTIL)) $(BUILD)/lib/tsan/libpulse_fw.a
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(TSAN_CFLAGS) -o $@ $^ $(CORE_TEST_LIBS)
 

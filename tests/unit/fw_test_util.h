@@ -104,7 +104,7 @@ void ft_dump_stats(struct ft_fw *f);
  * (0 for none), updated. */
 struct pulse_mb_page_info ft_decode_page(const uint8_t *body, uint32_t len, struct ft_map *map,
 					 uint32_t *prev_last_qpn, uint32_t *records,
-					 uint32_t *nonskip_records);
+					 uint32_t *nonskip_records, uint32_t *flow_starts);
 
 /* A full upload: POLL (must return OK) then every page in order. */
 struct ft_upload {
@@ -114,6 +114,7 @@ struct ft_upload {
 	uint32_t body_bytes; /* sum of page body lengths */
 	uint32_t msg_bytes;  /* sum of page message lengths */
 	uint32_t records, nonskip_records, chunks;
+	uint32_t flow_starts; /* chunks without CONT: one per flow in the upload */
 };
 void ft_upload_free(struct ft_upload *u);
 /* Polls at `now` and reads all pages (checked: sequence, count, LAST flag,

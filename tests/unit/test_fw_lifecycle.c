@@ -159,7 +159,7 @@ static void test_double_buffered_windows(void **state)
 		assert_int_equal(ft_read_page(f, T1 + e2 * E, u.poll.window_seq, p, FT_RESP_CAP),
 				 PULSE_MB_OK);
 		ft_decode_page(ft_resp_body(f), ft_resp_body_len(f), &u.map, &prev_qpn, &u.records,
-			       &u.nonskip_records);
+			       &u.nonskip_records, &u.flow_starts);
 	}
 	ft_map_normalize(&u.map);
 	ft_map_normalize(&w1);
