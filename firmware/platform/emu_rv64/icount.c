@@ -77,6 +77,23 @@ static const char *const case_name[NCASES] = {
 	"(c) new flow",
 };
 
+/* The same-epoch case once more through pulse_fw_on_tx_burst, which
+ * announces the thread once per batch (the simulator's entry point; the DPA
+ * calls the handler once per event): instructions per event of the batch. */
+static struct pulse_tx_event burst_evs[NFLOWS];
+static uint64_t burst_total;
+
+static __attribute__((noinline)) void time_burst(struct pulse_fw *fw)
+{
+	for (uint32_t i = 0; i < NFLOWS; i++)
+		burst_evs[i] = (struct pulse_tx_event){.qpn = qpn_of(i), .sent_32b = 128,
+						       .sent_pkts = 1, .ts_ns = T0 + 20000u + i};
+	uint64_t a = rv64_minstret();
+	pulse_fw_on_tx_burst(fw, 0, burst_evs, NFLOWS);
+	uint64_t b = rv64_minstret();
+	burst_total = b - a - overhead;
+}
+
 /* Replays the benchmark's event sequence through one implementation. */
 static void run_events(struct pulse_fw *fw, struct bl_table *bl, struct agg res[NCASES])
 {
@@ -93,6 +110,14 @@ static void run_events(struct pulse_fw *fw, struct bl_table *bl, struct agg res[
 					     .ts_ns = T0 + 10000u + i};
 		agg_add(&res[CASE_SAME], fw ? time_fw(fw, &ev) : time_bl(bl, &ev));
 	}
+	if (fw)
+		time_burst(fw);
+	else
+		for (uint32_t i = 0; i < NFLOWS; i++) {
+			ev = (struct pulse_tx_event){.qpn = qpn_of(i), .sent_32b = 128,
+						     .sent_pkts = 1, .ts_ns = T0 + 20000u + i};
+			bl_on_tx(bl, &ev);
+		}
 	/* (b) every flow moves on by one epoch per round */
 	for (uint32_t r = 1; r <= ROUNDS; r++)
 		for (uint32_t i = 0; i < NFLOWS; i++) {
@@ -168,7 +193,7 @@ int rv64_icount_main(int argc, char **argv, void *mem, size_t size)
 	 * drop path, not the event path. */
 	uint64_t st[PULSE_STAT_COUNT];
 	pulse_fw_stats(fw, st);
-	uint64_t sent = (uint64_t)NFLOWS * (2 + ROUNDS);
+	uint64_t sent = (uint64_t)NFLOWS * (3 + ROUNDS);
 	int ok = st[PULSE_STAT_EVENTS] == sent && st[PULSE_STAT_UNITS] == sent * 128 &&
 		 bl.events == sent && bl.units == sent * 128 && st[PULSE_STAT_FLOWS_CREATED] == NFLOWS;
 	if (!ok) {
@@ -179,10 +204,9 @@ int rv64_icount_main(int argc, char **argv, void *mem, size_t size)
 		return 1;
 	}
 
-	uint64_t exist_max = avg100(&r_fw[CASE_SAME]) > avg100(&r_fw[CASE_NEW_EPOCH])
-				     ? avg100(&r_fw[CASE_SAME])
-				     : avg100(&r_fw[CASE_NEW_EPOCH]);
-	int t_exist = avg100(&r_fw[CASE_SAME]) <= 4000, t_new = avg100(&r_fw[CASE_NEW_FLOW]) <= 15000;
+	uint64_t a100 = avg100(&r_fw[CASE_SAME]), b100 = avg100(&r_fw[CASE_NEW_EPOCH]),
+		 c100 = avg100(&r_fw[CASE_NEW_FLOW]);
+	int t_exist = a100 <= 4000 && b100 <= 4000, t_new = c100 <= 15000;
 	FILE *files[2] = {stdout, NULL};
 	if (out) {
 		files[1] = fopen(out, "w");
@@ -202,12 +226,17 @@ int rv64_icount_main(int argc, char **argv, void *mem, size_t size)
 			"subtracted\n",
 			NFLOWS, EPOCH_NS, (unsigned long)overhead);
 		report(f, r_fw, r_bl);
+		uint64_t bavg = (burst_total * 100 + NFLOWS / 2) / NFLOWS;
+		fprintf(f, "%-32s %7u %6lu.%02lu   (pulse_fw_on_tx_burst, one batch: per event)\n",
+			"(a) same epoch, one burst call", NFLOWS, (unsigned long)(bavg / 100),
+			(unsigned long)(bavg % 100));
 		fprintf(f,
-			"target existing flow <= 40 (same epoch): %s; worst existing-flow "
-			"average %lu.%02lu\n"
-			"target new flow <= 150: %s\n",
-			t_exist ? "met" : "MISSED", (unsigned long)(exist_max / 100),
-			(unsigned long)(exist_max % 100), t_new ? "met" : "MISSED");
+			"target existing flow <= 40: %s ((a) %lu.%02lu, (b) %lu.%02lu)\n"
+			"target new flow <= 150: %s ((c) %lu.%02lu)\n",
+			t_exist ? "met" : "MISSED", (unsigned long)(a100 / 100),
+			(unsigned long)(a100 % 100), (unsigned long)(b100 / 100),
+			(unsigned long)(b100 % 100), t_new ? "met" : "MISSED",
+			(unsigned long)(c100 / 100), (unsigned long)(c100 % 100));
 	}
 	if (files[1] && fclose(files[1]) != 0) {
 		printf("icount: writing %s failed\n", out);
