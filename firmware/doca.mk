@@ -120,3 +120,30 @@ endif
 
 # Always: the glue type-checks against the documented API without the SDK.
 TEST_SCRIPTS += tests/doca-decls/check.sh
+
+# Always: the glue's logic on x86, linked with the real core and mailbox
+# client against a fake of the DOCA functions (tests/doca-fake/), under
+# ASan+UBSan and under TSan. A small DPA build (40 MiB, 1024 flows) keeps the
+# test's memory low; the glue's planner sizes the pool from it.
+DOCA_FAKE_DEFS := -Itests/doca-decls -Itests/doca-fake -DPULSE_DPA_MEM_MB=40 \
+	-DPULSE_DPA_MAX_FLOWS=1024 -DTEST_DPA_MAX_FLOWS=1024
+DOCA_FAKE_SRCS := firmware/platform/doca_dpa/pulse_dpa.c mailbox/transport_doca.c \
+	tests/doca-fake/fake_doca.c tests/doca-fake/test_doca_glue.c
+
+$(BUILD)/doca-fake/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(DOCA_FAKE_DEFS) -c $< -o $@
+$(BUILD)/doca-fake/tsan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(DOCA_FAKE_DEFS) -c $< -o $@
+
+$(BUILD)/tests/test_doca_glue_asan: $(call objs,doca-fake/asan,$(DOCA_FAKE_SRCS)) \
+		$(call objs,asan,mailbox/client.c) $(BUILD)/lib/asan/libpulse_fw.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) $^ -o $@ -lcmocka $(HOST_LDLIBS)
+$(BUILD)/tests/test_doca_glue_tsan: $(call objs,doca-fake/tsan,$(DOCA_FAKE_SRCS)) \
+		$(call objs,tsan,mailbox/client.c) $(BUILD)/lib/tsan/libpulse_fw.a
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) $^ -o $@ -lcmocka $(HOST_LDLIBS)
+
+TEST_PROGS += $(BUILD)/tests/test_doca_glue_asan $(BUILD)/tests/test_doca_glue_tsan

@@ -123,6 +123,7 @@ struct pulse_doca {
 	bool stop;
 	enum job_state job;
 	uint64_t job_started_ms;
+	uint64_t job_done_ms;
 	uint8_t *req_stage;
 	uint32_t req_len;
 	uint8_t *resp_stage;
@@ -536,6 +537,7 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&t->mu);
 		t->job_rc = rc;
+		t->job_done_ms = mono_ms();
 		snprintf(t->job_err, sizeof(t->job_err), "%s", err);
 		t->job = JOB_DONE;
 		pthread_cond_broadcast(&t->cv);
@@ -666,10 +668,10 @@ int pulse_doca_exchange(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t
 	if (t->job == JOB_DONE) {
 		/* the answer to an exchange that timed out earlier */
 		t->stats.late_responses++;
-		uint64_t took = mono_ms() - t->job_started_ms;
+		uint64_t took = t->job_done_ms - t->job_started_ms;
 		t->job = JOB_IDLE;
 		pthread_mutex_unlock(&t->mu);
-		tlog(t, "discarded the late result of a timed-out exchange (it took %llu ms)",
+		tlog(t, "discarded the late result of a timed-out exchange (the send returned after %llu ms)",
 		     (unsigned long long)took);
 		pthread_mutex_lock(&t->mu);
 	}

@@ -69,6 +69,7 @@
 #include <doca_pcc_dev_algo_access.h>
 #include <doca_pcc_dev_event.h>
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,18 +144,24 @@ static uint8_t pulse_dpa_mem[PULSE_DPA_MEM_BYTES] __attribute__((aligned(64)));
 /* Clock calibration, one cache line per event thread (no false sharing).
  * `sample` packs the DPA timer (µs, low 32 bits) at the moment the thread
  * handled an event, and offset = event_ts_ns - timer_us * 1000 (mod 2^32).
- * It is written with one aligned 64-bit store, so a reader never sees half
- * of it. `valid` is set once, after the first sample. */
+ * It is one 64-bit atomic (a plain aligned store on RV64 when relaxed), so a
+ * reader never sees half of it. `valid` is released once, after the first
+ * sample. The core already relies on C11 atomics on the DPA. */
 struct pulse_dpa_clock_slot {
-	volatile uint64_t sample;
-	volatile uint32_t valid;
+	_Atomic uint64_t sample;
+	_Atomic uint32_t valid;
 	uint8_t pad[64 - sizeof(uint64_t) - sizeof(uint32_t)];
 } __attribute__((aligned(64)));
 
 static struct pulse_dpa_clock_slot pulse_dpa_clock[PULSE_DPA_MAX_THREADS];
 
+/* The core, once initialised. Stored with release order at the end of
+ * user_init; the library runs user_init at process load, before it
+ * dispatches any event or mailbox request, so readers use relaxed loads
+ * (no fence on the event path). */
+static _Atomic(struct pulse_fw *) pulse_dpa_fw;
+
 static struct {
-	struct pulse_fw *volatile fw; /* published after init, read by every thread */
 	uint32_t initialised;         /* user_init ran (only the init thread) */
 	/* mailbox thread only: */
 	uint32_t clock_offset_ns;     /* event clock - timer*1000, mod 2^32 */
@@ -200,11 +207,9 @@ static inline void pulse_dpa_clock_note(unsigned int rank, uint32_t ts_ns)
 	uint32_t t_us = doca_pcc_dev_get_timer_lo();
 	uint32_t offset = ts_ns - t_us * 1000u;
 	struct pulse_dpa_clock_slot *s = &pulse_dpa_clock[rank];
-	s->sample = (uint64_t)t_us << 32 | offset;
-	if (__builtin_expect(!s->valid, 0)) {
-		doca_pcc_dev_fence_memory(); /* sample before valid */
-		s->valid = 1;
-	}
+	atomic_store_explicit(&s->sample, (uint64_t)t_us << 32 | offset, memory_order_relaxed);
+	if (__builtin_expect(!atomic_load_explicit(&s->valid, memory_order_relaxed), 0))
+		atomic_store_explicit(&s->valid, 1u, memory_order_release); /* after the sample */
 }
 
 static uint32_t pulse_dpa_now_ns(void)
@@ -215,9 +220,9 @@ static uint32_t pulse_dpa_now_ns(void)
 
 	doca_pcc_dev_fence_memory(); /* see the event threads' latest samples */
 	for (unsigned int i = 0; i < PULSE_DPA_MAX_THREADS; i++) {
-		if (!pulse_dpa_clock[i].valid)
+		if (!atomic_load_explicit(&pulse_dpa_clock[i].valid, memory_order_acquire))
 			continue;
-		uint64_t s = pulse_dpa_clock[i].sample;
+		uint64_t s = atomic_load_explicit(&pulse_dpa_clock[i].sample, memory_order_relaxed);
 		uint32_t t_us = (uint32_t)(s >> 32);
 		uint32_t offset = (uint32_t)s;
 		uint32_t age_us = now_us - t_us;
@@ -352,9 +357,10 @@ void doca_pcc_dev_user_init(uint32_t *disable_event_bitmask)
 			    (unsigned int)lim->pool_blocks, (unsigned int)(pulse_dpa.mem_needed >> 10),
 			    (unsigned int)(sizeof(pulse_dpa_mem) >> 10));
 #endif
-	/* Publish: every store of the layout before the pointer. */
+	/* Publish: every store of the layout before the pointer (the DOCA fence
+	 * for the DPA's memory system, the release for the C memory model). */
 	doca_pcc_dev_fence_memory();
-	pulse_dpa.fw = fw;
+	atomic_store_explicit(&pulse_dpa_fw, fw, memory_order_release);
 	doca_pcc_dev_fence_memory();
 }
 
@@ -363,7 +369,7 @@ void doca_pcc_dev_user_init(uint32_t *disable_event_bitmask)
 void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *algo_ctxt, doca_pcc_dev_event_t *event,
 			    const doca_pcc_dev_attr_t *attr, doca_pcc_dev_results_t *results)
 {
-	struct pulse_fw *fw = pulse_dpa.fw;
+	struct pulse_fw *fw = atomic_load_explicit(&pulse_dpa_fw, memory_order_relaxed);
 
 	if (doca_pcc_dev_get_ev_attr(event).ev_type == DOCA_PCC_DEV_EVNT_ROCE_TX &&
 	    __builtin_expect(fw != NULL, 1)) {
@@ -397,7 +403,7 @@ doca_pcc_dev_error_t doca_pcc_dev_user_mailbox_handle(void *request, uint32_t re
 						      uint32_t max_response_size, void *response,
 						      uint32_t *response_size)
 {
-	struct pulse_fw *fw = pulse_dpa.fw;
+	struct pulse_fw *fw = atomic_load_explicit(&pulse_dpa_fw, memory_order_acquire);
 	uint32_t len = 0;
 
 	if (response_size == NULL)
