@@ -30,9 +30,9 @@
 #include "pulse/le.h"
 
 #if defined(__SANITIZE_THREAD__)
-#define EVENTS_PER_THREAD 40000u
+#define EVENTS_PER_THREAD 100000u
 #else
-#define EVENTS_PER_THREAD 400000u
+#define EVENTS_PER_THREAD 1000000u
 #endif
 #define NTHREADS 8u
 #define QPNS_PER_THREAD 64u
@@ -43,8 +43,11 @@ struct stress {
 	_Atomic uint64_t clock; /* NIC time, ns, 64-bit; the firmware sees the low 32 bits */
 	_Atomic uint64_t pending[NTHREADS];
 	_Atomic uint32_t running;
+	_Atomic uint32_t rounds;     /* mailbox rounds done */
+	_Atomic uint32_t mailbox_on; /* a mailbox thread is polling */
 	uint32_t step_ns;
 	uint32_t churn; /* threads move to other QPNs over time */
+	uint32_t clip_heavy; /* a third of the events clipped */
 	struct {
 		uint64_t units[QPNS_PER_THREAD];
 		uint64_t events, zero, bad_qpn, clipped;
@@ -65,55 +68,81 @@ struct targ {
 	uint32_t t;
 };
 
+/* Odd threads hand their events over in bursts (pulse_fw_on_tx_burst), even
+ * threads one at a time. */
 static void *event_thread_main(void *arg)
 {
 	struct targ *a = arg;
 	struct stress *s = a->s;
 	uint32_t t = a->t;
 	uint64_t rng = 0x9E3779B97F4A7C15ull * (t + 1u);
-	for (uint32_t i = 0; i < EVENTS_PER_THREAD; i++) {
-		uint32_t k;
-		if (s->churn)
-			/* a sliding subset: flows stop, age out and come back */
-			k = (i / 5000u * 7u + (uint32_t)(ft_rand(&rng) % 8u)) % QPNS_PER_THREAD;
-		else
-			k = (uint32_t)(ft_rand(&rng) % QPNS_PER_THREAD);
-		uint64_t r = ft_rand(&rng);
-		struct pulse_tx_event ev;
-		ev.qpn = qpn_of(t, k);
-		ev.sent_pkts = (uint16_t)(1 + (r >> 20) % 64);
-		uint32_t units;
-		unsigned kind = (unsigned)(r % 1000);
-		if (kind == 0) {
-			ev.sent_32b = 0; /* zero-byte event */
-			units = 0;
-		} else if (kind == 1) {
-			ev.qpn = (r & 2) ? 0 : 0x1000000u | ev.qpn; /* bad QPN */
-			ev.sent_32b = 100;
-			units = 0;
-		} else if (kind < 12) {
-			ev.sent_32b = PULSE_SENT_UNITS_CLIPPED; /* clipped */
-			ev.sent_pkts = (uint16_t)(600 + (r >> 40) % 1000);
-			units = (uint32_t)ev.sent_pkts * PULSE_CLIP_UNITS_PER_PKT_DEFAULT;
-		} else {
-			ev.sent_32b = (uint16_t)(1 + (r >> 8) % 0xFFFE);
-			units = ev.sent_32b;
-		}
-		/* a lower bound of our stamp, visible before we take it */
+	struct pulse_tx_event evs[32];
+	uint32_t ks[32], units[32];
+	unsigned kinds[32];
+	uint32_t i = 0;
+	while (i < EVENTS_PER_THREAD) {
+		uint32_t n = (t & 1) ? 1 + (uint32_t)(ft_rand(&rng) % 32) : 1;
+		if (n > EVENTS_PER_THREAD - i)
+			n = EVENTS_PER_THREAD - i;
+		/* a lower bound of our stamps, visible before we take them */
 		atomic_store(&s->pending[t], atomic_load(&s->clock));
-		uint64_t ts = atomic_fetch_add(&s->clock, s->step_ns);
-		ev.ts_ns = (uint32_t)ts;
-		pulse_fw_on_tx(s->f->fw, t, &ev);
+		for (uint32_t j = 0; j < n; j++, i++) {
+			uint32_t k;
+			if (s->churn)
+				/* a sliding subset: flows stop, age out and come back */
+				k = (i / 5000u * 7u + (uint32_t)(ft_rand(&rng) % 8u)) % QPNS_PER_THREAD;
+			else
+				k = (uint32_t)(ft_rand(&rng) % QPNS_PER_THREAD);
+			uint64_t r = ft_rand(&rng);
+			struct pulse_tx_event *ev = &evs[j];
+			ev->qpn = qpn_of(t, k);
+			ev->sent_pkts = (uint16_t)(1 + (r >> 20) % 64);
+			unsigned kind = (unsigned)(r % 1000);
+			if (kind == 0) {
+				ev->sent_32b = 0; /* zero-byte event */
+				units[j] = 0;
+			} else if (kind == 1) {
+				ev->qpn = (r & 2) ? 0 : 0x1000000u | ev->qpn; /* bad QPN */
+				ev->sent_32b = 100;
+				units[j] = 0;
+			} else if (kind < 12 || (s->clip_heavy && kind < 333)) {
+				kind = 2;
+				ev->sent_32b = PULSE_SENT_UNITS_CLIPPED; /* clipped */
+				ev->sent_pkts = (uint16_t)(600 + (r >> 40) % 1000);
+				units[j] = (uint32_t)ev->sent_pkts * PULSE_CLIP_UNITS_PER_PKT_DEFAULT;
+			} else {
+				ev->sent_32b = (uint16_t)(1 + (r >> 8) % 0xFFFE);
+				units[j] = ev->sent_32b;
+			}
+			ev->ts_ns = (uint32_t)atomic_fetch_add(&s->clock, s->step_ns);
+			ks[j] = k;
+			kinds[j] = kind;
+		}
+		if (n == 1)
+			pulse_fw_on_tx(s->f->fw, t, &evs[0]);
+		else
+			pulse_fw_on_tx_burst(s->f->fw, t, evs, n);
 		atomic_store(&s->pending[t], NO_PENDING);
-		if (kind == 0)
-			s->thr[t].zero++;
-		else if (kind == 1)
-			s->thr[t].bad_qpn++;
-		else {
-			s->thr[t].units[k] += units;
-			s->thr[t].events++;
-			if (kind < 12)
-				s->thr[t].clipped++;
+		/* let the mailbox thread in now and then (2 cores, 9 threads):
+		 * wait until it has done another round */
+		if ((i & 0x3FFF) < n) {
+			uint32_t r0 = atomic_load(&s->rounds);
+			for (int y = 0; y < 1000 && atomic_load(&s->rounds) == r0 &&
+					atomic_load(&s->mailbox_on);
+			     y++)
+				sched_yield();
+		}
+		for (uint32_t j = 0; j < n; j++) {
+			if (kinds[j] == 0)
+				s->thr[t].zero++;
+			else if (kinds[j] == 1)
+				s->thr[t].bad_qpn++;
+			else {
+				s->thr[t].units[ks[j]] += units[j];
+				s->thr[t].events++;
+				if (kinds[j] < 12)
+					s->thr[t].clipped++;
+			}
 		}
 	}
 	atomic_fetch_sub(&s->running, 1);
@@ -157,6 +186,7 @@ static void mailbox_round(struct stress *s)
 		s->timeouts++;
 	}
 	s->polls++;
+	atomic_fetch_add(&s->rounds, 1);
 	ft_read_upload(s->f, mailbox_now(s), &u);
 	s->pages += u.pages_read;
 	add_upload(s, &u);
@@ -180,6 +210,7 @@ static void run_stress(struct stress *s, uint32_t max_flows, uint32_t pool_block
 	for (uint32_t t = 0; t < NTHREADS; t++)
 		atomic_store(&s->pending[t], NO_PENDING);
 	atomic_store(&s->running, NTHREADS);
+	atomic_store(&s->mailbox_on, 1);
 	static struct targ args[NTHREADS];
 	for (uint32_t t = 0; t < NTHREADS; t++) {
 		args[t].s = s;
@@ -197,9 +228,9 @@ static void run_stress(struct stress *s, uint32_t max_flows, uint32_t pool_block
 			assert_int_equal(pulse_get_u16(ft_resp_body(s->f)), PULSE_STAT_COUNT);
 			s->stats_reqs++;
 		}
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
+		sched_yield();
 	}
+	atomic_store(&s->mailbox_on, 0);
 	for (uint32_t t = 0; t < NTHREADS; t++)
 		assert_int_equal(pthread_join(s->thr[t].tid, NULL), 0);
 	/* the rest: the open window, then one more to be sure */
@@ -295,10 +326,12 @@ static void test_stress_reset_under_load(void **state)
 	struct stress *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
 	s->step_ns = 5;
+	s->clip_heavy = 1;
 	struct pulse_fw_limits lim = ft_limits(4096, 4096, NTHREADS);
 	lim.spin_relax = relax;
 	const uint64_t start = 1000;
 	s->f = ft_fw_new(&lim, (uint32_t)start);
+	atomic_store(&s->mailbox_on, 1);
 	atomic_store(&s->clock, start);
 	for (uint32_t t = 0; t < NTHREADS; t++)
 		atomic_store(&s->pending[t], NO_PENDING);
@@ -330,9 +363,10 @@ static void test_stress_reset_under_load(void **state)
 		}
 		assert_true(st == PULSE_MB_OK || st == PULSE_MB_E_TIMEOUT);
 		round++;
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
+		atomic_fetch_add(&s->rounds, 1);
+		sched_yield();
 	}
+	atomic_store(&s->mailbox_on, 0);
 	for (uint32_t t = 0; t < NTHREADS; t++)
 		assert_int_equal(pthread_join(s->thr[t].tid, NULL), 0);
 	print_message("reset under load: %u resets, %u configures, %u rounds\n", resets, configs,
