@@ -53,7 +53,7 @@ ALL += $(RV64_ELF)
 endif
 
 TEST_SCRIPTS += tests/emu/same-output.sh tests/emu/selftest.sh tests/emu/evgen.sh \
-	tests/emu/flash-firmware.sh
+	tests/emu/flash-firmware.sh tests/emu/replay-errors.sh
 
 .PHONY: bench-rv64-icount flash-firmware
 bench-rv64-icount: $(RV64_ELF)
