@@ -1,5 +1,6 @@
 # sim/: RoCEv2 decoding, capture replay through the firmware core (run_trace),
-# the Unix-socket mailbox transport and their tests, fuzz target and benchmarks.
+# serve mode, the Unix-socket mailbox transport, their tests, fuzz target and
+# benchmarks. The user-facing entry point is the wrapper script sim/run_trace.
 
 SIM_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 SIM_LDLIBS := -lpcap -lcjson -lm $(HOST_LDLIBS)
@@ -8,6 +9,13 @@ CFLAGS_tests/sim/ := $(SIM_PKG_CFLAGS)
 
 # The decoder alone: no libpcap, used by the fuzz target and the trace generator.
 SIM_DECODE_SRCS := sim/roce_decode.c
+# The replay library: capture input, pass 1 (flows, QPN recovery), NIC
+# emulation, reports, serve mode.
+SIM_LIB_SRCS := sim/roce_decode.c sim/pcap_in.c sim/trace.c sim/nic_emu.c sim/report.c \
+	sim/util.c sim/serve.c
+# Unix-socket mailbox transport (client and server), for run_trace --serve,
+# the host agent and tests.
+UNIX_TRANSPORT_SRCS := mailbox/transport_unix.c
 
 $(BUILD)/lib/libpulse_roce.a: $(call objs,obj,$(SIM_DECODE_SRCS))
 	@mkdir -p $(@D)
@@ -15,10 +23,34 @@ $(BUILD)/lib/libpulse_roce.a: $(call objs,obj,$(SIM_DECODE_SRCS))
 $(BUILD)/lib/asan/libpulse_roce.a: $(call objs,asan,$(SIM_DECODE_SRCS))
 	@mkdir -p $(@D)
 	ar rcs $@ $^
+$(BUILD)/lib/libpulse_sim.a: $(call objs,obj,$(SIM_LIB_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_sim.a: $(call objs,asan,$(SIM_LIB_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/libpulse_unix.a: $(call objs,obj,$(UNIX_TRANSPORT_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_unix.a: $(call objs,asan,$(UNIX_TRANSPORT_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
 
-ALL += $(BUILD)/lib/libpulse_roce.a
+# run_trace itself (installed as pulse-run-trace; sim/run_trace wraps it).
+RUN_TRACE_LIBS = $(BUILD)/lib/libpulse_sim.a $(BUILD)/lib/libpulse_unix.a \
+	$(BUILD)/lib/libpulse_host.a $(BUILD)/lib/libpulse_fw.a
+$(BUILD)/bin/pulse-run-trace: $(call objs,obj,sim/run_trace.c) $(RUN_TRACE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(SIM_LDLIBS)
+
+ALL += $(BUILD)/lib/libpulse_roce.a $(BUILD)/lib/libpulse_sim.a $(BUILD)/lib/libpulse_unix.a \
+	$(BUILD)/bin/pulse-run-trace
+INSTALL_BINS += $(BUILD)/bin/pulse-run-trace
 
 # ---- tests ----
+SIM_ASAN_LIBS = $(BUILD)/lib/asan/libpulse_sim.a $(BUILD)/lib/asan/libpulse_unix.a \
+	$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_fw.a
+
 $(BUILD)/tests/test_roce_decode: $(call objs,asan,tests/sim/test_roce_decode.c) $(BUILD)/lib/asan/libpulse_roce.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(HOST_LDLIBS)

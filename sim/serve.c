@@ -1,0 +1,229 @@
+/* run_trace --serve: the simulated NIC. One firmware core instance, fed from
+ * a capture paced in (scaled) real time, answers the mailbox protocol on a
+ * Unix socket, so that a separate host agent process can poll it as if it
+ * were a NIC. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "pulse/transport_unix.h"
+#include "serve.h"
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct serve_ctx {
+	struct sim_emu e;
+	struct sim_emu_nic *n;
+	struct sim_trace *t;
+	const struct sim_serve_opts *o;
+	struct sim_pcap in;
+	int in_open;
+	/* the next counted packet of the served NIC */
+	int have_pkt;
+	uint32_t pkt_qp, pkt_bytes;
+	uint64_t pkt_ts;
+	uint64_t prev_ts;      /* monotonic clamp within one pass over the file */
+	uint64_t loop_offset;  /* added to file timestamps on later passes */
+	int started;
+	uint64_t w0;           /* wall (monotonic) time of the first request */
+	uint64_t fed, passes, read_errors;
+	char err[1200];
+};
+
+static uint64_t cap_now(const struct serve_ctx *c)
+{
+	if (!c->started)
+		return c->e.t0;
+	double dt = (double)(mono_ns() - c->w0) * c->o->speed;
+	return c->e.t0 + (uint64_t)dt;
+}
+
+static int reopen(struct serve_ctx *c)
+{
+	if (c->in_open)
+		sim_pcap_close(&c->in);
+	c->in_open = 0;
+	if (sim_pcap_open(&c->in, c->o->capture) != SIM_EXIT_OK) {
+		snprintf(c->err, sizeof c->err, "%s", c->in.err);
+		return -1;
+	}
+	c->in_open = 1;
+	c->prev_ts = 0;
+	c->passes++;
+	return 0;
+}
+
+/* Reads ahead to the next packet this NIC counts. */
+static void next_pkt(struct serve_ctx *c)
+{
+	struct sim_trace *t = c->t;
+	const uint8_t *d;
+	uint32_t cap, wire;
+	uint64_t ts;
+	struct pulse_roce_pkt k;
+	c->have_pkt = 0;
+	while (c->in_open) {
+		int r = sim_pcap_next(&c->in, &d, &cap, &wire, &ts);
+		if (r <= 0) {
+			if (r < 0 && !c->read_errors++)
+				fprintf(stderr, "run_trace: serve: %s (treated as the end)\n", c->in.err);
+			if (!c->o->loop) {
+				sim_pcap_close(&c->in);
+				c->in_open = 0;
+				return;
+			}
+			c->loop_offset += (t->last_ns - t->first_ns) + 1000;
+			if (reopen(c))
+				return;
+			continue;
+		}
+		if (ts < c->prev_ts)
+			ts = c->prev_ts;
+		c->prev_ts = ts;
+		if (pulse_roce_decode(d, cap, wire, c->in.link, &k) != PULSE_ROCE_OK || sim_is_ctl(&k))
+			continue;
+		uint32_t b = sim_counted_bytes(&t->cfg, &k);
+		uint32_t fi = b ? sim_trace_find_flow(t, &k) : SIM_NONE;
+		if (fi == SIM_NONE || t->flows[fi].qp == SIM_NONE ||
+		    t->qps[t->flows[fi].qp].nic != c->n->nic)
+			continue;
+		c->pkt_qp = t->flows[fi].qp;
+		c->pkt_bytes = b;
+		c->pkt_ts = ts + c->loop_offset;
+		c->have_pkt = 1;
+		return;
+	}
+}
+
+/* Feeds every packet due by capture time now. */
+static void feed(struct serve_ctx *c, uint64_t now)
+{
+	while (c->have_pkt && c->pkt_ts <= now) {
+		sim_emu_packet(&c->e, c->pkt_qp, c->pkt_bytes, c->pkt_ts);
+		c->fed++;
+		next_pkt(c);
+	}
+}
+
+static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp,
+		  uint32_t resp_cap, uint32_t *resp_len)
+{
+	struct serve_ctx *c = ctx;
+	if (!c->started) {
+		/* The capture's clock starts with the first request, so that
+		 * nothing is sent before anyone can poll. */
+		c->started = 1;
+		c->w0 = mono_ns();
+	}
+	uint64_t now = cap_now(c);
+	feed(c, now);
+	c->n->nic_now_ns = now;
+	if (req_len >= PULSE_MB_HEADER_SIZE && req[3] == PULSE_MB_POLL)
+		sim_emu_flush(&c->e, c->n); /* the NIC's last bursts end before the poll */
+	c->n->mailbox_exchanges++;
+	pulse_fw_mailbox(c->n->fw, req, req_len, resp, resp_cap, resp_len,
+			 sim_nic_clock(&c->e, now));
+	return *resp_len ? 0 : -1;
+}
+
+int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, size_t errlen)
+{
+	/* One NIC: the --nic one, else the busiest sender. */
+	uint32_t pick = SIM_NONE;
+	for (uint32_t i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].emulated)
+			continue;
+		if (pick == SIM_NONE || t->nics[i].tx_bytes > t->nics[pick].tx_bytes)
+			pick = i;
+	}
+	if (pick == SIM_NONE) {
+		snprintf(err, errlen, "%s: no NIC in the capture sends RoCE data to serve", o->capture);
+		return SIM_EXIT_USAGE;
+	}
+	for (uint32_t i = 0; i < t->nnics; i++)
+		t->nics[i].emulated = i == pick;
+
+	static struct serve_ctx c; /* large; one per process */
+	memset(&c, 0, sizeof c);
+	c.t = t;
+	c.o = o;
+	if (sim_emu_init(&c.e, t, t->first_ns, err, errlen)) {
+		sim_emu_free(&c.e);
+		return SIM_EXIT_RUNTIME;
+	}
+	c.n = &c.e.nics[0];
+	if (reopen(&c)) {
+		snprintf(err, errlen, "%s", c.err);
+		sim_emu_free(&c.e);
+		return SIM_EXIT_BAD_FILE;
+	}
+	next_pkt(&c);
+
+	struct pulse_unix_server srv;
+	if (pulse_unix_server_open(&srv, o->socket_path, PULSE_MB_MAX_MESSAGE)) {
+		snprintf(err, errlen, "%s", srv.last_error);
+		sim_emu_free(&c.e);
+		if (c.in_open)
+			sim_pcap_close(&c.in);
+		return SIM_EXIT_RUNTIME;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char a[46];
+	struct sim_nic *nic = &t->nics[pick];
+	fprintf(stderr, "run_trace: serving NIC %s (%u sending QPs, %llu packets) on %s at %gx "
+			"real time%s; the replay starts with the first request\n",
+		pulse_roce_addr_str(t->hosts[nic->host].addr, a), nic->nqps,
+		(unsigned long long)nic->tx_pkts, o->socket_path, o->speed,
+		o->loop ? ", looping" : "");
+	uint64_t start = mono_ns();
+	int rc = SIM_EXIT_OK;
+	while (!stop_flag) {
+		int timeout = 50;
+		if (c.started) {
+			uint64_t now = cap_now(&c);
+			feed(&c, now);
+			if (c.have_pkt) {
+				double wait_ms = (double)(c.pkt_ts - now) / o->speed / 1e6;
+				timeout = wait_ms < 50 ? (int)wait_ms : 50;
+			}
+		}
+		if (pulse_unix_server_step(&srv, timeout, handle, &c) < 0) {
+			snprintf(err, errlen, "socket: %s", srv.last_error[0] ? srv.last_error : "poll failed");
+			rc = SIM_EXIT_RUNTIME;
+			break;
+		}
+		if (o->exit_after_ns && mono_ns() - start >= o->exit_after_ns)
+			break;
+	}
+	fprintf(stderr, "run_trace: serve: stopping: %llu requests from %llu connections (%llu bad "
+			"frames, %llu dropped), %llu packets fed as %llu TX events over %llu passes\n",
+		(unsigned long long)srv.requests, (unsigned long long)srv.accepted,
+		(unsigned long long)srv.bad_frames, (unsigned long long)srv.dropped,
+		(unsigned long long)c.fed, (unsigned long long)c.n->events,
+		(unsigned long long)c.passes);
+	pulse_unix_server_close(&srv);
+	if (c.in_open)
+		sim_pcap_close(&c.in);
+	sim_emu_free(&c.e);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* Command-line value parsing shared by run_trace and pulse-tracegen. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+int sim_parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s == '-')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int sim_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
+{
+	if (!s || !*s || *s == '-')
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	double unit = (double)default_unit_ns;
+	if (*end) {
+		if (!strcmp(end, "ns"))
+			unit = 1;
+		else if (!strcmp(end, "us") || !strcmp(end, "\xc2\xb5s"))
+			unit = 1e3;
+		else if (!strcmp(end, "ms"))
+			unit = 1e6;
+		else if (!strcmp(end, "s"))
+			unit = 1e9;
+		else
+			return -1;
+	}
+	double ns = v * unit;
+	if (ns > 1.8e19)
+		return -1;
+	*out_ns = (uint64_t)(ns + 0.5);
+	return 0;
+}
