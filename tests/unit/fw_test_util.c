@@ -383,8 +383,10 @@ struct pulse_mb_page_info ft_decode_page(const uint8_t *body, uint32_t len, stru
 		}
 		/* decode the raw records independently of the iterator */
 		uint32_t e = c.base_epoch;
-		uint32_t want_e[4096];
-		uint32_t want_u[4096];
+		uint32_t *want_e = malloc(sizeof(uint32_t) * (c.record_count + 1u));
+		uint32_t *want_u = malloc(sizeof(uint32_t) * (c.record_count + 1u));
+		assert_non_null(want_e);
+		assert_non_null(want_u);
 		unsigned nw = 0;
 		for (uint16_t r = 0; r < c.record_count; r++) {
 			uint32_t rec = pulse_get_u32(c.records + 4u * r);
@@ -396,7 +398,6 @@ struct pulse_mb_page_info ft_decode_page(const uint8_t *body, uint32_t len, stru
 			*nonskip_records += 1;
 			e += rec & 0xFFu;
 			if ((rec >> 8) != 0) {
-				assert_true(nw < 4096);
 				want_e[nw] = e;
 				want_u[nw] = rec >> 8;
 				nw++;
@@ -423,6 +424,8 @@ struct pulse_mb_page_info ft_decode_page(const uint8_t *body, uint32_t len, stru
 			ng++;
 		}
 		assert_int_equal(ng, nw);
+		free(want_e);
+		free(want_u);
 		last_qpn = c.qpn;
 		chunks++;
 	}

@@ -438,6 +438,105 @@ static void test_many_windows_random(void **state)
 	ft_fw_free(f);
 }
 
+/* The epoch index is exact for any epoch length and any offset the window
+ * allows: 300 random epoch lengths in [8, 1024] us (plus the edges), events at
+ * k*E - 1 and k*E for k up to the end of a 2 s window (offsets near 2^31). */
+static void test_epoch_index_random_lengths(void **state)
+{
+	(void)state;
+	const uint32_t W = 2000000000u;
+	struct pulse_fw_limits lim = ft_limits(8, 256, 1);
+	uint32_t S = 0x89ABCDEFu;
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	uint64_t rng = 99;
+	for (int i = 0; i < 300; i++) {
+		uint32_t E;
+		if (i == 0)
+			E = PULSE_EPOCH_NS_MIN;
+		else if (i == 1)
+			E = PULSE_EPOCH_NS_MAX;
+		else if (i == 2)
+			E = PULSE_EPOCH_NS_MIN + 1;
+		else if (i == 3)
+			E = PULSE_EPOCH_NS_MAX - 1;
+		else
+			E = PULSE_EPOCH_NS_MIN +
+			    (uint32_t)(ft_rand(&rng) % (PULSE_EPOCH_NS_MAX - PULSE_EPOCH_NS_MIN + 1));
+		struct pulse_mb_config c = cfg(E, W, 1024);
+		assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
+		struct exp x;
+		exp_init(&x, f, S, E);
+		uint32_t kmax = (W - 1000000u) / E; /* the last whole epoch before 1.999 s */
+		uint32_t ks[6] = {1, 2, kmax / 3, kmax / 2, kmax - 1, kmax};
+		for (int j = 0; j < 6; j++) {
+			uint32_t k = ks[j];
+			if (j > 0 && k <= ks[j - 1])
+				continue;
+			exp_ev(&x, 0, 0x100, (uint16_t)(2 * j + 1), 1, S + k * E - 1u);
+			exp_ev(&x, 0, 0x100, (uint16_t)(2 * j + 2), 1, S + k * E);
+		}
+		/* the farthest offset the window holds, and one random one */
+		uint32_t far = W - 1u;
+		exp_ev(&x, 0, 0x100, 99, 1, S + far);
+		struct ft_upload u;
+		ft_poll_upload(f, S + W, 0, &u);
+		char what[64];
+		snprintf(what, sizeof(what), "epoch %u ns", E);
+		check_upload(&x, &u, what);
+		ft_upload_free(&u);
+		ft_map_free(&x.map);
+		S += W + 12345u;
+	}
+	ft_fw_free(f);
+}
+
+/* Every epoch of a maximal window active: 8 us epochs over 2 s is 250,000
+ * records for one flow, across many pages of the largest size. */
+static void test_dense_maximal_window(void **state)
+{
+	(void)state;
+	const uint32_t E = 8000, W = 2000000000u, S = 4000000000u;
+	struct pulse_fw_limits lim = ft_limits(4, 9000, 1);
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	struct pulse_mb_config c = cfg(E, W, 65535);
+	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
+	struct exp x;
+	exp_init(&x, f, S, E);
+	for (uint32_t e = 0; e < W / E; e++)
+		exp_ev(&x, 0, 0xABCDEF, (uint16_t)(1 + e % 60000), 1, S + e * E + (e % E));
+	struct ft_upload u;
+	ft_poll_upload(f, S + W, 0, &u);
+	assert_int_equal(u.nonskip_records, W / E);
+	assert_true(u.poll.page_count >= 15);
+	check_upload(&x, &u, "dense 2 s");
+	assert_int_equal(ft_stat(f, PULSE_STAT_DROP_NO_POOL), 0);
+	ft_upload_free(&u);
+	ft_map_free(&x.map);
+	ft_fw_free(f);
+}
+
+/* The largest thread count: every thread index works, and counters from all
+ * of them add up. */
+static void test_256_threads(void **state)
+{
+	(void)state;
+	const uint32_t S = 0;
+	struct pulse_fw_limits lim = ft_limits(512, 1024, PULSE_FW_MAX_THREADS);
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	struct exp x;
+	exp_init(&x, f, S, 32000);
+	for (uint32_t t = 0; t < PULSE_FW_MAX_THREADS; t++)
+		exp_ev(&x, t, 1 + t, (uint16_t)(t + 1), 1, S + t * 1000u);
+	assert_int_equal(ft_stat(f, PULSE_STAT_EVENTS), PULSE_FW_MAX_THREADS);
+	assert_int_equal(ft_stat(f, PULSE_STAT_FLOWS_CREATED), PULSE_FW_MAX_THREADS);
+	struct ft_upload u;
+	ft_poll_upload(f, S + 100000000u, 0, &u);
+	check_upload(&x, &u, "256 threads");
+	ft_upload_free(&u);
+	ft_map_free(&x.map);
+	ft_fw_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +548,9 @@ int main(void)
 		cmocka_unit_test(test_clipped_events),
 		cmocka_unit_test(test_epoch_beyond_24bit_record),
 		cmocka_unit_test(test_many_windows_random),
+		cmocka_unit_test(test_epoch_index_random_lengths),
+		cmocka_unit_test(test_dense_maximal_window),
+		cmocka_unit_test(test_256_threads),
 	};
 	return cmocka_run_group_tests_name("fw accounting", tests, NULL, NULL);
 }
