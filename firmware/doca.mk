@@ -122,20 +122,25 @@ endif
 TEST_SCRIPTS += tests/doca-decls/check.sh
 
 # Always: the glue's logic on x86, linked with the real core and mailbox
-# client against a fake of the DOCA functions (tests/doca-fake/), under
-# ASan+UBSan and under TSan. A small DPA build (40 MiB, 1024 flows) keeps the
-# test's memory low; the glue's planner sizes the pool from it.
-DOCA_FAKE_DEFS := -Itests/doca-decls -Itests/doca-fake -DPULSE_DPA_MEM_MB=40 \
-	-DPULSE_DPA_MAX_FLOWS=1024 -DTEST_DPA_MAX_FLOWS=1024
+# client against a fake of the DOCA functions (tests/doca-fake/). Two builds:
+#   ASan+UBSan with the shipping DPA configuration (256 MiB, 16384 flows):
+#     the memory plan and the page/mailbox fit of what would go on the NIC;
+#   TSan with 100 MiB, 1024 flows and 1 KiB pages: small enough for TSan's
+#     shadow memory, and big enough that the default page outgrows 1 KiB, so
+#     the glue's pool re-plan runs.
+DOCA_FAKE_INC := -Itests/doca-decls -Itests/doca-fake
+DOCA_FAKE_ASAN_DEFS := $(DOCA_FAKE_INC) -DTEST_DPA_MAX_FLOWS=16384 -DTEST_PAGE_MAX=4096
+DOCA_FAKE_TSAN_DEFS := $(DOCA_FAKE_INC) -DPULSE_DPA_MEM_MB=100 -DPULSE_DPA_MAX_FLOWS=1024 \
+	-DPULSE_DPA_PAGE_BYTES_MAX=1024 -DTEST_DPA_MAX_FLOWS=1024 -DTEST_PAGE_MAX=1024
 DOCA_FAKE_SRCS := firmware/platform/doca_dpa/pulse_dpa.c mailbox/transport_doca.c \
 	tests/doca-fake/fake_doca.c tests/doca-fake/test_doca_glue.c
 
 $(BUILD)/doca-fake/asan/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(DOCA_FAKE_DEFS) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(DOCA_FAKE_ASAN_DEFS) -c $< -o $@
 $(BUILD)/doca-fake/tsan/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(DOCA_FAKE_DEFS) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(TSAN_CFLAGS) $(DOCA_FAKE_TSAN_DEFS) -c $< -o $@
 
 $(BUILD)/tests/test_doca_glue_asan: $(call objs,doca-fake/asan,$(DOCA_FAKE_SRCS)) \
 		$(call objs,asan,mailbox/client.c) $(BUILD)/lib/asan/libpulse_fw.a

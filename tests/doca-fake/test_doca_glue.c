@@ -31,8 +31,8 @@
 #include "pulse/nic_client.h"
 #include "pulse/transport_doca.h"
 
-#ifndef TEST_DPA_MAX_FLOWS
-#error "build with -DTEST_DPA_MAX_FLOWS (the -DPULSE_DPA_MAX_FLOWS given to pulse_dpa.c)"
+#if !defined(TEST_DPA_MAX_FLOWS) || !defined(TEST_PAGE_MAX)
+#error "build with -DTEST_DPA_MAX_FLOWS and -DTEST_PAGE_MAX (pulse_dpa.c's flows and page cap)"
 #endif
 
 static char last_log[512];
@@ -235,8 +235,12 @@ static void test_hello_through_the_mailbox(void **state)
 	assert_true(cl.hello.pool_blocks > 1000);
 	assert_true(cl.hello.instance_id & (1ull << 63));
 	assert_int_equal(cl.hello.instance_id & ~(1ull << 63), T0_US); /* DPA timer at load */
-	printf("  DPA build for the test: %u flows, %u pool blocks\n", cl.hello.max_flows,
-	       cl.hello.pool_blocks);
+	/* The default page must fit the DOCA mailbox response: the core grows
+	 * its default page for big pools, and the response cap bounds that. */
+	assert_true(cl.hello.page_bytes <= pulse_doca_response_cap(tr));
+	assert_true(cl.hello.page_bytes <= TEST_PAGE_MAX);
+	printf("  DPA build for the test: %u flows, %u pool blocks, default page %u bytes\n",
+	       cl.hello.max_flows, cl.hello.pool_blocks, cl.hello.page_bytes);
 
 	struct pulse_doca_stats st;
 	pulse_doca_get_stats(tr, &st);

@@ -107,6 +107,13 @@
 #ifndef PULSE_DPA_DEBUG_PRINT
 #define PULSE_DPA_DEBUG_PRINT 0
 #endif
+/* The largest upload page the host can read: the DOCA mailbox response
+ * size the host transport asks for (PULSE_DOCA_RESPONSE_CAP_DEFAULT in
+ * include/pulse/transport_doca.h). The pool is capped so the core's default
+ * page stays within it. */
+#ifndef PULSE_DPA_PAGE_BYTES_MAX
+#define PULSE_DPA_PAGE_BYTES_MAX 4096
+#endif
 /* Identifier reported for our algorithm slot (free choice; 0xBFFF is the
  * DOCA sample's). */
 #ifndef PULSE_DPA_ALGO_ID
@@ -119,22 +126,31 @@
 #if PULSE_DPA_MAX_FLOWS < 1 || PULSE_DPA_MAX_FLOWS > PULSE_FW_MAX_FLOWS
 #error "PULSE_DPA_MAX_FLOWS must be 1..PULSE_FW_MAX_FLOWS"
 #endif
+#if PULSE_DPA_PAGE_BYTES_MAX < PULSE_PAGE_BYTES_DEFAULT
+#error "PULSE_DPA_PAGE_BYTES_MAX below the core's smallest default page"
+#endif
 #if PULSE_DPA_MEM_MB < 34
 #error "PULSE_DPA_MEM_MB: the QPN table alone is 32 MiB"
 #endif
 
-/* DPA memory budget (defaults; exact figures come from pulse_fw_memory_size
- * at init, and tests/doca-fake prints them for the host build of the core):
- *   QPN table        2^24 x u16                              32 MiB
- *   flow slots       16384 x (slot + free-list + upload list)  ~1.2 MiB
- *   thread state     (256 + 1) x one 256-byte line            ~64 KiB
- *   epoch pool       everything left: ~1.8 M blocks of 31 records (128 B)
- *                    ~ 56 M non-zero flow-epochs across both windows
- *   clock slots      256 x 64 B (this file)                    16 KiB
- * The paper's implementation used ~184 MB on the same DPA; the paper cites a
- * 1 GB DPA-accessible DDR region. No DOCA document states how large a DPA
- * image's .bss may be: that is unverified here. Shrink with
- * make PULSE_DPA_MEM_MB=... (the pool shrinks; the table cannot). */
+/* DPA memory budget, defaults (256 MiB, 16384 flows, 256 threads), as
+ * pulse_fw_memory_size() of the x86 build of the same core computes it
+ * (tests/doca-fake prints it; the DPA's 64-bit layout is the same):
+ *   fixed part: QPN table 2^24 x u16 (32 MiB) + 16384 flow slots + 257
+ *               per-thread lines                      34,800,256 B (33.2 MiB)
+ *   epoch pool: the rest, 128 B per block of 31 records
+ *               -> 1,825,275 blocks = 56.6 M non-zero flow-epochs, shared by
+ *               the open window and the one being uploaded
+ *   clock slots (this file): 256 x 64 B                   16 KiB
+ * 2000 flows each busy in 30% of 31,250 epochs/s use 18.75 M records a
+ * window: two windows fit with room to spare. The pool is further capped so
+ * the default upload page fits a 4 KiB mailbox response (65535 pages of
+ * 4 KiB carry ~2.1 M blocks, so ~270 MiB is the useful maximum unless the
+ * response size grows too). The paper's implementation used ~184 MB on the
+ * same DPA and cites a 1 GB DPA-accessible DDR region; no DOCA document
+ * states how large a DPA image's .bss may be, so 256 MiB is unverified on
+ * hardware. Shrink with make PULSE_DPA_MEM_MB=... (the pool shrinks; the
+ * 33 MiB fixed part cannot). */
 #define PULSE_DPA_MEM_BYTES ((size_t)(PULSE_DPA_MEM_MB) * 1024u * 1024u)
 
 /* --- state -------------------------------------------------------------- */
@@ -252,12 +268,12 @@ static uint32_t pulse_dpa_now_ns(void)
  * over pulse_fw_memory_size (monotonic in pool_blocks; 0 = invalid). Init
  * only: the event path never divides. Returns 0 if even one block does not
  * fit. */
-static uint32_t pulse_dpa_plan_pool(struct pulse_fw_limits *lim, size_t mem)
+static uint32_t pulse_dpa_plan_pool(struct pulse_fw_limits *lim, size_t mem, uint32_t cap)
 {
 	uint64_t hi = mem / (PULSE_FW_RECORDS_PER_BLOCK * sizeof(uint32_t));
 	uint64_t lo = 0;
-	if (hi > 0xFFFFFFFEu)
-		hi = 0xFFFFFFFEu;
+	if (hi > cap)
+		hi = cap;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo + 1) / 2;
 		lim->pool_blocks = (uint32_t)mid;
@@ -269,6 +285,25 @@ static uint32_t pulse_dpa_plan_pool(struct pulse_fw_limits *lim, size_t mem)
 	}
 	lim->pool_blocks = (uint32_t)lo;
 	return (uint32_t)lo;
+}
+
+/* The core's default upload page, read back with a HELLO through the core
+ * itself (before anything else can reach it). 0xFFFF if that fails. */
+static uint32_t pulse_dpa_default_page(struct pulse_fw *fw, uint32_t now_ns)
+{
+	static uint8_t req[PULSE_MB_HEADER_SIZE];
+	static uint8_t resp[PULSE_MB_MIN_RESPONSE];
+	struct pulse_mb_header h;
+	struct pulse_mb_hello hello;
+	uint32_t len = 0;
+	uint32_t n = pulse_mb_build_request(req, sizeof(req), PULSE_MB_HELLO, 0, NULL, 0);
+
+	if (n == 0 || pulse_fw_mailbox(fw, req, n, resp, sizeof(resp), &len, now_ns) != PULSE_MB_OK ||
+	    pulse_mb_decode_header(resp, len, &h) != PULSE_MB_OK ||
+	    len < PULSE_MB_HEADER_SIZE + PULSE_MB_HELLO_SIZE)
+		return 0xFFFFu;
+	pulse_mb_decode_hello(resp + PULSE_MB_HEADER_SIZE, &hello);
+	return hello.page_bytes;
 }
 
 static void pulse_dpa_spin_relax(void)
@@ -337,20 +372,37 @@ void doca_pcc_dev_user_init(uint32_t *disable_event_bitmask)
 	lim->instance_id = doca_pcc_dev_get_timer() | (1ull << 63);
 	lim->spin_relax = pulse_dpa_spin_relax;
 
-	if (pulse_dpa_plan_pool(lim, sizeof(pulse_dpa_mem)) == 0) {
-		doca_pcc_dev_printf("pulse: %u MiB of DPA memory cannot hold %u flows; "
-				    "the measurement core is NOT running\n",
-				    (unsigned int)PULSE_DPA_MEM_MB, (unsigned int)PULSE_DPA_MAX_FLOWS);
-		return;
+	/* The pool takes what the region leaves, but no more than a default
+	 * upload page of PULSE_DPA_PAGE_BYTES_MAX can carry: the core grows its
+	 * default page for big pools (65535 pages at most), and a page larger
+	 * than the host's mailbox response could not be read. Checked against
+	 * the core's own answer; at most a few re-plans, init only. */
+	uint32_t cap = 0xFFFFFFFEu;
+	struct pulse_fw *fw = NULL;
+	for (int tries = 0; tries < 8; tries++) {
+		if (pulse_dpa_plan_pool(lim, sizeof(pulse_dpa_mem), cap) == 0) {
+			doca_pcc_dev_printf("pulse: %u MiB of DPA memory cannot hold %u flows; "
+					    "the measurement core is NOT running\n",
+					    (unsigned int)PULSE_DPA_MEM_MB,
+					    (unsigned int)PULSE_DPA_MAX_FLOWS);
+			return;
+		}
+		uint32_t now = pulse_dpa_now_ns();
+		fw = pulse_fw_init(pulse_dpa_mem, sizeof(pulse_dpa_mem), lim, now);
+		if (fw == NULL)
+			break;
+		uint32_t page = pulse_dpa_default_page(fw, now);
+		if (page <= PULSE_DPA_PAGE_BYTES_MAX)
+			break;
+		/* pages are sized by records: shrink the pool in proportion */
+		cap = (uint32_t)((uint64_t)lim->pool_blocks * PULSE_DPA_PAGE_BYTES_MAX / page * 15u / 16u);
+		fw = NULL;
 	}
-	pulse_dpa.mem_needed = pulse_fw_memory_size(lim);
-
-	struct pulse_fw *fw = pulse_fw_init(pulse_dpa_mem, sizeof(pulse_dpa_mem), lim,
-					    pulse_dpa_now_ns());
 	if (fw == NULL) {
 		doca_pcc_dev_printf("pulse: pulse_fw_init failed; the measurement core is NOT running\n");
 		return;
 	}
+	pulse_dpa.mem_needed = pulse_fw_memory_size(lim);
 #if PULSE_DPA_DEBUG_PRINT
 	doca_pcc_dev_printf("pulse: %u flows, %u threads, %u pool blocks, %u of %u KiB\n",
 			    (unsigned int)lim->max_flows, (unsigned int)lim->max_threads,
