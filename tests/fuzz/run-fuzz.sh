@@ -33,12 +33,19 @@ seed configure   '\x01\x02\x14\x0f\x40\x1f\x00\x00\x00\xca\x9a\x3b\x00\x01\x00\x
 seed raw_hello   '\x00\x0c\x00\x0f\x50\x4c\x01\x01\x0c\x00\x01\x00\x00\x00\x00\x00\x05\x00'
 seed events_many '\x02\x1f\x01\x34\x12\x05\xff\x00\x20\x00\x10\x00\x09\x00\xff\xff\x10\x00\x06\x00\x00\x00\x01\x00\x01\x00\x01\x03\x00\x00\x00\x00\x00\x00'
 
+log="$dir/$name.log"
 echo "fuzzing $target for ${secs}s (corpus $corpus)"
 "$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-	-artifact_prefix="$artifacts" "$corpus" "$seeds" 2>&1 | tail -n 40
-rc=${PIPESTATUS[0]}
+	-artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1
+rc=$?
+grep -v '^"' "$log" | tail -n 40
 if [ "$rc" -ne 0 ]; then
-	echo "fuzz_mailbox: FAILED (exit $rc); reproducers in $artifacts"
-	ls -t "$artifacts" | head -n 5
+	echo "$name: FAILED (exit $rc); reproducer (run: $target FILE):"
+	ls -t "$artifacts" | head -n 3 | sed "s|^|  $artifacts|"
+	exit 1
 fi
-exit "$rc"
+if ! grep -q '^Done [0-9]* runs' "$log"; then
+	echo "$name: no run summary in $log"
+	exit 1
+fi
+exit 0
