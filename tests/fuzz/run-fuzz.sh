@@ -38,7 +38,7 @@ echo "fuzzing $target for ${secs}s (corpus $corpus)"
 "$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
 	-artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1
 rc=$?
-grep -v '^"' "$log" | tail -n 40
+grep -v '^"' "$log" | tail -n 12
 if [ "$rc" -ne 0 ]; then
 	echo "$name: FAILED (exit $rc); reproducer (run: $target FILE):"
 	ls -t "$artifacts" | head -n 3 | sed "s|^|  $artifacts|"
