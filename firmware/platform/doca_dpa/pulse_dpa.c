@@ -210,11 +210,13 @@ static struct {
  *     now_ns = offset + timer_us * 1000.
  *  3. Consequence: until the first TX event has been handled, no offset is
  *     known and Pulse assumes 0 (the two clocks share an origin). If they do
- *     not, the window opened at init, and any window opened before traffic
- *     starts, lies in the wrong clock; its events are dropped by the core as
- *     out of range (PULSE_STAT_DROP_TS_RANGE, visible to the host), and the
- *     first POLL after traffic begins re-opens the window on the calibrated
- *     clock. Drift between the clocks is bounded by the 1 s freshness rule.
+ *     not, the window open when traffic first arrives (opened at init or at
+ *     a CONFIGURE/POLL before any event) lies in the wrong clock: its events
+ *     are dropped as out of range (PULSE_STAT_DROP_TS_RANGE) or, if the
+ *     clocks differ by less than two windows, counted in wrong epochs. The
+ *     next POLL opens the next window on the calibrated clock, so this costs
+ *     at most one window per load (the NIC clock the host sees jumps once).
+ *     Drift between the clocks is bounded by the 1 s freshness rule.
  */
 static inline void pulse_dpa_clock_note(unsigned int rank, uint32_t ts_ns)
 {
