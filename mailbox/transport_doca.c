@@ -115,6 +115,8 @@ struct pulse_doca {
 	uint64_t last_state_ms;     /* last doca_pcc_get_process_state, worker clock */
 	uint64_t last_restart_ms;
 
+	/* Callers take turns: one exchange at a time per transport. */
+	pthread_mutex_t call_mu;
 	/* The job handed between the caller and the worker (under mu). */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -422,7 +424,10 @@ fail:
 /* --- worker: every DOCA call after open happens here ---------------------- */
 
 /* Returns 0 if the process is ACTIVE (restarting it first if the NIC
- * deactivated it and a restart is due), else -1 with the reason in err. */
+ * deactivated it and a restart is due), else -1 with the reason in err.
+ * A restart waits up to start_wait_ms for ACTIVE; an exchange with a shorter
+ * timeout gives up meanwhile, and later ones are refused as busy until the
+ * restart is over. */
 static int ensure_active(struct pulse_doca *t, bool force_check, char *err, size_t err_len)
 {
 	uint64_t now = mono_ms();
@@ -603,6 +608,7 @@ struct pulse_doca *pulse_doca_open(const struct pulse_doca_options *o, char *err
 	pthread_cond_init(&t->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->call_mu, NULL);
 	pthread_mutex_init(&t->log_mu, NULL);
 
 	pthread_once(&sdk_log_once, sdk_log_init);
@@ -623,6 +629,7 @@ fail_dev:
 	doca_dev_close(t->dev);
 fail_sync:
 	pthread_mutex_destroy(&t->log_mu);
+	pthread_mutex_destroy(&t->call_mu);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 fail_mem:
@@ -644,12 +651,14 @@ static void deadline_after(struct timespec *ts, uint32_t ms)
 	}
 }
 
+static int exchange_locked(struct pulse_doca *t, const uint8_t *req, uint32_t req_len, uint8_t *resp,
+			   uint32_t resp_cap, uint32_t *resp_len, uint32_t timeout_ms);
+
 int pulse_doca_exchange(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp,
 			uint32_t resp_cap, uint32_t *resp_len, uint32_t timeout_ms)
 {
 	struct pulse_doca *t = ctx;
-	char err[sizeof(t->job_err)];
-	int rc = -1;
+	int rc;
 
 	if (resp_len != NULL)
 		*resp_len = 0;
@@ -657,6 +666,19 @@ int pulse_doca_exchange(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t
 		return -1;
 	if (timeout_ms == 0)
 		timeout_ms = PULSE_DOCA_TIMEOUT_MS_DEFAULT;
+
+	pthread_mutex_lock(&t->call_mu);
+	rc = exchange_locked(t, req, req_len, resp, resp_cap, resp_len, timeout_ms);
+	pthread_mutex_unlock(&t->call_mu);
+	return rc;
+}
+
+/* One exchange; the caller holds call_mu. */
+static int exchange_locked(struct pulse_doca *t, const uint8_t *req, uint32_t req_len, uint8_t *resp,
+			   uint32_t resp_cap, uint32_t *resp_len, uint32_t timeout_ms)
+{
+	char err[sizeof(t->job_err)];
+	int rc = -1;
 
 	pthread_mutex_lock(&t->mu);
 	t->stats.exchanges++;
@@ -788,6 +810,7 @@ void pulse_doca_close(struct pulse_doca *t)
 	if (r != DOCA_SUCCESS)
 		tlog(t, "doca_dev_close failed: %s", descr(r));
 	pthread_mutex_destroy(&t->log_mu);
+	pthread_mutex_destroy(&t->call_mu);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	free(t->affinity);

@@ -25,6 +25,12 @@ static _Atomic uint64_t fake_timer_us;
 static _Thread_local unsigned int fake_rank;
 static _Atomic int fake_state = DOCA_PCC_PS_ACTIVE;
 static _Atomic uint32_t fake_hang_ms;
+static _Atomic uint32_t fake_delay_ms;
+
+void fake_doca_set_delay_ms(uint32_t ms)
+{
+	atomic_store(&fake_delay_ms, ms);
+}
 
 void fake_doca_set_hang_ms(uint32_t ms)
 {
@@ -445,6 +451,12 @@ doca_error_t doca_pcc_mailbox_send(struct doca_pcc *pcc, uint32_t request_size, 
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 		}
 		return DOCA_ERROR_DRIVER;
+	}
+	uint32_t delay = atomic_load(&fake_delay_ms);
+	if (delay) {
+		struct timespec ts = {.tv_sec = delay / 1000u, .tv_nsec = (long)(delay % 1000u) * 1000000L};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+		}
 	}
 	uint32_t rs = 0;
 	doca_pcc_dev_error_t r =

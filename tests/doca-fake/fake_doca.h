@@ -60,6 +60,8 @@ void fake_doca_set_rank(unsigned int rank);
 /* >0: mailbox sends sleep this long, then fail without calling the DPA
  * (a hung DPA handler). Atomic: the transport's worker reads it. */
 void fake_doca_set_hang_ms(uint32_t ms);
+/* >0: mailbox sends sleep this long, then answer normally (a slow DPA). */
+void fake_doca_set_delay_ms(uint32_t ms);
 /* Lets the test flip the process state of every live context. */
 void fake_doca_set_state(doca_pcc_process_state_t s);
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -453,6 +454,37 @@ static void test_oversized_request_and_small_buffer(void **state)
 	assert_non_null(strstr(last_log, "does not fit the caller's 8 bytes"));
 }
 
+/* Two threads exchanging at once take turns; neither is refused as busy. */
+static void *hello_thread(void *arg)
+{
+	uint8_t req[PULSE_MB_HEADER_SIZE], resp[256];
+	uint32_t n = 0, len = pulse_mb_build_request(req, sizeof(req), PULSE_MB_HELLO, 7, NULL, 0);
+	*(int *)arg = pulse_doca_exchange(tr, req, len, resp, sizeof(resp), &n, 2000);
+	return NULL;
+}
+
+static void test_concurrent_callers_take_turns(void **state)
+{
+	(void)state;
+	struct pulse_doca_stats before, after;
+	pthread_t th[2];
+	int rc[2] = {-9, -9};
+	pulse_doca_get_stats(tr, &before);
+	fake_doca_set_delay_ms(150); /* a slow, not hung, DPA */
+	uint64_t t0 = mono_ms();
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, hello_thread, &rc[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	fake_doca_set_delay_ms(0);
+	assert_int_equal(rc[0], 0);
+	assert_int_equal(rc[1], 0);
+	assert_true(mono_ms() - t0 >= 290); /* one after the other */
+	pulse_doca_get_stats(tr, &after);
+	assert_int_equal(after.busy, before.busy);
+	assert_int_equal(after.ok - before.ok, 2);
+}
+
 static void test_close_with_stuck_send(void **state)
 {
 	(void)state;
@@ -501,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_deactivated_process_is_restarted),
 		cmocka_unit_test(test_standby_is_refused),
 		cmocka_unit_test(test_oversized_request_and_small_buffer),
+		cmocka_unit_test(test_concurrent_callers_take_turns),
 		cmocka_unit_test(test_close_with_stuck_send),
 		cmocka_unit_test(test_clean_close),
 	};
