@@ -1,19 +1,25 @@
 /* The TX event handler: the only code on the NIC's per-event path.
  * No division, no floating point, no allocation beyond popping a pool block
- * when an epoch closes. */
+ * when an epoch closes.
+ *
+ * The common case (a known flow, another event in its current epoch, sane
+ * input) is a leaf with no stack frame: tx_fast. Everything else (new epoch,
+ * new flow, clipped counter, late or bad event) falls back to tx_slow, which
+ * does the whole job again with full checks. */
 #include "fw_internal.h"
 
-/* Announces this thread in the current generation. The exchange/load pair is
- * one half of a Dekker handshake with fw_quiesce: either the mailbox thread
- * sees this thread inside the old window and waits, or this thread sees the
- * new generation. */
+/* Announces this thread in the current generation. The store, fence, load
+ * here and the mirror image in fw_quiesce form a Dekker handshake: either the
+ * mailbox thread sees this thread inside the old window and waits, or this
+ * thread sees the new generation. */
 static inline uint32_t thread_enter(struct pulse_fw *fw, struct fw_thread *t)
 {
 	uint32_t g = atomic_load_explicit(&fw->gen, memory_order_relaxed);
 	for (;;) {
-		atomic_exchange_explicit(&t->active, g | FW_GEN_ACTIVE, memory_order_seq_cst);
-		uint32_t now = atomic_load_explicit(&fw->gen, memory_order_seq_cst);
-		if (now == g)
+		atomic_store_explicit(&t->active, g | FW_GEN_ACTIVE, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		uint32_t now = atomic_load_explicit(&fw->gen, memory_order_relaxed);
+		if (__builtin_expect(now == g, 1))
 			return g;
 		g = now;
 	}
@@ -24,23 +30,49 @@ static inline void thread_leave(struct fw_thread *t)
 	atomic_store_explicit(&t->active, 0, memory_order_release);
 }
 
-/* A new epoch, a reordered event, or a full open record. */
-static void side_add_slow(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s,
-			  uint32_t epoch, uint32_t units)
+static inline uint64_t ev_pkts_inc(const struct pulse_tx_event *ev)
 {
-	if (epoch < s->open_epoch) {
-		/* Stamped before the flow's current epoch (reordered across
-		 * threads or clock noise): keep the bytes in the current epoch. */
-		fw_ctr_add(&t->ctr[PULSE_STAT_REORDERED_EVENTS], 1);
-		epoch = s->open_epoch;
-	}
-	if (epoch != s->open_epoch || s->open_units + units > PULSE_MB_REC_MAX_UNITS) {
-		/* A full record is closed and the epoch continues in a second
-		 * record (advance 0): the counter itself never overflows. */
-		fw_side_flush(fw, t->ctr, s);
-		s->open_epoch = epoch;
-	}
-	s->open_units += units;
+	return (uint64_t)ev->sent_pkts << 32 | 1u;
+}
+
+static inline void side_count_event(struct fw_side *s, const struct pulse_tx_event *ev)
+{
+	/* one writer (this flow's handler); relaxed so STATS may read it live */
+	atomic_store_explicit(&s->ev_pkts,
+			      atomic_load_explicit(&s->ev_pkts, memory_order_relaxed) + ev_pkts_inc(ev),
+			      memory_order_relaxed);
+}
+
+static inline uint32_t epoch_of(const struct pulse_fw *fw, uint32_t delta)
+{
+	return (uint32_t)(((uint64_t)delta * fw->cfg.recip) >> fw->cfg.shift);
+}
+
+/* Returns 1 if it handled the event, 0 if tx_slow must. Changes nothing when
+ * it returns 0. */
+static inline int tx_fast(struct pulse_fw *fw, uint32_t g, const struct pulse_tx_event *ev)
+{
+	uint32_t qpn = ev->qpn, units = ev->sent_32b;
+	/* Wider than 24 bits, zero or clipped byte count, gate shut. QPNs 0 and
+	 * 0xFFFFFF need no test here: no flow is ever created for them, so
+	 * their table entries stay 0 and tx_slow rejects them. */
+	if ((qpn >> PULSE_QPN_BITS) || units - 1u >= PULSE_SENT_UNITS_CLIPPED - 1u ||
+	    (g & FW_GEN_CLOSED))
+		return 0;
+	uint32_t side = FW_GEN_SIDE(g);
+	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
+	/* Consecutive events of one QP are ordered by the platform (DOCA
+	 * serialises a flow), which orders this load after the slot's creation. */
+	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
+	if (delta >= fw->cfg.max_delta || slot == 0)
+		return 0;
+	struct fw_side *s = &fw->flows[slot - 1u].side[side];
+	uint32_t sum = atomic_load_explicit(&s->open_units, memory_order_relaxed) + units;
+	if (epoch_of(fw, delta) != s->open_epoch || sum > PULSE_MB_REC_MAX_UNITS)
+		return 0;
+	atomic_store_explicit(&s->open_units, sum, memory_order_relaxed);
+	side_count_event(s, ev);
+	return 1;
 }
 
 static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_event *ev)
@@ -55,9 +87,30 @@ static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_e
 	return (uint32_t)est;
 }
 
-/* One event, with this thread already announced in generation g. */
-static inline void tx_one(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
-			  const struct pulse_tx_event *ev)
+/* Adds units in `epoch` to a side: a new epoch, a reordered event, or a full
+ * open record. */
+static void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s, uint32_t epoch,
+		     uint32_t units)
+{
+	uint32_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	if (epoch < s->open_epoch) {
+		/* Stamped before the flow's current epoch (reordered across
+		 * threads or clock noise): keep the bytes in the current epoch. */
+		fw_ctr_add(&t->ctr[PULSE_STAT_REORDERED_EVENTS], 1);
+		epoch = s->open_epoch;
+	}
+	if (epoch != s->open_epoch || open + units > PULSE_MB_REC_MAX_UNITS) {
+		/* A full record is closed and the epoch continues in a second
+		 * record (advance 0): the counter itself never overflows. */
+		fw_side_flush(fw, t->ctr, s);
+		s->open_epoch = epoch;
+		open = 0;
+	}
+	atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
+}
+
+static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
+					      const struct pulse_tx_event *ev)
 {
 	uint32_t qpn = ev->qpn;
 	if (qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u) { /* 0, 0xFFFFFF, or wider than 24 bits */
@@ -89,37 +142,39 @@ static inline void tx_one(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
 		fw_ctr_add(&t->ctr[PULSE_STAT_LATE_EVENTS], 1);
 		delta = 0;
 	}
-	uint32_t epoch = (uint32_t)(((uint64_t)delta * fw->cfg.recip) >> fw->cfg.shift);
-
 	struct fw_flow *f;
-	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_acquire);
-	if (__builtin_expect(slot != 0, 1)) {
+	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
+	if (slot != 0) {
 		f = &fw->flows[slot - 1u];
 	} else {
 		f = fw_flow_create(fw, t, qpn);
 		if (!f)
 			return;
 	}
-
 	struct fw_side *s = &f->side[side_idx];
-	uint32_t sum = s->open_units + units;
-	if (__builtin_expect(epoch == s->open_epoch && sum <= PULSE_MB_REC_MAX_UNITS, 1))
-		s->open_units = sum;
-	else
-		side_add_slow(fw, t, s, epoch, units);
-
-	fw_ctr_add(&t->ctr[PULSE_STAT_EVENTS], 1);
-	fw_ctr_add(&t->ctr[PULSE_STAT_UNITS], units);
-	fw_ctr_add(&t->ctr[PULSE_STAT_PKTS], ev->sent_pkts);
+	side_add(fw, t, s, epoch_of(fw, delta), units);
+	side_count_event(s, ev);
 }
 
-static struct fw_thread *thread_state(struct pulse_fw *fw, uint32_t thread)
+static __attribute__((noinline)) void count_bad_thread(struct pulse_fw *fw)
 {
-	if (thread >= fw->lim.max_threads) {
-		atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
+}
+
+static inline struct fw_thread *thread_state(struct pulse_fw *fw, uint32_t thread)
+{
+	if (__builtin_expect(thread >= fw->max_threads, 0)) {
+		count_bad_thread(fw);
 		return 0;
 	}
 	return &fw->threads[thread];
+}
+
+static __attribute__((noinline)) void tx_slow_leave(struct pulse_fw *fw, struct fw_thread *t,
+						    uint32_t g, const struct pulse_tx_event *ev)
+{
+	tx_slow(fw, t, g, ev);
+	thread_leave(t);
 }
 
 void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev)
@@ -128,8 +183,12 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 	if (!t)
 		return;
 	uint32_t g = thread_enter(fw, t);
-	tx_one(fw, t, g, ev);
-	thread_leave(t);
+	if (__builtin_expect(tx_fast(fw, g, ev), 1)) {
+		thread_leave(t);
+		return;
+	}
+	/* a tail call, so the fast path needs no stack frame */
+	tx_slow_leave(fw, t, g, ev);
 }
 
 void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
@@ -143,6 +202,7 @@ void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pul
 	}
 	uint32_t g = thread_enter(fw, t);
 	for (uint32_t i = 0; i < n; i++)
-		tx_one(fw, t, g, &evs[i]);
+		if (!tx_fast(fw, g, &evs[i]))
+			tx_slow(fw, t, g, &evs[i]);
 	thread_leave(t);
 }

@@ -13,13 +13,24 @@ void fw_side_clear(struct pulse_fw *fw, struct fw_side *s)
 
 void fw_side_init(struct fw_side *s)
 {
+	atomic_store_explicit(&s->ev_pkts, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->units, 0, memory_order_relaxed);
 	s->head = FW_NONE;
 	s->tail = FW_NONE;
 	s->nrec = 0;
 	s->tail_fill = 0;
 	s->last_epoch = 0;
 	s->open_epoch = 0;
-	s->open_units = 0;
+	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
+}
+
+void fw_side_fold(struct pulse_fw *fw, struct fw_side *s)
+{
+	_Atomic uint64_t *ctr = fw->mb->ctr;
+	uint64_t ep = atomic_load_explicit(&s->ev_pkts, memory_order_relaxed);
+	fw_ctr_add(&ctr[PULSE_STAT_EVENTS], (uint32_t)ep);
+	fw_ctr_add(&ctr[PULSE_STAT_PKTS], ep >> 32);
+	fw_ctr_add(&ctr[PULSE_STAT_UNITS], atomic_load_explicit(&s->units, memory_order_relaxed));
 }
 
 static void side_append(struct pulse_fw *fw, struct fw_side *s, uint32_t *spare, uint32_t rec)
@@ -40,8 +51,10 @@ static void side_append(struct pulse_fw *fw, struct fw_side *s, uint32_t *spare,
 
 bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s)
 {
-	if (s->open_units == 0)
+	uint32_t open_units = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	if (open_units == 0)
 		return true;
+	fw_ctr_add(&s->units, open_units);
 	uint32_t advance = s->open_epoch - s->last_epoch;
 	uint32_t need = advance > PULSE_MB_REC_MAX_ADVANCE ? 2u : 1u;
 	uint32_t room = s->tail == FW_NONE ? 0u : PULSE_FW_RECORDS_PER_BLOCK - s->tail_fill;
@@ -52,8 +65,8 @@ bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s
 		spare = fw_pool_get(fw);
 		if (spare == FW_NONE) {
 			fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL], 1);
-			fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL_UNITS], s->open_units);
-			s->open_units = 0;
+			fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL_UNITS], open_units);
+			atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
 			return false;
 		}
 	}
@@ -61,8 +74,8 @@ bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s
 		side_append(fw, s, &spare, pulse_mb_rec_make(PULSE_MB_REC_SKIP, advance));
 		advance = 0;
 	}
-	side_append(fw, s, &spare, pulse_mb_rec_make(advance, s->open_units));
+	side_append(fw, s, &spare, pulse_mb_rec_make(advance, open_units));
 	s->last_epoch = s->open_epoch;
-	s->open_units = 0;
+	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
 	return true;
 }

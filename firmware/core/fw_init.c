@@ -61,6 +61,7 @@ struct pulse_fw *pulse_fw_init(void *mem, size_t size, const struct pulse_fw_lim
 	__builtin_memset(base + l.flows, 0, l.blocks - l.flows);
 	struct pulse_fw *fw = (struct pulse_fw *)(void *)base;
 	fw->lim = *lim;
+	fw->max_threads = lim->max_threads;
 	fw->threads = (struct fw_thread *)(void *)(base + l.threads);
 	fw->mb = &fw->threads[lim->max_threads];
 	fw->qpn_table = (_Atomic uint16_t *)(void *)(base + l.qpn_table);

@@ -28,15 +28,19 @@
 #define FW_QUIESCE_SPINS (1u << 24)
 
 /* One window's records of one flow. Records go into pool blocks as they close;
- * the open record (the flow's current epoch) stays here until its epoch ends. */
+ * the open record (the flow's current epoch) stays here until its epoch ends.
+ * The counters are this window's; the mailbox thread folds them into its
+ * totals when the window closes, and STATS reads the open window's live. */
 struct fw_side {
+	uint32_t open_epoch;
+	_Atomic uint32_t open_units; /* 0: no open record */
+	_Atomic uint64_t ev_pkts;    /* events (bits 0-31) and packets (bits 32-63) */
+	_Atomic uint64_t units;      /* units closed out of the open record */
 	uint32_t head;       /* first block, FW_NONE when the flow sent nothing */
 	uint32_t tail;       /* block being filled */
 	uint32_t nrec;       /* records stored in blocks */
 	uint32_t tail_fill;  /* records in the tail block */
 	uint32_t last_epoch; /* epoch of the last stored record (0 before any) */
-	uint32_t open_epoch;
-	uint32_t open_units; /* 0: no open record */
 };
 
 enum fw_flow_state {
@@ -91,14 +95,16 @@ struct fw_cursor {
 };
 
 struct pulse_fw {
-	struct pulse_fw_limits lim;
-	struct fw_config cfg;
-
-	/* shared with event threads */
+	/* read on every event: keep together */
 	_Atomic uint32_t gen;
+	uint32_t max_threads;
 	uint32_t win_start_lo[2];  /* NIC time (low 32 bits) each side's window opened */
+	struct fw_config cfg;
 	_Atomic uint16_t *qpn_table; /* 2^24 entries: flow index + 1, 0 = none */
 	struct fw_flow *flows;
+	struct fw_thread *threads;
+
+	struct pulse_fw_limits lim;
 	_Atomic uint32_t *flow_next; /* free-stack links */
 	struct fw_stack free_flows;
 	_Atomic uint32_t *blocks;  /* pool_blocks x FW_BLOCK_WORDS */
@@ -109,7 +115,6 @@ struct pulse_fw {
 	_Atomic uint32_t blocks_peak;
 	_Atomic uint64_t drops_bad_thread;
 	_Atomic uint64_t drops_paused;
-	struct fw_thread *threads;
 
 	/* mailbox thread only */
 	uint64_t now_ext;            /* NIC clock extended to 64 bits */
@@ -178,6 +183,9 @@ enum pulse_mb_status fw_config_apply(struct pulse_fw *fw, const struct pulse_mb_
 void fw_config_default(struct pulse_fw *fw);
 void fw_hello(const struct pulse_fw *fw, struct pulse_mb_hello *h);
 void fw_clock_tick(struct pulse_fw *fw, uint32_t now_ns);
+
+/* Adds a closed side's counters to the mailbox thread's totals. */
+void fw_side_fold(struct pulse_fw *fw, struct fw_side *s);
 
 static inline void fw_ctr_add(_Atomic uint64_t *c, uint64_t v)
 {

@@ -10,6 +10,20 @@ void pulse_fw_stats(struct pulse_fw *fw, uint64_t out[PULSE_STAT_COUNT])
 	for (uint32_t i = 0; i <= fw->lim.max_threads; i++)
 		for (uint32_t k = 0; k < PULSE_STAT_COUNT; k++)
 			out[k] += atomic_load_explicit(&fw->threads[i].ctr[k], memory_order_relaxed);
+	/* The open window's traffic is still in its flows; closed windows' was
+	 * folded into the mailbox thread's totals at their polls. */
+	uint32_t side = FW_GEN_SIDE(atomic_load_explicit(&fw->gen, memory_order_relaxed));
+	for (uint32_t i = 0; i < fw->cfg.flow_limit; i++) {
+		struct fw_flow *f = &fw->flows[i];
+		if (atomic_load_explicit(&f->state, memory_order_acquire) == FLOW_FREE)
+			continue;
+		struct fw_side *s = &f->side[side];
+		uint64_t ep = atomic_load_explicit(&s->ev_pkts, memory_order_relaxed);
+		out[PULSE_STAT_EVENTS] += (uint32_t)ep;
+		out[PULSE_STAT_PKTS] += ep >> 32;
+		out[PULSE_STAT_UNITS] += atomic_load_explicit(&s->units, memory_order_relaxed) +
+					 atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	}
 	out[PULSE_STAT_FLOWS_ACTIVE] = atomic_load_explicit(&fw->flows_published, memory_order_relaxed);
 	out[PULSE_STAT_POOL_BLOCKS] = fw->cfg.pool_limit;
 	out[PULSE_STAT_POOL_USED] = atomic_load_explicit(&fw->blocks_in_use, memory_order_relaxed);

@@ -12,6 +12,9 @@
 
 bool fw_quiesce(struct pulse_fw *fw, uint32_t gen)
 {
+	/* The other half of thread_enter's handshake: the generation was
+	 * stored before this fence, the announcements are read after it. */
+	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t i = 0; i < fw->lim.max_threads; i++) {
 		_Atomic uint32_t *active = &fw->threads[i].active;
 		uint32_t spins = 0;
@@ -65,6 +68,7 @@ static void collect_window(struct pulse_fw *fw, uint32_t side, uint32_t *flows,
 			continue;
 		struct fw_side *s = &f->side[side];
 		fw_side_flush(fw, fw->mb->ctr, s);
+		fw_side_fold(fw, s);
 		if (state == FLOW_RETIRING) {
 			/* Unpublished a window ago: an event that had already
 			 * looked it up may have written here once. Upload that,
