@@ -14,8 +14,13 @@
 
 #include "doca_pcc_dev_common.h"
 
-void doca_pcc_dev_fence_memory(void);
-void doca_pcc_dev_fence_all(void);
+/* In the SDK these are macros whose expansion (via dpaintrin.h's
+ * __dpa_thread_fence) already ends in a semicolon, so
+ * `if (c) doca_pcc_dev_fence_memory(); else ...` does not compile there.
+ * Mirrored: the stand-in macros end in a semicolon too. */
+void pulse_decls_dpa_thread_fence(int memory_space, int pred_op, int succ_op);
+#define doca_pcc_dev_fence_all() pulse_decls_dpa_thread_fence(3, 3, 3);
+#define doca_pcc_dev_fence_memory() pulse_decls_dpa_thread_fence(1, 3, 3);
 DOCA_STABLE uint32_t doca_pcc_dev_get_timer_lo(void);
 DOCA_STABLE uint64_t doca_pcc_dev_get_timer(void);
 

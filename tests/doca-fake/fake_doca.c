@@ -121,13 +121,11 @@ uint64_t doca_pcc_dev_get_timer(void)
 	return atomic_load(&fake_timer_us);
 }
 
-void doca_pcc_dev_fence_memory(void)
+void pulse_decls_dpa_thread_fence(int memory_space, int pred_op, int succ_op)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-}
-
-void doca_pcc_dev_fence_all(void)
-{
+	(void)memory_space;
+	(void)pred_op;
+	(void)succ_op;
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
