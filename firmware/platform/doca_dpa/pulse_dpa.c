@@ -97,7 +97,9 @@
 /* 0 (default): pure monitor. Every event type but ROCE_TX is masked and
  * every flow is left at line rate. 1: measure TX events, then hand every
  * event to the SDK's built-in algorithm (doca_pcc_dev_default_internal_algo)
- * so the NIC keeps its own congestion control. See docs/hardware.md. */
+ * so the NIC keeps its own congestion control (the intent; that the built-in
+ * algorithm behaves as natively inside a user process is unverified). See
+ * docs/hardware.md. */
 #ifndef PULSE_DPA_DELEGATE_CC
 #define PULSE_DPA_DELEGATE_CC 0
 #endif
@@ -135,7 +137,8 @@
 
 /* DPA memory budget, defaults (256 MiB, 16384 flows, 256 threads), as
  * pulse_fw_memory_size() of the x86 build of the same core computes it
- * (tests/doca-fake prints it; the DPA's 64-bit layout is the same):
+ * (tests/doca-fake runs this configuration and prints the pool; the DPA's
+ * 64-bit layout is the same):
  *   fixed part: QPN table 2^24 x u16 (32 MiB) + 16384 flow slots + 257
  *               per-thread lines                      34,800,256 B (33.2 MiB)
  *   epoch pool: the rest, 128 B per block of 31 records
