@@ -98,6 +98,14 @@ static int cmp_qp_nic_bytes(const void *x, const void *y, void *ctx)
 	return a < b ? -1 : a > b;
 }
 
+static int cmp_nic_addr(const void *x, const void *y, void *ctx)
+{
+	const struct sim_trace *t = ctx;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = memcmp(t->hosts[t->nics[a].host].addr, t->hosts[t->nics[b].host].addr, 16);
+	return c ? c : (a < b ? -1 : a > b);
+}
+
 static void print_reasons(FILE *f, const struct sim_trace *t, enum pulse_roce_group g)
 {
 	for (int s = 1; s < PULSE_ROCE_STATUS_COUNT; s++)
@@ -182,9 +190,20 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 	for (uint32_t i = 0; i < t->nqps; i++)
 		order[i] = i;
 	qsort_r(order, t->nqps, sizeof *order, cmp_qp_nic_bytes, t->qps);
-	uint32_t i = 0;
-	for (uint32_t ni = 0; ni < t->nnics; ni++) {
+	uint32_t *nord = malloc(sizeof *nord * (t->nnics ? t->nnics : 1));
+	if (!nord) {
+		free(order);
+		return;
+	}
+	for (uint32_t k = 0; k < t->nnics; k++)
+		nord[k] = k;
+	qsort_r(nord, t->nnics, sizeof *nord, cmp_nic_addr, t);
+	for (uint32_t nk = 0; nk < t->nnics; nk++) {
+		uint32_t ni = nord[nk];
 		struct sim_nic *nic = &t->nics[ni];
+		uint32_t i = 0;
+		while (i < t->nqps && t->qps[order[i]].nic != ni)
+			i++;
 		struct sim_emu_nic *en = e && e->nic_map && e->nic_map[ni] != SIM_NONE
 						 ? &e->nics[e->nic_map[ni]] : NULL;
 		addr_of(t, nic->host, a1);
@@ -245,14 +264,20 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 				snprintf(rq, sizeof rq, "%u", fl->dqpn);
 			}
 			opcodes_str(fl, ops, sizeof ops);
-			uint64_t act = q->last_ns - q->first_ns;
+			/* active time: the epochs in which the firmware saw the QP send;
+			 * without firmware data, the capture's first-to-last span */
+			uint64_t act = q->last_ns - q->first_ns, abytes = q->tx_bytes;
+			if (en && q->active_epochs) {
+				act = q->active_epochs * c->epoch_ns;
+				abytes = q->meas_bytes;
+			}
 			if (en)
 				fmt_bytes(meas, sizeof meas, q->meas_bytes);
 			else
 				snprintf(meas, sizeof meas, "-");
 			char mean[16], peak[16];
 			if (act)
-				snprintf(mean, sizeof mean, "%.4g", gbps(q->tx_bytes, act));
+				snprintf(mean, sizeof mean, "%.4g", gbps(abytes, act));
 			else
 				snprintf(mean, sizeof mean, "-");
 			if (en && q->peak_epoch_bytes)
@@ -270,6 +295,7 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 				nic->nqps - shown);
 	}
 	free(order);
+	free(nord);
 	/* Flows that sent nothing counted: ACK-only responders, UC/UD receivers... */
 	uint32_t quiet = 0;
 	for (uint32_t k = 0; k < t->nflows; k++)
@@ -442,13 +468,19 @@ void *sim_summary_json(struct sim_trace *t, struct sim_emu *e)
 			add_u64(qo, "tx_bytes", q->tx_bytes);
 			add_u64(qo, "first_ns", q->first_ns);
 			add_u64(qo, "last_ns", q->last_ns);
-			uint64_t act = q->last_ns - q->first_ns;
-			add_u64(qo, "active_ns", act);
-			if (act)
-				cJSON_AddNumberToObject(qo, "mean_gbps", gbps(q->tx_bytes, act));
+			uint64_t span = q->last_ns - q->first_ns;
+			add_u64(qo, "span_ns", span);
+			if (span)
+				cJSON_AddNumberToObject(qo, "span_mean_gbps", gbps(q->tx_bytes, span));
 			else
-				cJSON_AddNullToObject(qo, "mean_gbps");
+				cJSON_AddNullToObject(qo, "span_mean_gbps");
 			if (en) {
+				uint64_t act = q->active_epochs * c->epoch_ns;
+				add_u64(qo, "active_ns", act);
+				if (act)
+					cJSON_AddNumberToObject(qo, "mean_gbps", gbps(q->meas_bytes, act));
+				else
+					cJSON_AddNullToObject(qo, "mean_gbps");
 				add_u64(qo, "events", q->events);
 				add_u64(qo, "clipped_events", q->clipped_events);
 				add_u64(qo, "measured_bytes", q->meas_bytes);
