@@ -359,6 +359,118 @@ static void test_memory_follows_traffic(void **state)
 	ft_fw_free(f);
 }
 
+/* The counters are exact whatever happens to the windows: read, abandoned,
+ * flows aged and recreated, late events, pool exhaustion; and each window
+ * that is read in full holds exactly what was sent in it, less the counted
+ * pool drops. */
+static void test_counters_exact_across_windows(void **state)
+{
+	(void)state;
+	const uint32_t E = 8000;
+	uint32_t T = 0xFFFF0000u;
+	struct pulse_fw_limits l = ft_limits(64, 24, 3);
+	struct ft_fw *f = ft_fw_new(&l, T);
+	struct pulse_mb_config c = {E, 100000000u, 256, 0, 0, 0};
+	assert_int_equal(ft_configure(f, T, &c, NULL), PULSE_MB_OK);
+	uint64_t rng = 31337;
+	uint64_t events = 0, units = 0, pkts = 0, clipped = 0, zero = 0, bad = 0, late = 0;
+	uint64_t nopool_before = 0;
+	int abandoned = 0, checked = 0;
+	for (int w = 0; w < 60; w++) {
+		uint64_t units_w = 0;
+		uint32_t n = (uint32_t)(ft_rand(&rng) % 400);
+		uint32_t qbase = 1 + (uint32_t)(ft_rand(&rng) % 20);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t r = ft_rand(&rng);
+			uint32_t q = qbase + (uint32_t)(r % 12);
+			uint16_t u = (uint16_t)(1 + (r >> 8) % 3000);
+			uint16_t p = (uint16_t)(1 + (r >> 24) % 50);
+			uint32_t ts = T + i * 2000u + (uint32_t)((r >> 32) % 1000);
+			unsigned kind = (unsigned)((r >> 40) % 50);
+			if (kind == 0) {
+				ft_ev_thr(f, q % 3, q, 0, p, ts);
+				zero++;
+				continue;
+			}
+			if (kind == 1) {
+				ft_ev_thr(f, q % 3, q | 0x1000000, u, p, ts);
+				bad++;
+				continue;
+			}
+			if (kind == 2) {
+				u = PULSE_SENT_UNITS_CLIPPED;
+				p = 600;
+				clipped++;
+			}
+			if (i == 0 && w > 0 && kind < 25) {
+				ts = T - 500; /* late: before the open window */
+				late++;
+			}
+			ft_ev_thr(f, q % 3, q, u, p, ts);
+			uint32_t cu = u == PULSE_SENT_UNITS_CLIPPED ? 600u * 130u : u;
+			events++;
+			units += cu;
+			units_w += cu;
+			pkts += p;
+		}
+		T += n * 2000u + 5000u;
+		struct ft_upload up;
+		memset(&up, 0, sizeof(up));
+		ft_map_init(&up.map);
+		assert_int_equal(ft_poll(f, T, PULSE_MB_POLL_FORCE, 0, &up.poll), PULSE_MB_OK);
+		assert_int_equal(!!(up.poll.flags & PULSE_MB_POLLF_ABANDONED), abandoned);
+		uint64_t nopool = ft_stat(f, PULSE_STAT_DROP_NO_POOL_UNITS);
+		if (ft_rand(&rng) % 4) {
+			ft_read_upload(f, T, &up);
+			assert_int_equal(ft_map_total(&up.map) + (nopool - nopool_before), units_w);
+			abandoned = 0;
+			checked++;
+		} else {
+			abandoned = up.poll.page_count > 0; /* left unread */
+		}
+		nopool_before = nopool;
+		ft_upload_free(&up);
+		uint64_t st[PULSE_STAT_COUNT];
+		ft_stats(f, T, st);
+		assert_int_equal(st[PULSE_STAT_EVENTS], events);
+		assert_int_equal(st[PULSE_STAT_UNITS], units);
+		assert_int_equal(st[PULSE_STAT_PKTS], pkts);
+		assert_int_equal(st[PULSE_STAT_CLIPPED_EVENTS], clipped);
+		assert_int_equal(st[PULSE_STAT_ZERO_EVENTS], zero);
+		assert_int_equal(st[PULSE_STAT_DROP_BAD_QPN], bad);
+		assert_int_equal(st[PULSE_STAT_LATE_EVENTS], late);
+	}
+	assert_true(checked > 30);
+	assert_true(ft_stat(f, PULSE_STAT_DROP_NO_POOL) > 0); /* the pool was too small */
+	assert_true(ft_stat(f, PULSE_STAT_FLOWS_AGED) > 0);
+	assert_true(ft_stat(f, PULSE_STAT_UPLOADS_ABANDONED) > 0);
+	ft_fw_free(f);
+}
+
+/* Counters while the window is open (STATS between polls) count the events
+ * already handled, not only those of closed windows. */
+static void test_counters_live_between_polls(void **state)
+{
+	(void)state;
+	struct pulse_fw_limits l = ft_limits(8, 64, 2);
+	struct ft_fw *f = ft_fw_new(&l, 0);
+	uint64_t st[PULSE_STAT_COUNT];
+	for (uint32_t i = 1; i <= 10; i++) {
+		ft_ev_thr(f, i & 1, 3, 100, 2, i * 1000u);
+		ft_stats(f, i * 1000u + 1, st);
+		assert_int_equal(st[PULSE_STAT_EVENTS], i);
+		assert_int_equal(st[PULSE_STAT_UNITS], 100u * i);
+		assert_int_equal(st[PULSE_STAT_PKTS], 2u * i);
+	}
+	struct pulse_mb_poll_resp p;
+	assert_int_equal(ft_poll(f, 20000, 0, 0, &p), PULSE_MB_OK);
+	ft_ev(f, 3, 7, 1, 21000);
+	ft_stats(f, 22000, st);
+	assert_int_equal(st[PULSE_STAT_EVENTS], 11);
+	assert_int_equal(st[PULSE_STAT_UNITS], 1007);
+	ft_fw_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +483,8 @@ int main(void)
 		cmocka_unit_test(test_aged_slot_reused),
 		cmocka_unit_test(test_abandoned_uploads_do_not_leak),
 		cmocka_unit_test(test_memory_follows_traffic),
+		cmocka_unit_test(test_counters_exact_across_windows),
+		cmocka_unit_test(test_counters_live_between_polls),
 	};
 	return cmocka_run_group_tests_name("fw lifecycle", tests, NULL, NULL);
 }
