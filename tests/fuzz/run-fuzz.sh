@@ -2,13 +2,13 @@
 # Runs the mailbox libFuzzer target for a bounded time (a make test script).
 #
 # Usage: tests/fuzz/run-fuzz.sh [TARGET [SECONDS]]
-#   TARGET   defaults to $FUZZ_TARGET, else build/fuzz/fuzz_mailbox
+#   TARGET   defaults to $FUZZ_TARGET, else ${BUILD:-build}/fuzz/fuzz_mailbox
 #   SECONDS  defaults to $FUZZ_SECONDS, else 20
 # Exit: 0 no finding, 77 skipped (no fuzzer binary: clang/libFuzzer missing),
 # anything else: the fuzzer found a crash or a failed check (the reproducer
 # is saved under build/fuzz/artifacts/).
 set -u
-target=${1:-${FUZZ_TARGET:-build/fuzz/fuzz_mailbox}}
+target=${1:-${FUZZ_TARGET:-${BUILD:-build}/fuzz/fuzz_mailbox}}
 secs=${2:-${FUZZ_SECONDS:-20}}
 if [ ! -x "$target" ]; then
 	echo "skip: $target not built (needs clang with -fsanitize=fuzzer)"
