@@ -63,3 +63,9 @@ $(BUILD)/fuzz/fuzz_roce_decode: tests/fuzz/fuzz_roce_decode.c $(SIM_DECODE_SRCS)
 	$(CLANG) $(FUZZ_CFLAGS) $(WARN) -o $@ tests/fuzz/fuzz_roce_decode.c $(SIM_DECODE_SRCS)
 TEST_SCRIPTS += tests/sim/fuzz_roce_decode.sh
 test: $(BUILD)/fuzz/fuzz_roce_decode
+
+TRACEGEN_ASAN_LIB = $(BUILD)/lib/asan/libpulse_tracegen.a
+$(BUILD)/tests/test_run_trace: $(call objs,asan,tests/sim/test_run_trace.c) $(SIM_ASAN_LIBS) $(TRACEGEN_ASAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_run_trace

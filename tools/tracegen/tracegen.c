@@ -197,7 +197,7 @@ static uint32_t build(struct gen *g, const struct fspec *s, uint32_t limit)
 	uint32_t ip_len = ip_hdr + udp_len;
 	uint32_t ip = o;
 	if (c->ipv6) {
-		p32(b + o, 0x60000000u | (106u << 22)); /* DSCP 26 (AF31), flow label 0 */
+		p32(b + o, 0x60000000u | (106u << 20)); /* traffic class: DSCP 26 (AF31), ECT(0) */
 		p16(b + o + 4, udp_len);
 		b[o + 6] = 17;
 		b[o + 7] = 64;
