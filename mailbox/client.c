@@ -244,7 +244,8 @@ static int by_qpn(const void *a, const void *b)
  * it started sending again; fold the second series into the first. */
 static int merge_duplicates(struct pulse_window *w)
 {
-	qsort(w->flows, w->flow_count, sizeof *w->flows, by_qpn);
+	if (w->flow_count > 1)
+		qsort(w->flows, w->flow_count, sizeof *w->flows, by_qpn);
 	uint32_t out = 0;
 	for (uint32_t i = 0; i < w->flow_count; i++) {
 		if (out && w->flows[out - 1].qpn == w->flows[i].qpn) {

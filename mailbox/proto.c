@@ -27,7 +27,9 @@ enum pulse_mb_status pulse_mb_decode_header(const uint8_t *buf, uint32_t len,
 		return PULSE_MB_E_MAGIC;
 	if (h->version != PULSE_MB_VERSION)
 		return PULSE_MB_E_VERSION;
-	if (h->length < PULSE_MB_HEADER_SIZE || h->length > len)
+	/* Transports deliver whole messages, so any disagreement between the
+	 * length field and the bytes received is a framing error. */
+	if (h->length < PULSE_MB_HEADER_SIZE || h->length != len)
 		return PULSE_MB_E_TRUNCATED;
 	return PULSE_MB_OK;
 }

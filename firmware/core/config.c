@@ -22,7 +22,10 @@ static void set_reciprocal(struct fw_config *c)
 		l++;
 	c->shift = 31u + l;
 	c->recip = ((1ull << c->shift) + d - 1u) / d;
-	uint64_t span = 2ull * c->window_ns;
+	/* A poll may come a little late; an event stamped more than a quarter
+	 * window past the expected end is a bad timestamp, not traffic, and
+	 * accepting it would also push the flow's later events out of place. */
+	uint64_t span = (uint64_t)c->window_ns + c->window_ns / 4u;
 	c->max_delta = span < 0x7FFFFFFFull ? (uint32_t)span : 0x7FFFFFFFu;
 }
 

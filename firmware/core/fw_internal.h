@@ -82,7 +82,7 @@ struct fw_config {
 	/* epoch = (delta * recip) >> shift, exact for delta < 2^31 */
 	uint64_t recip;
 	uint32_t shift;
-	uint32_t max_delta; /* events stamped this far past the window start are bad */
+	uint32_t max_delta; /* events stamped this far past the window start are bad: 1.25 windows */
 };
 
 /* Where the page serializer stands in the upload. */

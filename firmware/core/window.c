@@ -12,9 +12,6 @@
 
 bool fw_quiesce(struct pulse_fw *fw, uint32_t gen)
 {
-	/* The other half of thread_enter's handshake: the generation was
-	 * stored before this fence, the announcements are read after it. */
-	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t i = 0; i < fw->lim.max_threads; i++) {
 		_Atomic uint32_t *active = &fw->threads[i].active;
 		uint32_t spins = 0;
@@ -84,6 +81,10 @@ static void collect_window(struct pulse_fw *fw, uint32_t side, uint32_t *flows,
 								memory_order_relaxed);
 			atomic_store_explicit(&f->state, FLOW_RETIRING, memory_order_relaxed);
 			atomic_fetch_sub_explicit(&fw->flows_published, 1, memory_order_relaxed);
+			/* Its counters are folded and it has no records (a full
+			 * pool can leave counts without records); clear it now,
+			 * or STATS would count it again when the side comes back. */
+			fw_side_clear(fw, s);
 			(*aged)++;
 			continue;
 		} else {
