@@ -51,7 +51,7 @@ INSTALL_BINS :=
 include $(sort $(wildcard mailbox/*.mk))
 include $(sort $(wildcard firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk))
 
-.PHONY: all test bench deps ensure-deps flash-firmware install clean
+.PHONY: all test bench deps ensure-deps flash-firmware install clean demo
 all: $(ALL)
 
 # The README's commands must work on a fresh Debian machine, so they install
@@ -67,6 +67,17 @@ endif
 test: ensure-deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	@tests/run-tests.sh $(TEST_PROGS) -- $(TEST_SCRIPTS)
+
+# The main job, end to end, with no hardware. Until the host agent and the
+# analyzer exist, that is: the firmware image's self-test on the emulated
+# RISC-V core, then a RoCEv2 capture of a ring all-reduce replayed through the
+# same firmware core on x86 and polled over the mailbox.
+demo: ensure-deps
+	@$(MAKE) --no-print-directory all
+	@echo; echo "== 1/2  NIC agent firmware on the emulated RISC-V core (no NIC here)"; echo
+	@tools/flash-firmware.sh
+	@echo; echo "== 2/2  ./sim/run_trace tests/traces/ring.pcap  (firmware core on x86, fed by a capture)"; echo
+	@./sim/run_trace tests/traces/ring.pcap
 
 bench: ensure-deps
 	@$(MAKE) --no-print-directory all
