@@ -69,3 +69,8 @@ $(BUILD)/tests/test_run_trace: $(call objs,asan,tests/sim/test_run_trace.c) $(SI
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_run_trace
+
+$(BUILD)/tests/test_tracegen: $(call objs,asan,tests/sim/test_tracegen.c) $(SIM_ASAN_LIBS) $(TRACEGEN_ASAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_tracegen
