@@ -74,3 +74,5 @@ $(BUILD)/tests/test_tracegen: $(call objs,asan,tests/sim/test_tracegen.c) $(SIM_
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_tracegen
+TEST_SCRIPTS += tests/sim/run_trace_cli.sh tests/sim/run_trace_qps.sh
+test: $(BUILD)/bin/pulse-run-trace $(BUILD)/bin/pulse-tracegen
