@@ -73,12 +73,12 @@ uint32_t fw_pool_get(struct pulse_fw *fw)
  * blocks of a window no event thread can still write. */
 void fw_pool_put_chain(struct pulse_fw *fw, uint32_t head)
 {
-	uint32_t n = 0;
 	while (head != FW_NONE) {
 		uint32_t next = atomic_load_explicit(fw_block_link(fw, head), memory_order_relaxed);
+		/* Uncount before the push: once pushed, another thread may take
+		 * the block and count it, and in_use must never exceed the pool. */
+		atomic_fetch_sub_explicit(&fw->blocks_in_use, 1, memory_order_relaxed);
 		fw_stack_push(&fw->free_blocks, head);
 		head = next;
-		n++;
 	}
-	atomic_fetch_sub_explicit(&fw->blocks_in_use, n, memory_order_relaxed);
 }
