@@ -27,6 +27,7 @@ enum sim_exit {
 /* ---- capture input (sim/pcap_in.c) ---- */
 struct sim_pcap {
 	void *p; /* pcap_t */
+	void *iobuf; /* the FILE's buffer */
 	enum pulse_roce_link link;
 	int dlt;
 	uint32_t snaplen;
@@ -188,6 +189,8 @@ struct sim_trace {
 	/* last-hit cache for the flow lookup */
 	uint8_t last_src[16], last_dst[16];
 	uint32_t last_dqpn, last_sqpn, last_flow;
+	uint8_t pair_saddr[16], pair_daddr[16];
+	uint32_t pair_src, pair_dst;
 };
 
 /* Per-packet classification shared by both passes. */

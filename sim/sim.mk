@@ -81,3 +81,20 @@ $(BUILD)/tests/test_serve: $(call objs,asan,tests/sim/test_serve.c) $(SIM_ASAN_L
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_serve
+
+# ---- benchmarks (BENCHMARKS.md, "run_trace") ----
+# 1 s of one NIC at 400 Gb/s (4 QPs, 4096-byte MTU, headers captured) and
+# the time to replay it, against libpcap just reading the file.
+BENCH_400G_PCAP := $(BUILD)/bench/400g-1s.pcap
+$(BENCH_400G_PCAP): $(BUILD)/bin/pulse-tracegen
+	@mkdir -p $(@D)
+	$(BUILD)/bin/pulse-tracegen --pattern write --nodes 2 --channels 4 --gbps 400 --duration 1s \
+		--snaplen 128 --seed 1 -o $@
+$(BUILD)/bench/bench_run_trace: $(call objs,obj,sim/bench_run_trace.c) $(RUN_TRACE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(SIM_LDLIBS)
+.PHONY: bench-run-trace
+bench-run-trace: $(BUILD)/bench/bench_run_trace $(BENCH_400G_PCAP)
+	@echo "== run_trace: decode rate and 1 s of 400 Gb/s end to end vs the libpcap floor ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	$(BUILD)/bench/bench_run_trace $(BENCH_400G_PCAP) 3 | tee $(BUILD)/bench/run-trace.md
+BENCH_TARGETS += bench-run-trace

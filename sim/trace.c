@@ -142,6 +142,7 @@ void sim_trace_init(struct sim_trace *t, const struct sim_cfg *cfg)
 		memset(t->psn_flow, 0xFF, sizeof(uint32_t) * n);
 	t->psn_mask = n - 1;
 	t->last_flow = SIM_NONE;
+	t->pair_src = SIM_NONE;
 }
 
 void sim_trace_free(struct sim_trace *t)
@@ -218,9 +219,23 @@ uint32_t sim_trace_find_flow(struct sim_trace *t, const struct pulse_roce_pkt *k
 	if (t->last_flow != SIM_NONE && t->last_dqpn == k->dqpn && t->last_sqpn == sq &&
 	    memcmp(t->last_src, k->src, 16) == 0 && memcmp(t->last_dst, k->dst, 16) == 0)
 		return t->last_flow;
-	uint32_t s = sim_trace_find_host(t, k->src), d = sim_trace_find_host(t, k->dst), slot;
-	if (s == SIM_NONE || d == SIM_NONE)
-		return SIM_NONE;
+	/* Most packets share their host pair with the previous one even when
+	 * they belong to another QP (round robin over QPs): cache the pair. */
+	uint32_t s, d, slot;
+	if (t->pair_src != SIM_NONE && memcmp(t->pair_saddr, k->src, 16) == 0 &&
+	    memcmp(t->pair_daddr, k->dst, 16) == 0) {
+		s = t->pair_src;
+		d = t->pair_dst;
+	} else {
+		s = sim_trace_find_host(t, k->src);
+		d = sim_trace_find_host(t, k->dst);
+		if (s == SIM_NONE || d == SIM_NONE)
+			return SIM_NONE;
+		t->pair_src = s;
+		t->pair_dst = d;
+		memcpy(t->pair_saddr, k->src, 16);
+		memcpy(t->pair_daddr, k->dst, 16);
+	}
 	uint32_t id = flow_find(t, s, d, k->dqpn, sq, &slot);
 	if (id != SIM_NONE) {
 		t->last_flow = id;
