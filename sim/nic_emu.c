@@ -256,9 +256,71 @@ int sim_emu_stats(struct sim_emu *e, struct sim_emu_nic *n)
 	return 0;
 }
 
+/* Polls every NIC at every poll boundary up to capture time ts. */
+static int polls_until(struct sim_emu *e, uint64_t ts, char *err, size_t errlen)
+{
+	while (ts >= e->next_poll_ns) {
+		for (uint32_t i = 0; i < e->nnics; i++) {
+			sim_emu_flush(e, &e->nics[i]);
+			if (sim_emu_poll(e, &e->nics[i], e->next_poll_ns)) {
+				snprintf(err, errlen, "poll failed: %s", e->nics[i].last_error);
+				return -1;
+			}
+		}
+		e->next_poll_ns += e->t->cfg.poll_ns;
+	}
+	return 0;
+}
+
+/* One counted packet of flow fi at ts. */
+static void replay_packet(struct sim_emu *e, uint32_t fi, uint32_t b, uint64_t ts)
+{
+	struct sim_trace *t = e->t;
+	uint32_t q = t->flows[fi].qp;
+	if (q == SIM_NONE)
+		return;
+	if (e->nic_map[t->qps[q].nic] == SIM_NONE) {
+		t->cnt.other_nic_pkts++;
+		return;
+	}
+	sim_emu_packet(e, q, b, ts);
+}
+
+/* The end: flush the remainders and close the last window at the next
+ * regular poll, as the host agent would. */
+static int replay_finish(struct sim_emu *e, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < e->nnics; i++) {
+		sim_emu_flush(e, &e->nics[i]);
+		if (sim_emu_poll(e, &e->nics[i], e->next_poll_ns) ||
+		    sim_emu_stats(e, &e->nics[i])) {
+			snprintf(err, errlen, "final poll failed: %s", e->nics[i].last_error);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 {
 	struct sim_trace *t = e->t;
+	if (t->log && !t->log_overflow) {
+		/* Pass 2 from pass 1's log: the same packets, times and order as
+		 * re-reading the file, and polls up to the file's last record. */
+		for (uint64_t i = 0; i < t->nlog; i++) {
+			const struct sim_pkt_rec *r = &t->log[i];
+			if (polls_until(e, r->ts, err, errlen))
+				return SIM_EXIT_RUNTIME;
+			replay_packet(e, r->flow, r->bytes, r->ts);
+		}
+		if (polls_until(e, t->last_ns, err, errlen) || replay_finish(e, err, errlen))
+			return SIM_EXIT_RUNTIME;
+		if (t->truncated) {
+			snprintf(err, errlen, "%s", t->trunc_msg);
+			return SIM_EXIT_TRUNCATED;
+		}
+		return SIM_EXIT_OK;
+	}
 	struct sim_pcap in;
 	int rc = sim_pcap_open(&in, path);
 	if (rc != SIM_EXIT_OK) {
@@ -282,16 +344,9 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		if (ts < prev)
 			ts = prev;
 		prev = ts;
-		while (ts >= e->next_poll_ns) {
-			for (uint32_t i = 0; i < e->nnics; i++) {
-				sim_emu_flush(e, &e->nics[i]);
-				if (sim_emu_poll(e, &e->nics[i], e->next_poll_ns)) {
-					snprintf(err, errlen, "poll failed: %s", e->nics[i].last_error);
-					sim_pcap_close(&in);
-					return SIM_EXIT_RUNTIME;
-				}
-			}
-			e->next_poll_ns += t->cfg.poll_ns;
+		if (polls_until(e, ts, err, errlen)) {
+			sim_pcap_close(&in);
+			return SIM_EXIT_RUNTIME;
 		}
 		if (pulse_roce_decode(d, cap, wire, in.link, &k) != PULSE_ROCE_OK || sim_is_ctl(&k))
 			continue;
@@ -301,25 +356,10 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		uint32_t fi = sim_trace_find_flow(t, &k);
 		if (fi == SIM_NONE)
 			continue; /* counted as untracked in pass 1 */
-		uint32_t q = t->flows[fi].qp;
-		if (q == SIM_NONE)
-			continue;
-		if (e->nic_map[t->qps[q].nic] == SIM_NONE) {
-			t->cnt.other_nic_pkts++;
-			continue;
-		}
-		sim_emu_packet(e, q, b, ts);
+		replay_packet(e, fi, b, ts);
 	}
 	sim_pcap_close(&in);
-	/* The end: flush the remainders and close the last window at the next
-	 * regular poll, as the host agent would. */
-	for (uint32_t i = 0; i < e->nnics; i++) {
-		sim_emu_flush(e, &e->nics[i]);
-		if (sim_emu_poll(e, &e->nics[i], e->next_poll_ns) ||
-		    sim_emu_stats(e, &e->nics[i])) {
-			snprintf(err, errlen, "final poll failed: %s", e->nics[i].last_error);
-			return SIM_EXIT_RUNTIME;
-		}
-	}
+	if (replay_finish(e, err, errlen))
+		return SIM_EXIT_RUNTIME;
 	return result;
 }

@@ -42,6 +42,8 @@ static void usage(FILE *f)
 "                     wraps every 4.29 s like the NIC's\n"
 "  --max-flows N      flows the replay tracks (default 4194304)\n"
 "  --max-nics N       NICs emulated, busiest first; each needs ~40 MiB (default 64)\n"
+"  --replay-mem N     bytes pass 1 may keep (16 per packet) so that pass 2 need not\n"
+"                     read the file again (default 1073741824; 0: read it again)\n"
 "  --strict           exit 5 if packets were malformed or timestamps went back\n"
 "serve mode (the simulated NIC for a separate host agent):\n"
 "  --serve SOCKET     serve the firmware of one NIC (--nic, default: the busiest)\n"
@@ -59,7 +61,7 @@ static void usage(FILE *f)
 enum {
 	O_EPOCH = 256, O_POLL, O_EVENT_BYTES, O_BURST_GAP, O_BYTES, O_NIC, O_OUT, O_JSON, O_TOP,
 	O_FW_FLOWS, O_FW_POOL, O_NIC_CLOCK, O_MAX_FLOWS, O_MAX_NICS, O_STRICT, O_SERVE, O_SPEED,
-	O_LOOP, O_EXIT_AFTER,
+	O_LOOP, O_EXIT_AFTER, O_REPLAY_MEM,
 };
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
 		{"speed", required_argument, 0, O_SPEED},
 		{"loop", no_argument, 0, O_LOOP},
 		{"exit-after", required_argument, 0, O_EXIT_AFTER},
+		{"replay-mem", required_argument, 0, O_REPLAY_MEM},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -189,6 +192,11 @@ int main(int argc, char **argv)
 		}
 		case O_LOOP:
 			loop = 1;
+			break;
+		case O_REPLAY_MEM:
+			if (sim_parse_u64(optarg, &v))
+				return bad("--replay-mem", optarg, "must be a number of bytes");
+			cfg.log_budget = v;
 			break;
 		case O_EXIT_AFTER:
 			if (sim_parse_duration(optarg, 1000000000ull, &exit_after_ns) || !exit_after_ns)

@@ -75,8 +75,17 @@ struct sim_cfg {
 	uint32_t max_flows;     /* flow table limit of the simulator itself */
 	uint32_t max_nics;      /* NICs emulated (each holds a 32 MiB QPN table) */
 	uint32_t psn_cache_bits;
+	uint64_t log_budget;    /* bytes for pass 1's packet log (pass 2 reads it instead
+				 * of the file); 0: always read the file twice */
 };
 void sim_cfg_default(struct sim_cfg *c);
+
+/* One counted packet, as pass 1 saw it (16 bytes). */
+struct sim_pkt_rec {
+	uint64_t ts;
+	uint32_t flow;
+	uint32_t bytes;
+};
 
 /* ---- what the first pass learns (sim/trace.c) ---- */
 enum sim_qpn_method {
@@ -112,7 +121,13 @@ struct sim_flow {
 	uint32_t qp;          /* index in trace->qps */
 	/* pairing evidence: majority vote over matched ACK PSNs */
 	uint32_t vote_cand, vote_cnt, votes;
+	uint8_t settled; /* its responder's vote is decided: its PSNs are not cached any more */
 };
+
+/* A responder flow whose vote leads by this much stops voting (and its
+ * requester stops filling the PSN cache): pairing costs nothing per packet
+ * once a connection is known. */
+#define SIM_VOTES_SETTLED 32u
 
 /* A sending QP on a NIC: what the firmware counts. */
 struct sim_qp {
@@ -185,6 +200,11 @@ struct sim_trace {
 	uint32_t psn_mask;
 	uint64_t pair_conflicts;
 	uint32_t method_count[SIM_QPN_SYNTHETIC + 1];
+
+	/* pass 1's log of counted packets, while it fits cfg.log_budget */
+	struct sim_pkt_rec *log;
+	uint64_t nlog, logcap;
+	int log_overflow;
 
 	/* last-hit cache for the flow lookup */
 	uint8_t last_src[16], last_dst[16];

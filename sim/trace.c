@@ -21,6 +21,7 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->max_flows = 4u << 20;
 	c->max_nics = 64;
 	c->psn_cache_bits = 18;
+	c->log_budget = 1ull << 30;
 }
 
 const char *sim_qpn_method_name(enum sim_qpn_method m)
@@ -156,6 +157,7 @@ void sim_trace_free(struct sim_trace *t)
 	free(t->qp_ix.slot);
 	free(t->psn_key);
 	free(t->psn_flow);
+	free(t->log);
 	memset(t, 0, sizeof *t);
 }
 
@@ -300,6 +302,30 @@ static uint32_t psn_get(const struct sim_trace *t, uint32_t src, uint32_t dst, u
 	return SIM_NONE;
 }
 
+/* Remembers a counted packet for pass 2, while the log fits its budget. */
+static void log_packet(struct sim_trace *t, uint64_t ts, uint32_t flow, uint32_t bytes)
+{
+	if (t->log_overflow || !t->cfg.log_budget)
+		return;
+	if (t->nlog == t->logcap) {
+		uint64_t cap = t->logcap ? t->logcap * 2 : 65536;
+		if (cap * sizeof *t->log > t->cfg.log_budget)
+			cap = t->cfg.log_budget / sizeof *t->log;
+		struct sim_pkt_rec *p = cap > t->logcap ? realloc(t->log, cap * sizeof *p) : NULL;
+		if (!p) {
+			/* over budget (or out of memory): pass 2 reads the file again */
+			free(t->log);
+			t->log = NULL;
+			t->nlog = t->logcap = 0;
+			t->log_overflow = 1;
+			return;
+		}
+		t->log = p;
+		t->logcap = cap;
+	}
+	t->log[t->nlog++] = (struct sim_pkt_rec){ts, flow, bytes};
+}
+
 void sim_trace_add(struct sim_trace *t, enum pulse_roce_status st, const struct pulse_roce_pkt *k,
 		   uint64_t ts)
 {
@@ -334,6 +360,7 @@ void sim_trace_add(struct sim_trace *t, enum pulse_roce_status st, const struct 
 			f->tx_pkts++;
 			f->tx_bytes += b;
 			f->last_ns = ts;
+			log_packet(t, ts, fi, b);
 		}
 	}
 	/* Pairing evidence (RC and XRC only: the transports with responses). */
@@ -345,13 +372,16 @@ void sim_trace_add(struct sim_trace *t, enum pulse_roce_status st, const struct 
 	case PULSE_ROCE_K_READ_REQ:
 	case PULSE_ROCE_K_ATOMIC:
 	case PULSE_ROCE_K_FLUSH:
-		psn_put(t, f->src, f->dst, k->psn, fi);
+		if (!f->settled)
+			psn_put(t, f->src, f->dst, k->psn, fi);
 		break;
 	case PULSE_ROCE_K_ACK:
 	case PULSE_ROCE_K_ATOMIC_ACK:
 	case PULSE_ROCE_K_READ_RESP: {
 		/* A response from B to A carries A's QPN as its dest QPN and
 		 * the PSN of a request A sent to B. */
+		if (f->vote_cnt >= SIM_VOTES_SETTLED)
+			break; /* decided: spare the cache misses */
 		uint32_t g = psn_get(t, f->dst, f->src, k->psn);
 		if (g == SIM_NONE || g == fi)
 			break;
@@ -360,7 +390,8 @@ void sim_trace_add(struct sim_trace *t, enum pulse_roce_status st, const struct 
 			f->vote_cand = g;
 			f->vote_cnt = 1;
 		} else if (f->vote_cand == g) {
-			f->vote_cnt++;
+			if (++f->vote_cnt >= SIM_VOTES_SETTLED)
+				t->flows[g].settled = 1; /* its requests need no more tracking */
 		} else {
 			f->vote_cnt--;
 		}

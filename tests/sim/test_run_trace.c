@@ -280,6 +280,42 @@ static void test_polls_and_clock_wrap(void **s)
 	treplay_free(&b);
 }
 
+/* Pass 2 from pass 1's packet log, from the file again, or from a log that
+ * outgrew its budget: the same replay, to the byte. */
+static void test_log_and_file_replay_agree(void **s)
+{
+	(void)s;
+	struct sim_cfg c = defcfg();
+	c.poll_ns = 1000000;
+	c.nic_clock_start = 0xFFFFFFFFu - 300000u;
+	struct treplay r[3];
+	uint64_t budgets[3] = {1ull << 30, 0, 4096};
+	for (int i = 0; i < 3; i++) {
+		c.log_budget = budgets[i];
+		assert_int_equal(treplay_run(&r[i], "tests/traces/ring.pcap", &c), SIM_EXIT_OK);
+		check_measured(&r[i]);
+	}
+	assert_non_null(r[0].t.log);
+	assert_int_equal(r[0].t.log_overflow, 0);
+	assert_null(r[1].t.log);
+	assert_int_equal(r[2].t.log_overflow, 1);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(r[i].t.nqps, r[0].t.nqps);
+		for (uint32_t q = 0; q < r[0].t.nqps; q++) {
+			assert_int_equal(r[i].t.qps[q].meas_bytes, r[0].t.qps[q].meas_bytes);
+			assert_int_equal(r[i].t.qps[q].events, r[0].t.qps[q].events);
+			assert_int_equal(r[i].t.qps[q].peak_epoch_bytes, r[0].t.qps[q].peak_epoch_bytes);
+			assert_int_equal(r[i].t.qps[q].active_epochs, r[0].t.qps[q].active_epochs);
+		}
+		for (uint32_t n = 0; n < r[0].e.nnics; n++) {
+			assert_int_equal(r[i].e.nics[n].polls, r[0].e.nics[n].polls);
+			assert_int_equal(r[i].e.nics[n].events, r[0].e.nics[n].events);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		treplay_free(&r[i]);
+}
+
 /* A generated capture in a temp dir. */
 static char *gen(const char *dir, const char *name, struct tg_cfg *g, struct tg_result *res)
 {
@@ -651,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_perftest_captures),
 		cmocka_unit_test(test_ring_pcap),
 		cmocka_unit_test(test_polls_and_clock_wrap),
+		cmocka_unit_test(test_log_and_file_replay_agree),
 		cmocka_unit_test(test_long_capture_many_windows),
 		cmocka_unit_test(test_event_bytes_and_clipping),
 		cmocka_unit_test(test_payload_mode),
