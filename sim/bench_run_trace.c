@@ -46,6 +46,26 @@ static uint64_t floor_run(const char *path, int decode, uint64_t *roce)
 	return n;
 }
 
+/* libpcap as most programs use it: pcap_open_offline, stdio's default buffer. */
+static uint64_t plain_libpcap(const char *path)
+{
+	char eb[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, eb);
+	if (!p) {
+		fprintf(stderr, "%s\n", eb);
+		exit(1);
+	}
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	uint64_t n = 0, sum = 0;
+	while (pcap_next_ex(p, &h, &d) == 1) {
+		n++;
+		sum += d[0];
+	}
+	pcap_close(p);
+	return n + (sum & 0); /* sum keeps the reads */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -56,7 +76,7 @@ int main(int argc, char **argv)
 	int runs = argc > 2 ? atoi(argv[2]) : 3;
 	if (runs < 1)
 		runs = 1;
-	double best_floor = 1e30, best_dec = 1e30, best_mem = 1e30, best_rep = 1e30;
+	double best_floor = 1e30, best_dec = 1e30, best_mem = 1e30, best_rep = 1e30, best_plain = 1e30;
 	uint64_t n = 0, roce = 0, sink = 0;
 
 	/* frames for the in-memory decode: the first 2 M records */
@@ -123,6 +143,11 @@ int main(int argc, char **argv)
 		}
 		sim_emu_free(&e);
 		sim_trace_free(&t);
+		double t5 = now_s();
+		if (plain_libpcap(path) != n)
+			return 1;
+		double t6 = now_s();
+		if (t6 - t5 < best_plain) best_plain = t6 - t5;
 		if (t1 - t0 < best_floor) best_floor = t1 - t0;
 		if (t2 - t1 < best_dec) best_dec = t2 - t1;
 		if (t3 - t2 < best_mem) best_mem = t3 - t2;
@@ -130,8 +155,10 @@ int main(int argc, char **argv)
 	}
 	printf("\nbest of %d runs, one core, file in the page cache:\n\n", runs);
 	printf("| measurement | time (s) | M records/s | vs floor |\n|---|---|---|---|\n");
-	printf("| libpcap read only (the floor) | %.3f | %.1f | 1.00 |\n", best_floor,
+	printf("| libpcap read only, 1 MiB stdio buffer (the floor) | %.3f | %.1f | 1.00 |\n", best_floor,
 	       (double)n / best_floor / 1e6);
+	printf("| libpcap read only, stdio's default buffer (pcap_open_offline) | %.3f | %.1f | %.2f |\n",
+	       best_plain, (double)n / best_plain / 1e6, best_plain / best_floor);
 	printf("| libpcap read + RoCEv2 decode | %.3f | %.1f | %.2f |\n", best_dec,
 	       (double)n / best_dec / 1e6, best_dec / best_floor);
 	printf("| decode only, %u frames in memory | %.3f | %.1f | - |\n", nm, best_mem,
