@@ -131,10 +131,13 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 	char when[64] = "?";
 	if (gmtime_r(&sec, &tm))
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-	fprintf(f, "  capture   %s, link %s, %s timestamps, snaplen %u; %s starting %s\n",
+	fprintf(f, "  capture   %s, link %s, %s timestamps, snaplen %u; ",
 		t->pcapng ? "pcapng" : "pcap", sim_link_name(t->dlt),
-		t->file_nsec == 1 ? "ns" : t->file_nsec == 0 ? "us" : "per-interface",
-		t->snaplen, fmt_dur(b1, sizeof b1, span), when);
+		t->file_nsec == 1 ? "ns" : t->file_nsec == 0 ? "us" : "per-interface", t->snaplen);
+	if (t->cnt.read)
+		fprintf(f, "%s starting %s\n", fmt_dur(b1, sizeof b1, span), when);
+	else
+		fprintf(f, "no packets\n");
 	if (t->truncated)
 		fprintf(f, "  WARNING   %s: results cover the records before it\n", t->trunc_msg);
 	fprintf(f, "  packets   %" PRIu64 " read: %" PRIu64 " RoCEv2, %" PRIu64 " not RoCE, %" PRIu64
@@ -184,6 +187,9 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 			   "response that names the sender's QP (one-way capture, UC, or no ACKs); "
 			   "they are ids made up for the replay, not real QPNs\n");
 
+	if (!t->nnics)
+		fprintf(f, "\nNo NIC in the capture sends RoCEv2 data (requests, data or responses): "
+			   "nothing to replay.\n");
 	uint32_t *order = malloc(sizeof *order * (t->nqps ? t->nqps : 1));
 	if (!order)
 		return;

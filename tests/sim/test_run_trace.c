@@ -479,6 +479,109 @@ static void test_straggler(void **s)
 	tmpdir_remove(dir);
 }
 
+/* ---- pcapng, Linux cooked and raw-IP captures ---- */
+static void put32le(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+static void pcapng_epb(FILE *f, uint64_t ts, const uint8_t *b, uint32_t n)
+{
+	uint32_t pad = (4 - n % 4) % 4, len = 32 + n + pad;
+	put32le(f, 6);
+	put32le(f, len);
+	put32le(f, 0);
+	put32le(f, (uint32_t)(ts >> 32));
+	put32le(f, (uint32_t)ts);
+	put32le(f, n);
+	put32le(f, n);
+	fwrite(b, n, 1, f);
+	fwrite("\0\0\0", pad, 1, f);
+	put32le(f, len);
+}
+
+/* A pcapng file: section header, one interface (link type, ns resolution). */
+static FILE *pcapng_open(const char *path, uint16_t linktype)
+{
+	FILE *f = fopen(path, "wb");
+	put32le(f, 0x0A0D0D0A);
+	put32le(f, 28);
+	put32le(f, 0x1A2B3C4D);
+	put32le(f, 0x00000001); /* version 1.0 */
+	put32le(f, 0xFFFFFFFF);
+	put32le(f, 0xFFFFFFFF); /* section length unknown */
+	put32le(f, 28);
+	put32le(f, 1);
+	put32le(f, 32);
+	put32le(f, linktype);   /* link type, reserved */
+	put32le(f, 65535);
+	put32le(f, 0x00010009); /* if_tsresol, 1 byte */
+	put32le(f, 9);          /* 10^-9 s */
+	put32le(f, 0);          /* end of options */
+	put32le(f, 32);
+	return f;
+}
+
+static void test_pcapng_and_link_types(void **s)
+{
+	(void)s;
+	char *dir = tmpdir_make();
+	char p[600];
+	struct tframe f, g;
+	tf_roce(&f, 1, 2, 4791, 0x0A, 0x77, 100, 16, 4096, 0, 5); /* WRITE_ONLY 10.0.0.1 -> .2 */
+	tf_roce(&g, 2, 1, 4791, 0x11, 0x55, 100, 4, 0, 0, 5);     /* its ACK, to QP 0x55 */
+	const uint64_t t0 = 1700000000000001234ull;
+	struct sim_cfg c = defcfg();
+	struct treplay r;
+
+	/* pcapng, Ethernet, nanosecond resolution */
+	snprintf(p, sizeof p, "%s/a.pcapng", dir);
+	FILE *fp = pcapng_open(p, 1);
+	pcapng_epb(fp, t0, f.b, f.n);
+	pcapng_epb(fp, t0 + 2000, g.b, g.n);
+	pcapng_epb(fp, t0 + 4444, f.b, f.n);
+	fclose(fp);
+	assert_int_equal(treplay_run(&r, p, &c), SIM_EXIT_OK);
+	assert_int_equal(r.t.pcapng, 1);
+	assert_int_equal(r.t.first_ns, t0);
+	assert_int_equal(r.t.last_ns, t0 + 4444);
+	const struct sim_flow *fl = tflow(&r.t, "10.0.0.1", "10.0.0.2", 0x77);
+	assert_non_null(fl);
+	assert_int_equal(fl->local_qpn, 0x55); /* paired by the ACK */
+	assert_int_equal(fl->method, SIM_QPN_ACK);
+	assert_int_equal(fl->tx_pkts, 2);
+	assert_int_equal(fl->last_ns - fl->first_ns, 4444);
+	check_measured(&r);
+	treplay_free(&r);
+
+	/* Linux cooked capture (v1) in pcapng */
+	snprintf(p, sizeof p, "%s/sll.pcapng", dir);
+	fp = pcapng_open(p, 113);
+	struct tframe sf;
+	sf.n = 0;
+	uint8_t sll[16] = {0, 4, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00};
+	tf_put(&sf, sll, 16);
+	tf_put(&sf, f.b + 14, f.n - 14);
+	pcapng_epb(fp, t0, sf.b, sf.n);
+	fclose(fp);
+	assert_int_equal(treplay_run(&r, p, &c), SIM_EXIT_OK);
+	assert_int_equal(r.t.cnt.roce, 1);
+	assert_int_equal(r.t.flows[0].tx_bytes, f.n); /* counted as the Ethernet frame */
+	treplay_free(&r);
+
+	/* raw IPv4 (LINKTYPE_RAW 101) in classic pcap, microsecond timestamps */
+	snprintf(p, sizeof p, "%s/raw.pcap", dir);
+	struct tpcap w;
+	tpcap_open(&w, p, 0xA1B2C3D4u, 65535, 101);
+	uint32_t h[4] = {1700000000u, 17u, f.n - 14, f.n - 14};
+	fwrite(h, 4, 4, w.f);
+	fwrite(f.b + 14, f.n - 14, 1, w.f);
+	tpcap_close(&w);
+	assert_int_equal(treplay_run(&r, p, &c), SIM_EXIT_OK);
+	assert_int_equal(r.t.cnt.roce, 1);
+	assert_int_equal(r.t.file_nsec, 0);
+	assert_int_equal(r.t.first_ns, 1700000000000017000ull); /* 17 us */
+	treplay_free(&r);
+	tmpdir_remove(dir);
+}
+
 /* ---- bad input ---- */
 static void expect_bad(const char *path, int want, const char *msg_part)
 {
@@ -692,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_event_bytes_and_clipping),
 		cmocka_unit_test(test_payload_mode),
 		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_pcapng_and_link_types),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_malformed_packets),
 		cmocka_unit_test(test_timestamps_backwards),
