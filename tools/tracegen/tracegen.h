@@ -13,7 +13,10 @@
  * message is ready when the data it forwards has arrived (ring and tree
  * steps) and its clear-to-send has come back. ACKs and clear-to-sends are
  * small and take no link time in the model. Everything is a function of
- * the configuration and the seed (QPNs, PSNs). See tools/tracegen/README.md. */
+ * the configuration and the seed (QPNs, PSNs). See tools/tracegen/README.md.
+ *
+ * tg_generate keeps its working state in static storage: one call at a time
+ * per process. */
 #ifndef PULSE_TRACEGEN_H
 #define PULSE_TRACEGEN_H
 
