@@ -3,9 +3,9 @@
  * when an epoch closes.
  *
  * The common case (a known flow, another event in its current epoch, sane
- * input) is a leaf with no stack frame: tx_fast. Everything else (new epoch,
- * new flow, clipped counter, late or bad event) falls back to tx_slow, which
- * does the whole job again with full checks. */
+ * input) runs inline in tx_fast. A new epoch and a new flow go to helpers
+ * that take over what tx_fast established; rare input (clipped counters,
+ * late or bad events, a shut gate) goes to tx_slow, which checks everything. */
 #include "fw_internal.h"
 
 /* Announces this thread in the current generation. This seq_cst exchange and
@@ -49,33 +49,6 @@ static inline uint32_t epoch_of(const struct pulse_fw *fw, uint32_t delta)
 	return (uint32_t)(((uint64_t)delta * fw->cfg.recip) >> fw->cfg.shift);
 }
 
-/* Returns 1 if it handled the event, 0 if tx_slow must. Changes nothing when
- * it returns 0. */
-static inline int tx_fast(struct pulse_fw *fw, uint32_t g, const struct pulse_tx_event *ev)
-{
-	uint32_t qpn = ev->qpn, units = ev->sent_32b;
-	/* Wider than 24 bits, zero or clipped byte count, gate shut. QPNs 0 and
-	 * 0xFFFFFF need no test here: no flow is ever created for them, so
-	 * their table entries stay 0 and tx_slow rejects them. */
-	if ((qpn >> PULSE_QPN_BITS) || units - 1u >= PULSE_SENT_UNITS_CLIPPED - 1u ||
-	    (g & FW_GEN_CLOSED))
-		return 0;
-	uint32_t side = FW_GEN_SIDE(g);
-	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
-	/* Consecutive events of one QP are ordered by the platform (DOCA
-	 * serialises a flow), which orders this load after the slot's creation. */
-	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
-	if (delta >= fw->cfg.max_delta || slot == 0)
-		return 0;
-	struct fw_side *s = &fw->flows[slot - 1u].side[side];
-	uint32_t sum = atomic_load_explicit(&s->open_units, memory_order_relaxed) + units;
-	if (epoch_of(fw, delta) != s->open_epoch || sum > PULSE_MB_REC_MAX_UNITS)
-		return 0;
-	atomic_store_explicit(&s->open_units, sum, memory_order_relaxed);
-	side_count_event(s, ev);
-	return 1;
-}
-
 static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_event *ev)
 {
 	/* The 16-bit counter saturated: estimate from packets, never below
@@ -84,10 +57,25 @@ static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_e
 	return est < PULSE_SENT_UNITS_CLIPPED ? PULSE_SENT_UNITS_CLIPPED : est;
 }
 
+/* Adds units to the open record, closing full records on the way: the
+ * epoch continues in another record (advance 0), so a count never overflows
+ * its 24 bits. Only clipped estimates or line rate on long epochs get here. */
+static __attribute__((noinline)) void side_fill(struct pulse_fw *fw, struct fw_thread *t,
+					       struct fw_side *s, uint32_t open, uint32_t units)
+{
+	while (units > PULSE_MB_REC_MAX_UNITS - open) {
+		atomic_store_explicit(&s->open_units, PULSE_MB_REC_MAX_UNITS, memory_order_relaxed);
+		fw_side_flush(fw, t->ctr, s);
+		units -= PULSE_MB_REC_MAX_UNITS - open;
+		open = 0;
+	}
+	atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
+}
+
 /* Adds units in `epoch` to a side: a new epoch, a reordered event, or a full
  * open record. */
-static void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s, uint32_t epoch,
-		     uint32_t units)
+static inline void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s,
+			    uint32_t epoch, uint32_t units)
 {
 	uint32_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
 	if (epoch < s->open_epoch) {
@@ -101,15 +89,10 @@ static void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s
 		s->open_epoch = epoch;
 		open = 0;
 	}
-	while (units > PULSE_MB_REC_MAX_UNITS - open) {
-		/* A full record is closed and the epoch continues in another
-		 * record (advance 0): a count never overflows its 24 bits. */
-		atomic_store_explicit(&s->open_units, PULSE_MB_REC_MAX_UNITS, memory_order_relaxed);
-		fw_side_flush(fw, t->ctr, s);
-		units -= PULSE_MB_REC_MAX_UNITS - open;
-		open = 0;
-	}
-	atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
+	if (__builtin_expect(units > PULSE_MB_REC_MAX_UNITS - open, 0))
+		side_fill(fw, t, s, open, units);
+	else
+		atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
 }
 
 static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
@@ -160,6 +143,92 @@ static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thr
 	side_count_event(s, ev);
 }
 
+/* A known flow whose event opens a new epoch, comes out of order, or fills
+ * its open record. Everything the fast path checked still holds. */
+static inline void tx_known_flow(struct pulse_fw *fw, struct fw_thread *t,
+						   struct fw_side *s, uint32_t epoch,
+						   const struct pulse_tx_event *ev)
+{
+	side_add(fw, t, s, epoch, ev->sent_32b);
+	side_count_event(s, ev);
+}
+
+/* The first event of a QP (or of a QP that aging released). */
+static inline void tx_new_flow(struct pulse_fw *fw, struct fw_thread *t,
+						 uint32_t side, uint32_t epoch,
+						 const struct pulse_tx_event *ev)
+{
+	if (ev->qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u) { /* 0 or 0xFFFFFF */
+		fw_ctr_add(&t->ctr[PULSE_STAT_DROP_BAD_QPN], 1);
+		return;
+	}
+	struct fw_flow *f = fw_flow_create(fw, t, ev->qpn);
+	if (!f)
+		return;
+	struct fw_side *s = &f->side[side];
+	side_add(fw, t, s, epoch, ev->sent_32b);
+	side_count_event(s, ev);
+}
+
+enum tx_next { TX_DONE, TX_KNOWN_FLOW, TX_NEW_FLOW, TX_SLOW };
+
+/* The common case (a known flow, another event in its current epoch, sane
+ * input), inline and without calls. Anything else is left untouched and
+ * named in the return value, for tx_rest. */
+static inline enum tx_next tx_fast(struct pulse_fw *fw, uint32_t g, const struct pulse_tx_event *ev,
+				    uint32_t *slot_out)
+{
+	uint32_t qpn = ev->qpn, units = ev->sent_32b;
+	/* Wider than 24 bits, zero or clipped byte count, gate shut. QPNs 0 and
+	 * 0xFFFFFF never get a flow, so their table entries stay 0 and
+	 * tx_new_flow rejects them. */
+	if ((qpn >> PULSE_QPN_BITS) || units - 1u >= PULSE_SENT_UNITS_CLIPPED - 1u ||
+	    (g & FW_GEN_CLOSED))
+		return TX_SLOW;
+	uint32_t side = FW_GEN_SIDE(g);
+	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
+	if (delta >= fw->cfg.max_delta)
+		return TX_SLOW; /* late, or out of range */
+	/* Consecutive events of one QP are ordered by the platform (DOCA
+	 * serialises a flow), which orders this load after the slot's creation. */
+	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
+	*slot_out = slot; /* tx_rest must not look again: aging may clear it */
+	if (slot == 0)
+		return TX_NEW_FLOW;
+	struct fw_side *s = &fw->flows[slot - 1u].side[side];
+	uint32_t sum = atomic_load_explicit(&s->open_units, memory_order_relaxed) + units;
+	if (epoch_of(fw, delta) != s->open_epoch || sum > PULSE_MB_REC_MAX_UNITS)
+		return TX_KNOWN_FLOW;
+	atomic_store_explicit(&s->open_units, sum, memory_order_relaxed);
+	side_count_event(s, ev);
+	return TX_DONE;
+}
+
+/* Finishes an event tx_fast did not, using what it established. */
+static inline void tx_rest(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
+			   const struct pulse_tx_event *ev, enum tx_next next, uint32_t slot)
+{
+	if (next == TX_SLOW) {
+		/* The gate may be shut: touch nothing of the configuration here. */
+		tx_slow(fw, t, g, ev);
+		return;
+	}
+	uint32_t side = FW_GEN_SIDE(g);
+	uint32_t epoch = epoch_of(fw, ev->ts_ns - fw->win_start_lo[side]);
+	if (next == TX_KNOWN_FLOW)
+		tx_known_flow(fw, t, &fw->flows[slot - 1u].side[side], epoch, ev);
+	else
+		tx_new_flow(fw, t, side, epoch, ev);
+}
+
+static __attribute__((noinline)) void tx_rest_leave(struct pulse_fw *fw, struct fw_thread *t,
+						    uint32_t g, const struct pulse_tx_event *ev,
+						    enum tx_next next, uint32_t slot)
+{
+	tx_rest(fw, t, g, ev, next, slot);
+	thread_leave(t);
+}
+
 static __attribute__((noinline)) void count_bad_thread(struct pulse_fw *fw)
 {
 	atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
@@ -174,25 +243,19 @@ static inline struct fw_thread *thread_state(struct pulse_fw *fw, uint32_t threa
 	return &fw->threads[thread];
 }
 
-static __attribute__((noinline)) void tx_slow_leave(struct pulse_fw *fw, struct fw_thread *t,
-						    uint32_t g, const struct pulse_tx_event *ev)
-{
-	tx_slow(fw, t, g, ev);
-	thread_leave(t);
-}
-
 void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev)
 {
 	struct fw_thread *t = thread_state(fw, thread);
 	if (!t)
 		return;
 	uint32_t g = thread_enter(fw, t);
-	if (__builtin_expect(tx_fast(fw, g, ev), 1)) {
+	uint32_t slot = 0;
+	enum tx_next next = tx_fast(fw, g, ev, &slot);
+	if (__builtin_expect(next == TX_DONE, 1)) {
 		thread_leave(t);
 		return;
 	}
-	/* a tail call, so the fast path needs no stack frame */
-	tx_slow_leave(fw, t, g, ev);
+	tx_rest_leave(fw, t, g, ev, next, slot); /* a tail call: the fast path keeps no frame */
 }
 
 void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
@@ -207,8 +270,11 @@ void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pul
 		return;
 	}
 	uint32_t g = thread_enter(fw, t);
-	for (uint32_t i = 0; i < n; i++)
-		if (!tx_fast(fw, g, &evs[i]))
-			tx_slow(fw, t, g, &evs[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = 0;
+		enum tx_next next = tx_fast(fw, g, &evs[i], &slot);
+		if (next != TX_DONE)
+			tx_rest(fw, t, g, &evs[i], next, slot);
+	}
 	thread_leave(t);
 }

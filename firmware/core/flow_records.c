@@ -49,12 +49,11 @@ static void side_append(struct pulse_fw *fw, struct fw_side *s, uint32_t *spare,
 	s->nrec++;
 }
 
-bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s)
+/* The general case: a skip record is needed, or a new block, or the pool is
+ * empty. */
+static __attribute__((noinline)) bool side_flush_slow(struct pulse_fw *fw, _Atomic uint64_t *ctr,
+						      struct fw_side *s, uint32_t open_units)
 {
-	uint32_t open_units = atomic_load_explicit(&s->open_units, memory_order_relaxed);
-	if (open_units == 0)
-		return true;
-	fw_ctr_add(&s->units, open_units);
 	uint32_t advance = s->open_epoch - s->last_epoch;
 	uint32_t need = advance > PULSE_MB_REC_MAX_ADVANCE ? 2u : 1u;
 	uint32_t room = s->tail == FW_NONE ? 0u : PULSE_FW_RECORDS_PER_BLOCK - s->tail_fill;
@@ -75,6 +74,25 @@ bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s
 		advance = 0;
 	}
 	side_append(fw, s, &spare, pulse_mb_rec_make(advance, open_units));
+	s->last_epoch = s->open_epoch;
+	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
+	return true;
+}
+
+bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s)
+{
+	uint32_t open_units = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	if (open_units == 0)
+		return true;
+	fw_ctr_add(&s->units, open_units);
+	uint32_t advance = s->open_epoch - s->last_epoch;
+	if (__builtin_expect(advance > PULSE_MB_REC_MAX_ADVANCE || s->tail == FW_NONE ||
+				     s->tail_fill == PULSE_FW_RECORDS_PER_BLOCK,
+			     0))
+		return side_flush_slow(fw, ctr, s, open_units);
+	/* The common case: one record into the current block. */
+	fw_block_recs(fw, s->tail)[s->tail_fill++] = pulse_mb_rec_make(advance, open_units);
+	s->nrec++;
 	s->last_epoch = s->open_epoch;
 	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
 	return true;

@@ -13,16 +13,10 @@ struct fw_flow *fw_flow_create(struct pulse_fw *fw, struct fw_thread *t, uint32_
 	}
 	struct fw_flow *f = &fw->flows[i];
 	f->qpn = qpn; /* sides are already clear: fw_flow_free left them so */
-	uint16_t expected = 0;
-	if (!atomic_compare_exchange_strong_explicit(&fw->qpn_table[qpn], &expected,
-						     (uint16_t)(i + 1u), memory_order_release,
-						     memory_order_acquire)) {
-		/* Another thread published this QPN first. DOCA serialises a flow's
-		 * events, so this only happens if the platform breaks that promise;
-		 * share the winner's slot rather than lose the event. */
-		fw_stack_push(&fw->free_flows, i);
-		return &fw->flows[expected - 1u];
-	}
+	/* A plain release store publishes the slot: DOCA never runs two events
+	 * of one QP at once, so nobody else can be publishing this QPN (a
+	 * 16-bit compare-and-swap would be a library call on rv64imac). */
+	atomic_store_explicit(&fw->qpn_table[qpn], (uint16_t)(i + 1u), memory_order_release);
 	atomic_fetch_add_explicit(&fw->flows_in_use, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&fw->flows_published, 1, memory_order_relaxed);
 	atomic_store_explicit(&f->state, FLOW_ACTIVE, memory_order_release);
