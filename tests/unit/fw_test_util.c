@@ -484,3 +484,14 @@ void ft_poll_upload(struct ft_fw *f, uint32_t now, uint16_t flags, struct ft_upl
 	assert_int_equal(ft_poll(f, now, flags, 0x0123456789abcdefull, &u->poll), PULSE_MB_OK);
 	ft_read_upload(f, now, u);
 }
+
+struct pulse_mb_config ft_config(uint32_t epoch_ns, uint32_t window_ns, uint16_t page_bytes)
+{
+	struct pulse_mb_config c = {.epoch_ns = epoch_ns,
+				    .window_ns = window_ns,
+				    .page_bytes = page_bytes,
+				    .clip_units_per_pkt = 0,
+				    .flow_limit = 0,
+				    .pool_limit = 0};
+	return c;
+}

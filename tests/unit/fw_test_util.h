@@ -60,6 +60,8 @@ struct ft_fw {
 
 /* Limits for small, fast tests. */
 struct pulse_fw_limits ft_limits(uint32_t max_flows, uint32_t pool_blocks, uint32_t max_threads);
+/* A CONFIGURE body with these three settings and defaults for the rest. */
+struct pulse_mb_config ft_config(uint32_t epoch_ns, uint32_t window_ns, uint16_t page_bytes);
 /* Allocates and initialises; fails the test on error. The memory is filled
  * with garbage first, so init must lay everything out itself. */
 struct ft_fw *ft_fw_new(const struct pulse_fw_limits *lim, uint32_t now_ns);

@@ -59,16 +59,6 @@ static void check_upload(struct exp *x, struct ft_upload *u, const char *what)
 	assert_int_equal((uint32_t)u->poll.window_start_ns, x->start);
 }
 
-static struct pulse_mb_config cfg(uint32_t epoch_ns, uint32_t window_ns, uint16_t page_bytes)
-{
-	struct pulse_mb_config c = {.epoch_ns = epoch_ns,
-				    .window_ns = window_ns,
-				    .page_bytes = page_bytes,
-				    .clip_units_per_pkt = 0,
-				    .flow_limit = 0,
-				    .pool_limit = 0};
-	return c;
-}
 
 /* Several QPNs, several epochs, gaps, and one flow that spans many pages of
  * 256 bytes; events interleaved in time over 4 threads. */
@@ -78,7 +68,7 @@ static void test_exact_accounting_many_pages(void **state)
 	const uint32_t S = 1000003u;
 	struct pulse_fw_limits lim = ft_limits(64, 8192, 4);
 	struct ft_fw *f = ft_fw_new(&lim, 5u);
-	struct pulse_mb_config c = cfg(32000, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(32000, 1000000000u, 256);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 
 	static const uint32_t qpns[] = {1, 0x10, 0x123456, 0xFFFFFE, 0x800000, 0x7FFFFF};
@@ -150,7 +140,7 @@ static void test_timestamp_wrap(void **state)
 	uint32_t S = 0xFFFFFFFFu - 1500000000u; /* wraps 1.5 s into the first window */
 	struct pulse_fw_limits lim = ft_limits(32, 8192, 2);
 	struct ft_fw *f = ft_fw_new(&lim, S - 77u);
-	struct pulse_mb_config c = cfg(32000, 2000000000u, 4096);
+	struct pulse_mb_config c = ft_config(32000, 2000000000u, 4096);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct exp x;
 	exp_init(&x, f, S, 32000);
@@ -209,7 +199,7 @@ static void run_boundaries(uint32_t E, uint32_t S)
 {
 	struct pulse_fw_limits lim = ft_limits(16, 1024, 1);
 	struct ft_fw *f = ft_fw_new(&lim, S - 1000u);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 1024);
 	struct pulse_mb_hello h;
 	assert_int_equal(ft_configure(f, S, &c, &h), PULSE_MB_OK);
 	assert_int_equal(h.epoch_ns, E);
@@ -261,7 +251,7 @@ static void test_epoch_gaps(void **state)
 	const uint32_t E = 8000, S = 77u;
 	struct pulse_fw_limits lim = ft_limits(8, 1024, 1);
 	struct ft_fw *f = ft_fw_new(&lim, 0);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 256);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct exp x;
 	exp_init(&x, f, S, E);
@@ -288,7 +278,7 @@ static void test_line_rate_800g_no_overflow(void **state)
 	const uint32_t E = 1024000, S = 5000u;
 	struct pulse_fw_limits lim = ft_limits(8, 1024, 4);
 	struct ft_fw *f = ft_fw_new(&lim, 0);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 1024);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct exp x;
 	exp_init(&x, f, S, E);
@@ -340,7 +330,7 @@ static void test_clipped_events(void **state)
 
 	/* configured factor; then 0 keeps it */
 	uint32_t S2 = S + 100 * E;
-	struct pulse_mb_config c = cfg(E, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 1024);
 	c.clip_units_per_pkt = 200;
 	struct pulse_mb_hello h;
 	assert_int_equal(ft_configure(f, S2, &c, &h), PULSE_MB_OK);
@@ -368,7 +358,7 @@ static void test_epoch_beyond_24bit_record(void **state)
 	const uint32_t E = 1024000, S = 0;
 	struct pulse_fw_limits lim = ft_limits(8, 1024, 1);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 1024);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	/* 3 clipped events of 65535 pkts: 3 x 8,519,550 = 25,558,650 units */
 	for (int i = 0; i < 3; i++)
@@ -404,7 +394,7 @@ static void test_many_windows_random(void **state)
 	uint32_t S = 0xF0000000u;
 	struct pulse_fw_limits lim = ft_limits(512, 16384, 4);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(10000, 50000000u, 512); /* 10 us epochs, 50 ms */
+	struct pulse_mb_config c = ft_config(10000, 50000000u, 512); /* 10 us epochs, 50 ms */
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct exp x;
 	exp_init(&x, f, S, 10000);
@@ -462,7 +452,7 @@ static void test_epoch_index_random_lengths(void **state)
 		else
 			E = PULSE_EPOCH_NS_MIN +
 			    (uint32_t)(ft_rand(&rng) % (PULSE_EPOCH_NS_MAX - PULSE_EPOCH_NS_MIN + 1));
-		struct pulse_mb_config c = cfg(E, W, 1024);
+		struct pulse_mb_config c = ft_config(E, W, 1024);
 		assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 		struct exp x;
 		exp_init(&x, f, S, E);
@@ -498,7 +488,7 @@ static void test_dense_maximal_window(void **state)
 	const uint32_t E = 8000, W = 2000000000u, S = 4000000000u;
 	struct pulse_fw_limits lim = ft_limits(4, 9000, 1);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(E, W, 65535);
+	struct pulse_mb_config c = ft_config(E, W, 65535);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct exp x;
 	exp_init(&x, f, S, E);

@@ -15,16 +15,6 @@
 
 #define E32 32000u
 
-static struct pulse_mb_config cfg(uint32_t epoch_ns, uint32_t window_ns, uint16_t page_bytes)
-{
-	struct pulse_mb_config c = {.epoch_ns = epoch_ns,
-				    .window_ns = window_ns,
-				    .page_bytes = page_bytes,
-				    .clip_units_per_pkt = 0,
-				    .flow_limit = 0,
-				    .pool_limit = 0};
-	return c;
-}
 
 static void expect_map(struct ft_upload *u, struct ft_map *want, const char *what)
 {
@@ -259,7 +249,7 @@ static void test_pool_exhaustion(void **state)
 	const uint32_t S = 0, E = 8000;
 	struct pulse_fw_limits lim = ft_limits(8, 6, 2); /* 6 x 31 = 186 records */
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 256);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct ft_map want;
 	ft_map_init(&want);
@@ -338,7 +328,7 @@ static void test_pool_limit_config(void **state)
 	const uint32_t S = 0, E = 8000;
 	struct pulse_fw_limits lim = ft_limits(8, 100, 1);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 256);
 	c.pool_limit = 2;
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	assert_int_equal(ft_stat(f, PULSE_STAT_POOL_BLOCKS), 2);
@@ -383,7 +373,7 @@ static void test_slot_exhaustion(void **state)
 	ft_upload_free(&u);
 
 	/* flow_limit 2 of the 4 slots */
-	struct pulse_mb_config c = cfg(E32, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(E32, 1000000000u, 1024);
 	c.flow_limit = 2;
 	struct pulse_mb_hello h;
 	const uint32_t S2 = S + 10 * E32;
@@ -413,7 +403,7 @@ static void test_max_flows_65535(void **state)
 	const uint32_t S = 0;
 	struct pulse_fw_limits lim = ft_limits(PULSE_FW_MAX_FLOWS, 70000, 4);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(E32, 1000000000u, 60000);
+	struct pulse_mb_config c = ft_config(E32, 1000000000u, 60000);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	struct ft_map want;
 	ft_map_init(&want);
@@ -470,7 +460,7 @@ static void test_clipped_estimate_above_24_bits(void **state)
 	const uint32_t S = 0;
 	struct pulse_fw_limits lim = ft_limits(8, 64, 1);
 	struct ft_fw *f = ft_fw_new(&lim, S);
-	struct pulse_mb_config c = cfg(1024000, 1000000000u, 1024);
+	struct pulse_mb_config c = ft_config(1024000, 1000000000u, 1024);
 	c.clip_units_per_pkt = 300;
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	ft_ev(f, 12, 0xFFFF, 60000, S + 5);

@@ -16,16 +16,6 @@
 
 #define E32 32000u
 
-static struct pulse_mb_config cfg(uint32_t epoch_ns, uint32_t window_ns, uint16_t page_bytes)
-{
-	struct pulse_mb_config c = {.epoch_ns = epoch_ns,
-				    .window_ns = window_ns,
-				    .page_bytes = page_bytes,
-				    .clip_units_per_pkt = 0,
-				    .flow_limit = 0,
-				    .pool_limit = 0};
-	return c;
-}
 
 static struct ft_fw *small_fw(uint32_t now)
 {
@@ -127,16 +117,16 @@ static void test_configure_range_errors(void **state)
 	(void)state;
 	const uint32_t S = 1000;
 	struct ft_fw *f = small_fw(S);
-	struct pulse_mb_config good = cfg(16000, 100000000, 512);
+	struct pulse_mb_config good = ft_config(16000, 100000000, 512);
 	struct pulse_mb_hello before, h;
 	assert_int_equal(ft_configure(f, S, &good, &before), PULSE_MB_OK);
 	ft_ev(f, 0x31, 77, 1, S + 3 * 16000 + 1);
 	struct pulse_mb_config bad[] = {
-		cfg(7999, 100000000, 512),      cfg(1024001, 100000000, 512),
-		cfg(0, 100000000, 512),         cfg(0xFFFFFFFF, 100000000, 512),
-		cfg(16000, 999999, 512),        cfg(16000, 2000000001u, 512),
-		cfg(16000, 0, 512),             cfg(16000, 100000000, 255),
-		cfg(16000, 100000000, 0),
+		ft_config(7999, 100000000, 512),      ft_config(1024001, 100000000, 512),
+		ft_config(0, 100000000, 512),         ft_config(0xFFFFFFFF, 100000000, 512),
+		ft_config(16000, 999999, 512),        ft_config(16000, 2000000001u, 512),
+		ft_config(16000, 0, 512),             ft_config(16000, 100000000, 255),
+		ft_config(16000, 100000000, 0),
 	};
 	uint64_t bad_before = ft_stat(f, PULSE_STAT_BAD_REQUESTS);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -349,7 +339,7 @@ static void test_poll_busy_then_force(void **state)
 	(void)state;
 	const uint32_t S = 2000;
 	struct ft_fw *f = small_fw(S);
-	struct pulse_mb_config c = cfg(8000, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(8000, 1000000000u, 256);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	fill_pages(f, S, 200, 8000);
 	const uint32_t T1 = S + 300 * 8000;
@@ -399,7 +389,7 @@ static void test_page_order_and_repeat(void **state)
 	(void)state;
 	const uint32_t S = 3000, E = 8000;
 	struct ft_fw *f = small_fw(S);
-	struct pulse_mb_config c = cfg(E, 1000000000u, 256);
+	struct pulse_mb_config c = ft_config(E, 1000000000u, 256);
 	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
 	fill_pages(f, S, 300, E);
 	const uint32_t T = S + 400 * E;
@@ -525,7 +515,7 @@ static void test_reset_and_configure_clear_state(void **state)
 	/* CONFIGURE does the same, with the new epoch */
 	const uint32_t C = R + 30 * E32;
 	ft_ev(f, 3, 1, 1, C - 5);
-	struct pulse_mb_config c = cfg(10000, 500000000, 512);
+	struct pulse_mb_config c = ft_config(10000, 500000000, 512);
 	assert_int_equal(ft_configure(f, C, &c, NULL), PULSE_MB_OK);
 	assert_int_equal(ft_stat(f, PULSE_STAT_FLOWS_ACTIVE), 0);
 	assert_int_equal(ft_stat(f, PULSE_STAT_POOL_USED), 0);
