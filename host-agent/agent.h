@@ -1,0 +1,231 @@
+/* pulse-host-agent: the host's collection daemon. Internal interfaces
+ * between its files, one file per responsibility:
+ *   options.c    command line
+ *   log.c        one line per event on the log (stderr or --log FILE)
+ *   nic.c        one NIC: transport, handshake, poll, gap detection
+ *   clock_sync.c NIC clock -> host CLOCK_REALTIME with an error bound
+ *   retention.c  bounded ring of recent windows (--retain, --retain-mem)
+ *   dump.c       the ring as epochs.csv / epochs.json (run_trace --out schema)
+ *   jsonl.c      per-poll per-QP summaries as JSON lines (--out)
+ *   metrics.c    OpenMetrics endpoint (libmicrohttpd)
+ *   daemon.c     signals, lock files, the control socket
+ *   loop.c       the poll scheduler
+ *   main.c       wiring
+ * Hosted C11 + POSIX. */
+#ifndef PULSE_HOST_AGENT_H
+#define PULSE_HOST_AGENT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pulse/nic_client.h"
+#include "pulse/transport_doca.h"
+#include "pulse/transport_unix.h"
+
+#define AGENT_MAX_NICS 16
+#define AGENT_NAME_MAX 128
+
+/* ---- options.c ---- */
+enum nic_kind { NIC_SIM, NIC_DOCA };
+
+struct agent_opts {
+	int nnics;
+	enum nic_kind kind[AGENT_MAX_NICS];
+	const char *target[AGENT_MAX_NICS]; /* socket path or IB device name */
+	uint64_t poll_ns;
+	uint32_t epoch_ns;
+	uint32_t page_bytes;
+	uint32_t timeout_ms;       /* per exchange */
+	const char *out_path;      /* JSON lines; NULL or "-": stdout */
+	const char *log_path;      /* NULL: stderr */
+	uint64_t retain_ns;
+	uint64_t retain_mem;
+	const char *dump_path;     /* SIGUSR1 target directory */
+	const char *control_path;  /* command socket */
+	const char *metrics_listen;/* "ADDR:PORT" */
+	const char *lock_dir;
+	uint64_t exit_after_ns;    /* 0: run until signalled */
+	uint64_t max_polls;        /* 0: unlimited */
+	int quiet_windows;         /* no JSON lines (benchmarks) */
+};
+
+/* Returns 0 to run, 1 when --help was printed (exit 0), 2 on bad usage
+ * (message already printed). */
+int agent_parse_options(struct agent_opts *o, int argc, char **argv);
+/* "500ms", "1s", "2s", "32us", "1.5s"; bare numbers use default_unit_ns. */
+int agent_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out);
+/* "256M", "1G", "4096", "64K". */
+int agent_parse_size(const char *s, uint64_t *out);
+
+/* ---- log.c ---- */
+int agent_log_open(const char *path); /* NULL: stderr. 0 or -1 */
+int agent_log_reopen(void);
+void agent_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define LOGI(...) agent_log("info", __VA_ARGS__)
+#define LOGW(...) agent_log("warn", __VA_ARGS__)
+#define LOGE(...) agent_log("error", __VA_ARGS__)
+
+uint64_t agent_realtime_ns(void);
+uint64_t agent_mono_ns(void);
+
+/* ---- clock_sync.c ---- */
+struct clock_sync {
+	int valid;
+	int64_t offset_ns;   /* host CLOCK_REALTIME = NIC ns + offset */
+	uint64_t err_ns;     /* half the round trip of the POLL that set it */
+	uint64_t max_err_ns; /* worst error seen */
+	uint64_t samples;
+};
+/* Takes one POLL exchange: host send/receive times and the NIC's time at the
+ * poll (the window end). The NIC time is taken as the midpoint. */
+void clock_sync_update(struct clock_sync *cs, uint64_t host_send_ns, uint64_t host_recv_ns,
+		       uint64_t nic_ns);
+uint64_t clock_sync_to_host(const struct clock_sync *cs, uint64_t nic_ns);
+
+/* ---- nic.c ---- */
+enum gap_flag {
+	GAP_NONE = 0,
+	GAP_PAGES = 1 << 0,     /* pages of this window missing */
+	GAP_SEQ = 1 << 1,       /* windows between the last one and this never arrived */
+	GAP_RESTART = 1 << 2,   /* the NIC agent restarted (or was reconfigured): data lost */
+	GAP_DOWN = 1 << 3,      /* the NIC was unreachable since the last window */
+	GAP_ABANDONED = 1 << 4, /* the firmware abandoned our previous upload */
+};
+
+enum err_cause {
+	ERR_TRANSPORT, ERR_VERSION, ERR_SHORT, ERR_REPEAT, ERR_COUNT_CHANGED, ERR_WINDOW,
+	ERR_STATUS, ERR_COUNT
+};
+extern const char *const agent_err_names[ERR_COUNT];
+
+struct agent_nic {
+	char name[AGENT_NAME_MAX];   /* "sim:/path" or "mlx5_0" */
+	enum nic_kind kind;
+	const char *target;
+	struct pulse_unix_client uc;
+	struct pulse_doca *doca;
+	struct pulse_nic_client cl;
+	int client_ok;
+	struct pulse_window w;
+	int lock_fd;
+
+	int up;                /* handshake done and the last exchange worked */
+	int ever_up;
+	uint64_t instance_id;
+	int have_instance;
+	int expect_restart;    /* we configured: the next window says RESTARTED */
+	int have_seq;
+	uint32_t last_seq;
+	uint64_t last_nic_end;
+	uint64_t last_host_end;
+	unsigned pending_gap;  /* gap flags for the next window */
+	uint64_t down_attempts;
+	struct clock_sync cs;
+	struct pulse_mb_hello hello;
+
+	/* counters (read by metrics under the agent lock) */
+	uint64_t polls, poll_failures, windows, windows_incomplete, upload_bytes,
+		upload_exchanges, slow_uploads, handshakes, restarts, gaps_total;
+	uint64_t gaps[5];      /* by gap flag bit */
+	uint64_t errs[ERR_COUNT];
+	uint64_t windows_missed; /* windows lost to sequence gaps */
+	double last_poll_s, max_poll_s, poll_s_sum;
+	double last_upload_s;
+	uint64_t fw_stats[PULSE_STAT_COUNT];
+	int have_fw_stats;
+	uint32_t last_flows;
+};
+
+struct agent;
+int nic_open(struct agent *a, struct agent_nic *n, enum nic_kind kind, const char *target,
+	     char *err, size_t errlen);
+void nic_close(struct agent_nic *n);
+/* One poll period's work for one NIC: handshake if needed, POLL, drain,
+ * STATS, outputs. Never blocks longer than a few exchange timeouts. */
+void nic_cycle(struct agent *a, struct agent_nic *n);
+
+/* ---- retention.c ---- */
+struct ret_flow {
+	uint32_t qpn;
+	uint32_t count;
+	uint64_t total_bytes;
+	uint32_t *epoch;
+	uint64_t *bytes;
+};
+struct ret_window {
+	uint16_t nic;            /* index into agent.nics */
+	uint16_t poll_flags;
+	uint32_t window_seq;
+	uint32_t epoch_ns;
+	uint32_t pages_missing;
+	uint32_t flows_aged;
+	uint32_t gap;            /* enum gap_flag bits */
+	int complete;
+	uint64_t nic_start_ns, nic_end_ns, host_send_ns, host_recv_ns;
+	uint64_t host_start_ns, host_end_ns, clock_err_ns;
+	uint32_t nflows;
+	size_t mem;              /* bytes this entry holds */
+	struct ret_flow *flows;
+};
+struct retention {
+	uint64_t retain_ns;
+	uint64_t cap_bytes;
+	struct ret_window **ring;
+	uint32_t cap, head, count;
+	uint64_t mem;
+	uint64_t stored, expired, dropped_cap, dropped_oversize;
+};
+int retention_init(struct retention *r, uint64_t retain_ns, uint64_t cap_bytes);
+void retention_free(struct retention *r);
+/* Copies the window in; evicts by age (host_end older than now - retain) and
+ * by the memory cap (oldest first, counted). Returns 0, or -1 if dropped. */
+int retention_add(struct retention *r, uint16_t nic, const struct pulse_window *w,
+		  const struct clock_sync *cs, uint32_t gap, uint64_t now_ns);
+void retention_expire(struct retention *r, uint64_t now_ns);
+const struct ret_window *retention_get(const struct retention *r, uint32_t i); /* oldest first */
+
+/* ---- dump.c ---- */
+/* Writes DIR/epochs.csv and DIR/epochs.json (creating DIR). Returns the
+ * number of windows written, or -1 with err. */
+long agent_dump(const struct agent *a, const char *dir, char *err, size_t errlen);
+
+/* ---- jsonl.c ---- */
+int jsonl_open(const char *path); /* NULL or "-": stdout */
+int jsonl_reopen(void);
+void jsonl_close(void);
+void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,
+		  double poll_s);
+void jsonl_event(const struct agent_nic *n, const char *event, const char *detail);
+
+/* ---- metrics.c ---- */
+int metrics_start(struct agent *a, const char *listen, char *err, size_t errlen);
+void metrics_stop(void);
+/* The exposition text (malloc'd), for tests and the HTTP handler. Caller
+ * holds nothing; this takes the agent lock. */
+char *metrics_render(struct agent *a, size_t *len);
+
+/* ---- daemon.c ---- */
+extern volatile sig_atomic_t agent_sig_term, agent_sig_hup, agent_sig_usr1;
+int agent_signals_install(void);
+/* Exclusive lock for one NIC; returns the fd or -1 with err. */
+int agent_lock_nic(const char *lock_dir, const char *nic_name, char *err, size_t errlen);
+int control_start(struct agent *a, const char *path, char *err, size_t errlen);
+void control_stop(void);
+
+/* ---- loop.c ---- */
+int agent_run(struct agent *a);
+
+/* ---- the agent ---- */
+struct agent {
+	struct agent_opts opt;
+	int nnics;
+	struct agent_nic nics[AGENT_MAX_NICS];
+	struct retention ret;
+	pthread_mutex_t lock;       /* ring and counters vs metrics/control threads */
+	uint64_t start_realtime_ns;
+	uint64_t cycles, overruns, dumps, dump_failures;
+};
+
+#endif

@@ -1,0 +1,55 @@
+# host-agent/: pulse-host-agent, the per-host collection daemon, its tests
+# and benchmarks. See README.md ("pulse-host-agent") and BENCHMARKS.md.
+
+AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
+	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
+	host-agent/daemon.c host-agent/loop.c
+AGENT_LDLIBS := -lmicrohttpd $(HOST_LDLIBS)
+
+# The agent links the socket transport, the mailbox client and the DOCA
+# transport (the real one with the SDK, else the one that says it is absent).
+$(BUILD)/bin/pulse-host-agent: $(call objs,obj,$(AGENT_SRCS) host-agent/main.c $(DOCA_TRANSPORT_SRCS)) \
+		$(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a $(DOCA_HOST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter %.o %.a,$^) $(DOCA_HOST_LDLIBS) $(AGENT_LDLIBS)
+
+# ASan+UBSan build of the same program, which the tests run.
+$(BUILD)/tests/pulse-host-agent-asan: $(call objs,asan,$(AGENT_SRCS) host-agent/main.c \
+		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ $(AGENT_LDLIBS)
+
+ALL += $(BUILD)/bin/pulse-host-agent
+INSTALL_BINS += $(BUILD)/bin/pulse-host-agent
+
+# ---- tests ----
+# Unit tests: options, clock sync, retention ring, dump format, metrics text.
+$(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agent.c $(AGENT_SRCS) \
+		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
+# TEST_PROGS += $(BUILD)/tests/test_host_agent
+
+# A misbehaving simulated NIC for the end-to-end tests.
+$(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/lib/asan/libpulse_unix.a \
+		$(BUILD)/lib/asan/libpulse_host.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ $(HOST_LDLIBS)
+
+# End to end against run_trace --serve and bad_nic (shell; 77 skips).
+TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh
+test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
+	$(BUILD)/bin/pulse-run-trace
+
+# ---- benchmarks (BENCHMARKS.md, "pulse-host-agent") ----
+$(BUILD)/bench/bench_host_agent: $(call objs,obj,tests/host-agent/bench_host_agent.c $(AGENT_SRCS) \
+		mailbox/transport_doca_none.c) $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
+		$(BUILD)/lib/libpulse_fw.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(AGENT_LDLIBS)
+.PHONY: bench-host-agent
+bench-host-agent: $(BUILD)/bench/bench_host_agent $(BUILD)/bin/pulse-host-agent $(BUILD)/bin/pulse-run-trace
+	@echo "== pulse-host-agent ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	$(BUILD)/bench/bench_host_agent | tee $(BUILD)/bench/host-agent.md
+	tests/host-agent/bench_upload.sh | tee -a $(BUILD)/bench/host-agent.md
+BENCH_TARGETS += bench-host-agent

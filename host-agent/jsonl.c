@@ -1,0 +1,153 @@
+/* pulse-host-agent: JSON lines, one object per line, to --out or stdout.
+ *
+ *   {"type":"window", "nic", "t_ns" (host time written), "window_seq",
+ *    "host_start_ns", "host_end_ns" (window bounds in host CLOCK_REALTIME),
+ *    "clock_err_ns" (bound of that mapping), "nic_start_ns", "nic_end_ns",
+ *    "epoch_ns", "complete", "pages_missing", "gap" (flag names: pages, seq,
+ *    restart, down, abandoned; [] if none), "upload_bytes",
+ *    "upload_exchanges", "poll_ms", "flows",
+ *    "qps": [{"qpn", "bytes", "active_epochs", "peak_epoch_bytes",
+ *             "peak_gbps", "mean_gbps" (over active epochs),
+ *             "start_ns", "end_ns" (host time of the first active epoch's
+ *             start and the last one's end)}]}
+ *   {"type":"event", "nic", "t_ns", "event": up|down|restarted|gap, "detail"}
+ * A window with a gap lists the data it has; missing data is never zeros. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+
+static FILE *out_f;
+static const char *out_path;
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int jsonl_open(const char *path)
+{
+	out_path = path && strcmp(path, "-") ? path : NULL;
+	if (!out_path) {
+		out_f = stdout;
+		return 0;
+	}
+	out_f = fopen(out_path, "a");
+	if (!out_f) {
+		LOGE("--out %s: cannot open: %s", out_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int jsonl_reopen(void)
+{
+	if (!out_path)
+		return 0;
+	pthread_mutex_lock(&out_lock);
+	FILE *f = fopen(out_path, "a");
+	int e = errno;
+	if (f) {
+		fclose(out_f);
+		out_f = f;
+	}
+	pthread_mutex_unlock(&out_lock);
+	if (!f) {
+		LOGE("--out %s: cannot reopen: %s; still writing to the old file", out_path, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+void jsonl_close(void)
+{
+	pthread_mutex_lock(&out_lock);
+	if (out_f) {
+		fflush(out_f);
+		if (out_f != stdout)
+			fclose(out_f);
+	}
+	out_f = NULL;
+	pthread_mutex_unlock(&out_lock);
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static const char *const gap_names[5] = {"pages", "seq", "restart", "down", "abandoned"};
+
+void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,
+		  double poll_s)
+{
+	pthread_mutex_lock(&out_lock);
+	FILE *f = out_f;
+	if (!f) {
+		pthread_mutex_unlock(&out_lock);
+		return;
+	}
+	const struct clock_sync *cs = &n->cs;
+	fputs("{\"type\":\"window\",\"nic\":", f);
+	put_str(f, n->name);
+	fprintf(f, ",\"t_ns\":%" PRIu64 ",\"window_seq\":%u,\"host_start_ns\":%" PRIu64
+		   ",\"host_end_ns\":%" PRIu64 ",\"clock_err_ns\":%" PRIu64 ",\"nic_start_ns\":%" PRIu64
+		   ",\"nic_end_ns\":%" PRIu64 ",\"epoch_ns\":%u,\"complete\":%s,\"pages_missing\":%u,\"gap\":[",
+		agent_realtime_ns(), w->window_seq, clock_sync_to_host(cs, w->nic_start_ns),
+		clock_sync_to_host(cs, w->nic_end_ns), cs->err_ns, w->nic_start_ns, w->nic_end_ns,
+		w->epoch_ns, w->complete ? "true" : "false", w->pages_missing);
+	int first = 1;
+	for (int i = 0; i < 5; i++)
+		if (gap & (1u << i)) {
+			fprintf(f, "%s\"%s\"", first ? "" : ",", gap_names[i]);
+			first = 0;
+		}
+	fprintf(f, "],\"upload_bytes\":%u,\"upload_exchanges\":%u,\"poll_ms\":%.3f,\"flows\":%u,\"qps\":[",
+		w->upload_bytes, w->upload_exchanges, poll_s * 1e3, w->flow_count);
+	uint64_t start = clock_sync_to_host(cs, w->nic_start_ns);
+	for (uint32_t i = 0; i < w->flow_count; i++) {
+		const struct pulse_qp_series *s = &w->flows[i];
+		uint64_t peak = 0;
+		for (uint32_t k = 0; k < s->count; k++)
+			if (s->bytes[k] > peak)
+				peak = s->bytes[k];
+		double ep = w->epoch_ns ? (double)w->epoch_ns : 1;
+		double peak_gbps = (double)peak * 8 / ep;
+		double mean_gbps = s->count ? (double)s->total_bytes * 8 / (ep * s->count) : 0;
+		uint64_t s0 = s->count ? start + (uint64_t)s->epoch[0] * w->epoch_ns : 0;
+		uint64_t s1 = s->count ? start + ((uint64_t)s->epoch[s->count - 1] + 1) * w->epoch_ns : 0;
+		fprintf(f, "%s{\"qpn\":%u,\"bytes\":%" PRIu64 ",\"active_epochs\":%u,\"peak_epoch_bytes\":%" PRIu64
+			   ",\"peak_gbps\":%.4f,\"mean_gbps\":%.4f,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}",
+			i ? "," : "", s->qpn, s->total_bytes, s->count, peak, peak_gbps, mean_gbps, s0, s1);
+	}
+	fputs("]}\n", f);
+	fflush(f);
+	pthread_mutex_unlock(&out_lock);
+}
+
+void jsonl_event(const struct agent_nic *n, const char *event, const char *detail)
+{
+	pthread_mutex_lock(&out_lock);
+	FILE *f = out_f;
+	if (f) {
+		fputs("{\"type\":\"event\",\"nic\":", f);
+		put_str(f, n->name);
+		fprintf(f, ",\"t_ns\":%" PRIu64 ",\"event\":", agent_realtime_ns());
+		put_str(f, event);
+		fputs(",\"detail\":", f);
+		put_str(f, detail ? detail : "");
+		fputs("}\n", f);
+		fflush(f);
+	}
+	pthread_mutex_unlock(&out_lock);
+}

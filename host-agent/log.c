@@ -1,0 +1,92 @@
+/* pulse-host-agent: the log, one line per event, and the clocks. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+static FILE *log_f;
+static const char *log_path;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t agent_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t agent_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int agent_log_open(const char *path)
+{
+	log_path = path;
+	if (!path) {
+		log_f = stderr;
+		return 0;
+	}
+	log_f = fopen(path, "a");
+	if (!log_f) {
+		fprintf(stderr, "pulse-host-agent: --log %s: %s\n", path, strerror(errno));
+		log_f = stderr;
+		return -1;
+	}
+	setvbuf(log_f, NULL, _IOLBF, 0);
+	return 0;
+}
+
+int agent_log_reopen(void)
+{
+	if (!log_path)
+		return 0;
+	pthread_mutex_lock(&log_lock);
+	FILE *f = fopen(log_path, "a");
+	int rc = 0;
+	if (f) {
+		setvbuf(f, NULL, _IOLBF, 0);
+		if (log_f && log_f != stderr)
+			fclose(log_f);
+		log_f = f;
+	} else {
+		rc = -1;
+	}
+	pthread_mutex_unlock(&log_lock);
+	if (rc)
+		LOGE("cannot reopen log %s: %s; still writing to the old file", log_path,
+		     strerror(errno));
+	return rc;
+}
+
+void agent_log(const char *level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	uint64_t now = agent_realtime_ns();
+	time_t s = (time_t)(now / 1000000000u);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	char ts[32];
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	pthread_mutex_lock(&log_lock);
+	FILE *f = log_f ? log_f : stderr;
+	fprintf(f, "%s.%03uZ pulse-host-agent[%d] %s: %s\n", ts,
+		(unsigned)(now / 1000000u % 1000u), (int)getpid(), level, msg);
+	fflush(f);
+	pthread_mutex_unlock(&log_lock);
+}

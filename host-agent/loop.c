@@ -1,0 +1,96 @@
+/* pulse-host-agent: the poll scheduler.
+ *
+ * Poll k happens at start + k x period on CLOCK_MONOTONIC, slept to with
+ * clock_nanosleep(TIMER_ABSTIME): the time a poll takes, or a late wake-up,
+ * never shifts the later ones (no drift), and wall-clock steps (NTP) do not
+ * move the schedule. A cycle that overruns its period skips the slots it
+ * missed (counted as overruns) instead of polling back to back. Signals end
+ * the sleep at once (the handlers are installed without SA_RESTART) and are
+ * handled between cycles: SIGTERM/SIGINT stop, SIGHUP reopens the log and
+ * --out, SIGUSR1 dumps the retention ring to --dump-path. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <time.h>
+
+#include "agent.h"
+
+static void handle_signals(struct agent *a)
+{
+	if (agent_sig_hup) {
+		agent_sig_hup = 0;
+		agent_log_reopen();
+		jsonl_reopen();
+		LOGI("SIGHUP: log and output files reopened");
+	}
+	if (agent_sig_usr1) {
+		agent_sig_usr1 = 0;
+		if (!a->opt.dump_path) {
+			LOGW("SIGUSR1: no --dump-path given; nothing dumped");
+			return;
+		}
+		char err[300];
+		pthread_mutex_lock(&a->lock);
+		long n = agent_dump(a, a->opt.dump_path, err, sizeof err);
+		if (n < 0)
+			a->dump_failures++;
+		else
+			a->dumps++;
+		pthread_mutex_unlock(&a->lock);
+		if (n < 0)
+			LOGE("SIGUSR1: %s", err);
+		else
+			LOGI("SIGUSR1: dumped %ld windows to %s", n, a->opt.dump_path);
+	}
+}
+
+int agent_run(struct agent *a)
+{
+	const uint64_t period = a->opt.poll_ns;
+	const uint64_t start = agent_mono_ns();
+	uint64_t k = 0;
+	while (!agent_sig_term) {
+		for (int i = 0; i < a->nnics && !agent_sig_term; i++)
+			nic_cycle(a, &a->nics[i]);
+		pthread_mutex_lock(&a->lock);
+		a->cycles++;
+		retention_expire(&a->ret, agent_realtime_ns());
+		pthread_mutex_unlock(&a->lock);
+		handle_signals(a);
+		if (a->opt.max_polls && a->cycles > a->opt.max_polls)
+			break;
+		/* the next slot in the future */
+		uint64_t now = agent_mono_ns();
+		uint64_t next_k = k + 1;
+		if (start + next_k * period <= now) {
+			uint64_t late = (now - start) / period + 1;
+			pthread_mutex_lock(&a->lock);
+			a->overruns += late - next_k;
+			pthread_mutex_unlock(&a->lock);
+			LOGW("poll cycle overran: %llu period(s) skipped",
+			     (unsigned long long)(late - next_k));
+			next_k = late;
+		}
+		k = next_k;
+		uint64_t when = start + k * period;
+		if (a->opt.exit_after_ns && when - start > a->opt.exit_after_ns) {
+			/* sleep out the remaining time, then stop */
+			when = start + a->opt.exit_after_ns;
+			struct timespec ts = {.tv_sec = (time_t)(when / 1000000000u),
+					      .tv_nsec = (long)(when % 1000000000u)};
+			while (!agent_sig_term &&
+			       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				handle_signals(a);
+			break;
+		}
+		struct timespec ts = {.tv_sec = (time_t)(when / 1000000000u),
+				      .tv_nsec = (long)(when % 1000000000u)};
+		int rc;
+		while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR) {
+			if (agent_sig_term)
+				break;
+			handle_signals(a);
+		}
+	}
+	handle_signals(a);
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* pulse-host-agent: wiring. Parses options, opens every NIC (lock file,
+ * transport), starts the outputs, runs the scheduler until a signal, and
+ * shuts down in order: outputs flushed, threads joined, locks released. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+static struct agent agent; /* large; one per process */
+
+static int no_nic_message(void)
+{
+	fprintf(stderr,
+		"pulse-host-agent: no NIC to poll: give --device IBDEV for a BlueField-3 (DOCA PCC) or "
+		"--sim SOCKET for a simulated NIC.\n");
+	if (!pulse_doca_available())
+		fprintf(stderr, "This build has no DOCA SDK support, so only --sim works here.\n");
+	else
+		fprintf(stderr, "No DOCA device with PCC support was found on this host.\n");
+	fprintf(stderr,
+		"To run against the simulator (no hardware needed):\n"
+		"  sim/run_trace --serve /tmp/nic0.sock --loop tests/traces/ring.pcap &\n"
+		"  pulse-host-agent --sim /tmp/nic0.sock --poll 1s\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent *a = &agent;
+	int rc = agent_parse_options(&a->opt, argc, argv);
+	if (rc == 1)
+		return 0;
+	if (rc)
+		return 2;
+	static char devs[AGENT_MAX_NICS][64];
+	if (a->opt.nnics == 0) {
+		/* No NIC named: every DOCA device with PCC, when there are any. */
+		char err[200] = "";
+		int n = pulse_doca_available() ? pulse_doca_list_devices(devs, AGENT_MAX_NICS, err, sizeof err)
+					       : 0;
+		if (n <= 0)
+			return no_nic_message();
+		for (int i = 0; i < n && i < AGENT_MAX_NICS; i++) {
+			a->opt.kind[i] = NIC_DOCA;
+			a->opt.target[i] = devs[i];
+		}
+		a->opt.nnics = n < AGENT_MAX_NICS ? n : AGENT_MAX_NICS;
+	}
+	agent_log_open(a->opt.log_path);
+	pthread_mutex_init(&a->lock, NULL);
+	a->start_realtime_ns = agent_realtime_ns();
+	if (retention_init(&a->ret, a->opt.retain_ns, a->opt.retain_mem)) {
+		LOGE("out of memory");
+		return 1;
+	}
+	/* Signals go to the main thread only: block them while the helper
+	 * threads start (they inherit the mask), unblock after. */
+	sigset_t sigs, old;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	agent_signals_install();
+
+	int status = 0;
+	char err[600];
+	for (int i = 0; i < a->opt.nnics; i++) {
+		for (int j = 0; j < a->nnics; j++)
+			if (!strcmp(a->opt.target[i], a->nics[j].target)) {
+				LOGE("%s is given twice", a->opt.target[i]);
+				status = 2;
+				goto out;
+			}
+		if (nic_open(a, &a->nics[a->nnics], a->opt.kind[i], a->opt.target[i], err, sizeof err)) {
+			LOGE("%s", err);
+			nic_close(&a->nics[a->nnics]);
+			status = 1;
+			goto out;
+		}
+		a->nnics++;
+	}
+	if (jsonl_open(a->opt.out_path)) {
+		status = 1;
+		goto out;
+	}
+	if (a->opt.metrics_listen && metrics_start(a, a->opt.metrics_listen, err, sizeof err)) {
+		LOGE("%s", err);
+		status = 1;
+		goto out;
+	}
+	if (a->opt.control_path && control_start(a, a->opt.control_path, err, sizeof err)) {
+		LOGE("%s", err);
+		status = 1;
+		goto out;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	LOGI("started: %d NIC(s), poll %.3f s, epoch %u ns, exchange timeout %u ms, retain %.1f s "
+	     "within %llu bytes%s%s%s%s",
+	     a->nnics, (double)a->opt.poll_ns / 1e9, a->opt.epoch_ns, a->opt.timeout_ms,
+	     (double)a->opt.retain_ns / 1e9, (unsigned long long)a->opt.retain_mem,
+	     a->opt.metrics_listen ? ", metrics on " : "",
+	     a->opt.metrics_listen ? a->opt.metrics_listen : "",
+	     a->opt.control_path ? ", control socket " : "",
+	     a->opt.control_path ? a->opt.control_path : "");
+	agent_run(a);
+	LOGI("stopping%s: %llu cycles, %llu overruns, %u windows retained (%llu bytes, %llu dropped "
+	     "at the cap)",
+	     agent_sig_term ? " on signal" : "", (unsigned long long)a->cycles,
+	     (unsigned long long)a->overruns, a->ret.count, (unsigned long long)a->ret.mem,
+	     (unsigned long long)a->ret.dropped_cap);
+	for (int i = 0; i < a->nnics; i++) {
+		const struct agent_nic *n = &a->nics[i];
+		LOGI("%s: %llu polls, %llu windows (%llu incomplete), %llu gaps, %llu upload bytes, "
+		     "errors: transport %llu version %llu short %llu repeat %llu count_changed %llu "
+		     "window %llu status %llu",
+		     n->name, (unsigned long long)n->polls, (unsigned long long)n->windows,
+		     (unsigned long long)n->windows_incomplete, (unsigned long long)n->gaps_total,
+		     (unsigned long long)n->upload_bytes, (unsigned long long)n->errs[ERR_TRANSPORT],
+		     (unsigned long long)n->errs[ERR_VERSION], (unsigned long long)n->errs[ERR_SHORT],
+		     (unsigned long long)n->errs[ERR_REPEAT],
+		     (unsigned long long)n->errs[ERR_COUNT_CHANGED],
+		     (unsigned long long)n->errs[ERR_WINDOW], (unsigned long long)n->errs[ERR_STATUS]);
+	}
+out:
+	control_stop();
+	metrics_stop();
+	jsonl_close();
+	for (int i = 0; i < a->nnics; i++)
+		nic_close(&a->nics[i]);
+	retention_free(&a->ret);
+	return status;
+}

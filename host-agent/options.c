@@ -1,0 +1,232 @@
+/* pulse-host-agent: command line. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+static const char usage[] =
+"usage: pulse-host-agent (--sim SOCKET | --device IBDEV)... [options]\n"
+"\n"
+"Polls the Pulse NIC agent of each NIC every poll period, keeps the last\n"
+"seconds of per-QP microsecond epochs in memory, and exports summaries and\n"
+"its own health.\n"
+"\n"
+"NICs (repeatable, up to 16 in all):\n"
+"  --sim SOCKET        a simulated NIC served by `sim/run_trace --serve SOCKET FILE`\n"
+"  --device IBDEV      a BlueField-3 through DOCA PCC (e.g. mlx5_0); needs a build\n"
+"                      with the DOCA SDK (see docs/hardware.md)\n"
+"Polling:\n"
+"  --poll DUR          poll period, 1ms..2s (default 1s; e.g. 200ms, 500ms, 2s)\n"
+"  --epoch DUR         epoch length configured on the NIC, 8us..1024us (default 32us)\n"
+"  --page-bytes N      upload page size asked for, 256..65535 (default 4096)\n"
+"  --timeout DUR       limit for every mailbox exchange (default: a quarter of the\n"
+"                      poll period, at most 1s)\n"
+"Output:\n"
+"  --out FILE          JSON lines, one per poll per NIC (default: stdout; '-': stdout)\n"
+"  --log FILE          log file (default: stderr), one line per event\n"
+"  --metrics-listen ADDR:PORT  OpenMetrics endpoint, e.g. 127.0.0.1:9464 (GET /metrics)\n"
+"Retention:\n"
+"  --retain DUR        keep the last DUR of epochs (default 30s)\n"
+"  --retain-mem SIZE   hard memory cap of the retention ring (default 256M); the\n"
+"                      oldest windows are dropped first, and counted\n"
+"  --dump-path DIR     where SIGUSR1 dumps the ring (epochs.csv, epochs.json)\n"
+"  --control SOCKET    local command socket; commands: \"dump DIR\", \"stats\"\n"
+"Daemon:\n"
+"  --lock-dir DIR      lock files, one per NIC (default /run/pulse-host-agent)\n"
+"  --exit-after DUR    stop after DUR (tests, benchmarks)\n"
+"  --max-polls N       stop after N poll periods\n"
+"  --no-windows        write no JSON lines (benchmarks)\n"
+"  -h, --help\n"
+"\n"
+"Signals: SIGTERM/SIGINT stop cleanly (outputs flushed), SIGHUP reopens --log and\n"
+"--out, SIGUSR1 dumps the retained window to --dump-path.\n"
+"\n"
+"Without hardware, run against the simulator:\n"
+"  sim/run_trace --serve /tmp/nic0.sock --loop tests/traces/ring.pcap &\n"
+"  pulse-host-agent --sim /tmp/nic0.sock --poll 1s\n";
+
+int agent_parse_duration(const char *s, uint64_t unit, uint64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return -1;
+	double mul;
+	if (!*end)
+		mul = (double)unit;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "s"))
+		mul = 1e9;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		mul = 60e9;
+	else
+		return -1;
+	double ns = v * mul;
+	if (ns > 1e18)
+		return -1;
+	*out = (uint64_t)(ns + 0.5);
+	return 0;
+}
+
+int agent_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return -1;
+	double mul = 1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1024.0, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024.0 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024.0 * 1024 * 1024, end++;
+	if (*end == 'i')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || v * mul > 1e15)
+		return -1;
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "pulse-host-agent: %s %s: %s\n", opt, val, why);
+	return 2;
+}
+
+enum {
+	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
+	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN
+};
+
+int agent_parse_options(struct agent_opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"sim", required_argument, 0, O_SIM},
+		{"device", required_argument, 0, O_DEVICE},
+		{"poll", required_argument, 0, O_POLL},
+		{"epoch", required_argument, 0, O_EPOCH},
+		{"page-bytes", required_argument, 0, O_PAGE},
+		{"timeout", required_argument, 0, O_TIMEOUT},
+		{"out", required_argument, 0, O_OUT},
+		{"log", required_argument, 0, O_LOG},
+		{"metrics-listen", required_argument, 0, O_METRICS},
+		{"retain", required_argument, 0, O_RETAIN},
+		{"retain-mem", required_argument, 0, O_RETAIN_MEM},
+		{"dump-path", required_argument, 0, O_DUMP},
+		{"control", required_argument, 0, O_CONTROL},
+		{"lock-dir", required_argument, 0, O_LOCKDIR},
+		{"exit-after", required_argument, 0, O_EXIT_AFTER},
+		{"max-polls", required_argument, 0, O_MAX_POLLS},
+		{"no-windows", no_argument, 0, O_NOWIN},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	memset(o, 0, sizeof *o);
+	o->poll_ns = 1000000000ull;
+	o->epoch_ns = PULSE_EPOCH_NS_DEFAULT;
+	o->page_bytes = 4096;
+	o->retain_ns = 30000000000ull;
+	o->retain_mem = 256ull << 20;
+	o->lock_dir = "/run/pulse-host-agent";
+	uint64_t v;
+	int timeout_set = 0;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_SIM:
+		case O_DEVICE:
+			if (o->nnics == AGENT_MAX_NICS)
+				return bad(c == O_SIM ? "--sim" : "--device", optarg,
+					   "too many NICs (at most 16)");
+			if (!*optarg)
+				return bad(c == O_SIM ? "--sim" : "--device", "''", "empty name");
+			o->kind[o->nnics] = c == O_SIM ? NIC_SIM : NIC_DOCA;
+			o->target[o->nnics++] = optarg;
+			break;
+		case O_POLL:
+			if (agent_parse_duration(optarg, 1000000, &v) || v < 1000000 || v > 2000000000)
+				return bad("--poll", optarg, "must be a duration from 1ms to 2s (e.g. 500ms, 1s)");
+			o->poll_ns = v;
+			break;
+		case O_EPOCH:
+			if (agent_parse_duration(optarg, 1000, &v) || v < PULSE_EPOCH_NS_MIN ||
+			    v > PULSE_EPOCH_NS_MAX)
+				return bad("--epoch", optarg, "must be from 8us to 1024us");
+			o->epoch_ns = (uint32_t)v;
+			break;
+		case O_PAGE:
+			v = strtoull(optarg, NULL, 10);
+			if (v < PULSE_PAGE_BYTES_MIN || v > 65535)
+				return bad("--page-bytes", optarg, "must be 256..65535");
+			o->page_bytes = (uint32_t)v;
+			break;
+		case O_TIMEOUT:
+			if (agent_parse_duration(optarg, 1000000, &v) || v < 1000000 || v > 60000000000ull)
+				return bad("--timeout", optarg, "must be a duration from 1ms to 60s");
+			o->timeout_ms = (uint32_t)(v / 1000000);
+			timeout_set = 1;
+			break;
+		case O_OUT: o->out_path = optarg; break;
+		case O_LOG: o->log_path = optarg; break;
+		case O_METRICS: o->metrics_listen = optarg; break;
+		case O_RETAIN:
+			if (agent_parse_duration(optarg, 1000000000, &v) || v == 0 ||
+			    v > 86400000000000ull)
+				return bad("--retain", optarg, "must be a duration from 1ns to 1 day (e.g. 30s)");
+			o->retain_ns = v;
+			break;
+		case O_RETAIN_MEM:
+			if (agent_parse_size(optarg, &v) || v < 4096)
+				return bad("--retain-mem", optarg, "must be a size of at least 4K (e.g. 256M)");
+			o->retain_mem = v;
+			break;
+		case O_DUMP: o->dump_path = optarg; break;
+		case O_CONTROL: o->control_path = optarg; break;
+		case O_LOCKDIR: o->lock_dir = optarg; break;
+		case O_EXIT_AFTER:
+			if (agent_parse_duration(optarg, 1000000000, &v) || v == 0)
+				return bad("--exit-after", optarg, "must be a positive duration");
+			o->exit_after_ns = v;
+			break;
+		case O_MAX_POLLS:
+			v = strtoull(optarg, NULL, 10);
+			if (v == 0)
+				return bad("--max-polls", optarg, "must be a positive number");
+			o->max_polls = v;
+			break;
+		case O_NOWIN: o->quiet_windows = 1; break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		default:
+			fprintf(stderr, "pulse-host-agent: unknown option or missing value: %s\n"
+					"Try 'pulse-host-agent --help'.\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pulse-host-agent: unexpected argument '%s'\nTry 'pulse-host-agent --help'.\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!timeout_set) {
+		uint64_t t = o->poll_ns / 4 / 1000000;
+		o->timeout_ms = (uint32_t)(t < 20 ? 20 : t > 1000 ? 1000 : t);
+	}
+	return 0;
+}
