@@ -54,6 +54,7 @@ struct ft_fw {
 	uint32_t page_bytes; /* as the last CONFIGURE answered (default before) */
 	uint32_t epoch_ns;
 	uint32_t last_resp_len;
+	uint32_t nic_clock; /* the firmware's clock as it must be: it never steps back */
 	uint8_t resp[FT_RESP_CAP];
 	uint8_t req[1024];
 };

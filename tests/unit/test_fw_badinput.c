@@ -218,6 +218,29 @@ static void test_timestamp_jump_forward_by_seconds_then_back(void **state)
 	ft_fw_free(f);
 }
 
+/* The NIC time handed to the mailbox stepping back (platform noise) must not
+ * read as a 4.29 s jump forward: the clock stands still. */
+static void test_mailbox_clock_steps_back(void **state)
+{
+	(void)state;
+	const uint32_t S = 5000000;
+	struct pulse_fw_limits lim = ft_limits(8, 64, 1);
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	ft_ev(f, 3, 10, 1, S + 1000);
+	struct ft_upload u;
+	ft_poll_upload(f, S + 2000000, 0, &u); /* window 1 ends at +2 ms */
+	ft_upload_free(&u);
+	ft_poll_upload(f, S + 2000000 - 1000, 0, &u); /* 1 us back */
+	assert_true(u.poll.nic_ns == u.poll.window_start_ns); /* not 2^32 - 1000 */
+	ft_upload_free(&u);
+	ft_ev(f, 3, 20, 1, S + 2500000);
+	ft_poll_upload(f, S + 3000000, 0, &u);
+	assert_true(u.poll.nic_ns - u.poll.window_start_ns == 1000000u);
+	assert_int_equal(ft_map_total(&u.map), 20);
+	ft_upload_free(&u);
+	ft_fw_free(f);
+}
+
 /* A timestamp going back by seconds, before the open window: either late
  * (counted in epoch 0) or out of range (dropped), but counted and consistent. */
 static void test_timestamp_jump_backward_by_seconds(void **state)
@@ -486,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_timestamp_jump_forward_out_of_range),
 		cmocka_unit_test(test_timestamp_jump_forward_by_seconds_then_back),
 		cmocka_unit_test(test_timestamp_jump_backward_by_seconds),
+		cmocka_unit_test(test_mailbox_clock_steps_back),
 		cmocka_unit_test(test_pool_exhaustion),
 		cmocka_unit_test(test_pool_limit_config),
 		cmocka_unit_test(test_slot_exhaustion),
