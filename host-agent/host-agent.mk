@@ -28,7 +28,7 @@ $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agen
 		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
-# TEST_PROGS += $(BUILD)/tests/test_host_agent
+TEST_PROGS += $(BUILD)/tests/test_host_agent
 
 # A misbehaving simulated NIC for the end-to-end tests.
 $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/lib/asan/libpulse_unix.a \
@@ -37,7 +37,8 @@ $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/li
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(HOST_LDLIBS)
 
 # End to end against run_trace --serve and bad_nic (shell; 77 skips).
-TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh
+TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh \
+	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
 
