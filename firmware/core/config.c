@@ -90,14 +90,14 @@ void fw_hello(const struct pulse_fw *fw, struct pulse_mb_hello *h)
 	h->instance_id = fw->lim.instance_id;
 }
 
-/* The NIC clock is 32-bit ns; any mailbox request extends it to 64 bits.
- * A step of less than 2^31 ns forward is time passing. Anything else is the
- * clock going back (platform noise), which must not read as a 4.29 s jump
- * forward: the clock stands still instead. So the host must talk to the NIC
- * at least every 2.1 s; the host agent polls far more often. */
+/* The NIC clock is 32-bit ns; any mailbox request extends it to 64 bits, so
+ * the host must talk to the NIC at least every 4.19 s (it polls far more
+ * often). A step back of up to FW_CLOCK_NOISE_NS is platform noise (a clock
+ * recalibrated against event timestamps, say) and must not read as a 4.29 s
+ * jump forward: the clock stands still instead. */
 void fw_clock_tick(struct pulse_fw *fw, uint32_t now_ns)
 {
 	uint32_t step = now_ns - (uint32_t)fw->now_ext;
-	if ((int32_t)step > 0)
+	if (step < 0u - FW_CLOCK_NOISE_NS)
 		fw->now_ext += step;
 }

@@ -24,6 +24,8 @@
 
 /* Events stamped up to this long before the open window are late, not bad. */
 #define FW_LATE_LIMIT_NS 1000000u
+/* A mailbox clock this far behind the last one stands still (noise). */
+#define FW_CLOCK_NOISE_NS 100000000u
 /* Spins while waiting for event threads to leave a closing window. */
 #define FW_QUIESCE_SPINS (1u << 24)
 

@@ -201,7 +201,9 @@ enum pulse_mb_status ft_raw(struct ft_fw *f, const uint8_t *req, uint32_t len, u
 	uint32_t rlen = 0xDEADBEEF;
 	enum pulse_mb_status st = pulse_fw_mailbox(f->fw, req, len, f->resp, cap, &rlen, now);
 	f->last_resp_len = rlen;
-	if ((int32_t)(now - f->nic_clock) > 0)
+	/* the firmware's rule: up to 100 ms back is noise and the clock stands
+	 * still; any other step is time passing */
+	if (now - f->nic_clock < 0u - 100000000u)
 		f->nic_clock = now;
 	if (cap < PULSE_MB_HEADER_SIZE) {
 		assert_int_equal(rlen, 0);

@@ -78,6 +78,7 @@ static void test_reinit_same_memory(void **state)
 	assert_int_equal(ft_poll(f, 100 + 50 * E32, 0, 0, &p), PULSE_MB_OK);
 	l.instance_id = 42;
 	f->fw = pulse_fw_init(f->mem, f->size, &l, 7777);
+	f->nic_clock = 7777; /* a restarted NIC agent starts its clock afresh */
 	assert_non_null(f->fw);
 	f->lim = l;
 	struct pulse_mb_hello h;
