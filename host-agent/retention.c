@@ -4,6 +4,7 @@
  * memory cap: adding a window first evicts windows older than the retention
  * time, then the oldest windows until the new one fits (counted as
  * dropped_cap). A window larger than the whole cap is not kept (counted). */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,12 @@
 int retention_init(struct retention *r, uint64_t retain_ns, uint64_t cap_bytes)
 {
 	memset(r, 0, sizeof *r);
+	/* Windows are allocated and freed at the poll rate and can be megabytes
+	 * each: keep them on the heap instead of fresh mmaps, so that a steady
+	 * state reuses pages instead of faulting new ones in every poll (that
+	 * was half the agent's CPU time at 2000 flows). */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
 	r->retain_ns = retain_ns;
 	r->cap_bytes = cap_bytes;
 	r->cap = 64;
