@@ -203,7 +203,6 @@ enum pulse_mb_status fw_poll(struct pulse_fw *fw, const struct pulse_mb_poll_req
 	uint32_t g = atomic_load_explicit(&fw->gen, memory_order_relaxed);
 	if (g & FW_GEN_CLOSED)
 		return PULSE_MB_E_TIMEOUT; /* a reset is still waiting for threads */
-	uint16_t flags = 0;
 	if (!fw->quiesce_pending) {
 		if (fw->upload_open && !fw->upload_done) {
 			if (!(req->flags & PULSE_MB_POLL_FORCE)) {
@@ -230,7 +229,7 @@ enum pulse_mb_status fw_poll(struct pulse_fw *fw, const struct pulse_mb_poll_req
 		return PULSE_MB_E_TIMEOUT;
 	}
 	fw->quiesce_pending = false;
-	flags = fw->upload_flags;
+	uint16_t flags = fw->upload_flags;
 	if (fw->restarted)
 		flags |= PULSE_MB_POLLF_RESTARTED;
 	fw->restarted = false;
