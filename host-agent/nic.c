@@ -138,7 +138,12 @@ static void mark_down(struct agent *a, struct agent_nic *n, const char *what)
 
 static int handshake(struct agent *a, struct agent_nic *n)
 {
+	/* Called with the agent lock held; the exchanges run without it, so
+	 * a NIC that times out never holds up a metrics scrape or a dump.
+	 * n->cl belongs to the poll thread alone. */
+	pthread_mutex_unlock(&a->lock);
 	int rc = pulse_nic_hello(&n->cl);
+	pthread_mutex_lock(&a->lock);
 	n->handshakes++;
 	if (rc != PULSE_NIC_OK) {
 		sync_errors(n);
@@ -170,7 +175,9 @@ static int handshake(struct agent *a, struct agent_nic *n)
 		struct pulse_mb_config cfg = {.epoch_ns = a->opt.epoch_ns,
 					      .window_ns = (uint32_t)a->opt.poll_ns,
 					      .page_bytes = (uint16_t)page};
+		pthread_mutex_unlock(&a->lock);
 		rc = pulse_nic_configure(&n->cl, &cfg);
+		pthread_mutex_lock(&a->lock);
 		if (rc != PULSE_NIC_OK) {
 			sync_errors(n);
 			mark_down(a, n, "CONFIGURE failed");

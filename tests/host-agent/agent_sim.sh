@@ -26,12 +26,12 @@ wait_for() { # FILE: up to 5 s for it to exist
 }
 
 # ---- 1. same epochs as run_trace --out ----
-# The served capture runs at 0.004x real time, so its 718 us take 180 ms of
+# The served capture runs at 0.006x real time, so its 718 us take 120 ms of
 # wall time and fall entirely into the agent's first 200 ms window. The
 # simulated NIC starts with the agent's settings (--epoch 32us --poll 200ms),
 # so the agent does not reconfigure it and the first window starts at the
 # NIC's first packet, exactly like run_trace's batch replay.
-"$rt" --serve "$work/nic.sock" --epoch 32us --poll 200ms --speed 0.004 "$ring" 2>"$work/serve.log" &
+"$rt" --serve "$work/nic.sock" --epoch 32us --poll 200ms --speed 0.006 "$ring" 2>"$work/serve.log" &
 spid=$!; pids="$pids $spid"
 wait_for "$work/nic.sock"
 "$agent" --sim "$work/nic.sock" --poll 200ms --epoch 32us --exit-after 1.1s --lock-dir "$work" \
