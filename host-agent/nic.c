@@ -304,7 +304,15 @@ void nic_cycle(struct agent *a, struct agent_nic *n)
 		jsonl_event(n, "gap", g);
 	}
 	gap_count(n, gap);
+	uint64_t cap0 = a->ret.dropped_cap, big0 = a->ret.dropped_oversize;
 	retention_add(&a->ret, (uint16_t)(n - a->nics), w, &n->cs, gap, agent_realtime_ns());
+	if (a->ret.dropped_oversize != big0)
+		LOGW("%s: window %u alone exceeds --retain-mem (%llu bytes): not retained", n->name,
+		     w->window_seq, (unsigned long long)a->ret.cap_bytes);
+	else if (a->ret.dropped_cap != cap0 && (cap0 == 0 || a->ret.dropped_cap / 1000 != cap0 / 1000))
+		LOGW("retention: --retain-mem (%llu bytes) full before --retain elapsed: dropping the "
+		     "oldest windows (%llu so far; logged every 1000)",
+		     (unsigned long long)a->ret.cap_bytes, (unsigned long long)a->ret.dropped_cap);
 	pthread_mutex_unlock(&a->lock);
 
 	/* Firmware counters for the metrics: events, drops, pool use. */

@@ -75,6 +75,22 @@ kill -HUP "$apid"; sleep 0.5
 	ok "SIGHUP: new log file opened" || bad "SIGHUP: log not reopened"
 [ -s "$work/out.jsonl" ] && ok "SIGHUP: new --out file receives windows" || bad "SIGHUP: --out not reopened"
 
+# no drift: polls are scheduled at start + k x 100 ms, so the lateness of
+# window k (its write time minus its slot) does not grow with k. A relative
+# sleep would add each poll's duration (~1 ms here) to every later slot. The
+# lateness is compared as the minimum over the first and the last third of
+# the run, so one slow poll on a busy machine does not count.
+grep '"type":"window"' "$work/out.jsonl.1" | sed 's/.*"t_ns":\([0-9]*\).*/\1/' >"$work/times"
+drift=$(awk 'NR == 1 { t0 = $1 } { d[NR] = ($1 - t0) / 1e6 } END {
+	n = NR; a = 1e9; b = 1e9
+	for (i = 1; i <= n; i++) { k = int(d[i] / 100 + 0.5); e = d[i] - 100 * k
+		if (i <= n / 3 && e < a) a = e; if (i > 2 * n / 3 && e < b) b = e }
+	printf "%d %.2f %.2f", n, a, b }' "$work/times")
+set -- $drift
+if [ "${1:-0}" -ge 12 ] && awk -v a="$2" -v b="$3" 'BEGIN { exit !(b - a < 3 && a - b < 3) }'; then
+	ok "schedule: $1 windows; lateness $2 ms early in the run, $3 ms late in it (no drift)"
+else bad "schedule: drift: $drift (windows, lateness first third, last third in ms)"; fi
+
 # SIGTERM: clean stop, outputs flushed, control socket removed, lock released
 kill -TERM "$apid"; wait "$apid"; rc=$?
 [ "$rc" -eq 0 ] && ok "SIGTERM: exit 0" || bad "SIGTERM: exit $rc"
