@@ -92,7 +92,11 @@ enum gap_flag {
 	GAP_RESTART = 1 << 2,   /* the NIC agent restarted (or was reconfigured): data lost */
 	GAP_DOWN = 1 << 3,      /* the NIC was unreachable since the last window */
 	GAP_ABANDONED = 1 << 4, /* the firmware abandoned our previous upload */
+	GAP_LONG = 1 << 5,      /* the window lasted over twice its configured length (the
+				 * NIC went unpolled): events past the firmware's range are lost */
 };
+#define GAP_KINDS 6
+extern const char *const agent_gap_names[GAP_KINDS];
 
 enum err_cause {
 	ERR_TRANSPORT, ERR_VERSION, ERR_SHORT, ERR_REPEAT, ERR_COUNT_CHANGED, ERR_WINDOW,
@@ -128,7 +132,7 @@ struct agent_nic {
 	/* counters (read by metrics under the agent lock) */
 	uint64_t polls, poll_failures, windows, windows_incomplete, upload_bytes,
 		upload_exchanges, slow_uploads, handshakes, restarts, gaps_total;
-	uint64_t gaps[5];      /* by gap flag bit */
+	uint64_t gaps[GAP_KINDS]; /* by gap flag bit */
 	uint64_t errs[ERR_COUNT];
 	uint64_t windows_missed; /* windows lost to sequence gaps */
 	double last_poll_s, max_poll_s, poll_s_sum;

@@ -86,7 +86,7 @@ static void put_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *const gap_names[5] = {"pages", "seq", "restart", "down", "abandoned"};
+#define gap_names agent_gap_names
 
 void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,
 		  double poll_s)
@@ -107,7 +107,7 @@ void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint3
 		clock_sync_to_host(cs, w->nic_end_ns), cs->err_ns, w->nic_start_ns, w->nic_end_ns,
 		w->epoch_ns, w->complete ? "true" : "false", w->pages_missing);
 	int first = 1;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < GAP_KINDS; i++)
 		if (gap & (1u << i)) {
 			fprintf(f, "%s\"%s\"", first ? "" : ",", gap_names[i]);
 			first = 0;

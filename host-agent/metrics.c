@@ -72,7 +72,7 @@ static const enum pulse_stat drop_stats[] = {
 	PULSE_STAT_DROP_BAD_QPN, PULSE_STAT_DROP_NO_SLOT, PULSE_STAT_DROP_NO_POOL,
 	PULSE_STAT_DROP_TS_RANGE, PULSE_STAT_DROP_BAD_THREAD, PULSE_STAT_DROP_PAUSED,
 };
-static const char *const gap_names[5] = {"pages", "seq", "restart", "down", "abandoned"};
+#define gap_names agent_gap_names
 
 char *metrics_render(struct agent *a, size_t *len)
 {
@@ -147,7 +147,7 @@ char *metrics_render(struct agent *a, size_t *len)
 			     (unsigned long long)a->nics[i].fw_stats[drop_stats[d]]);
 	FAM("pulse_agent_gaps", "counter", "Windows with data missing before or inside them, by reason");
 	for (int i = 0; i < a->nnics; i++)
-		for (int g = 0; g < 5; g++)
+		for (int g = 0; g < GAP_KINDS; g++)
 			bput(&b, "pulse_agent_gaps_total{nic=\"%s\",reason=\"%s\"} %llu\n", lbl[i],
 			     gap_names[g], (unsigned long long)a->nics[i].gaps[g]);
 	FAM("pulse_agent_windows_missed", "counter", "Windows lost to sequence gaps");

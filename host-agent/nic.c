@@ -14,7 +14,9 @@ const char *const agent_err_names[ERR_COUNT] = {
 	"transport", "version", "short", "repeat", "count_changed", "window", "status",
 };
 
-static const char *const gap_names[5] = {"pages", "seq", "restart", "down", "abandoned"};
+const char *const agent_gap_names[GAP_KINDS] = {"pages", "seq", "restart", "down", "abandoned",
+						  "long"};
+#define gap_names agent_gap_names
 
 int nic_open(struct agent *a, struct agent_nic *n, enum nic_kind kind, const char *target,
 	     char *err, size_t errlen)
@@ -102,7 +104,7 @@ static void gap_count(struct agent_nic *n, unsigned flags)
 	if (!flags)
 		return;
 	n->gaps_total++;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < GAP_KINDS; i++)
 		if (flags & (1u << i))
 			n->gaps[i]++;
 }
@@ -111,7 +113,7 @@ static void gap_str(unsigned flags, char *buf, size_t len)
 {
 	buf[0] = 0;
 	size_t o = 0;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < GAP_KINDS; i++)
 		if (flags & (1u << i))
 			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
 					      gap_names[i]);
@@ -231,6 +233,13 @@ static unsigned check_window(struct agent_nic *n, const struct pulse_window *w)
 	n->expect_restart = 0;
 	if (w->poll_flags & PULSE_MB_POLLF_ABANDONED)
 		gap |= GAP_ABANDONED;
+	if (n->hello.window_ns && w->nic_end_ns - w->nic_start_ns > 2ull * n->hello.window_ns) {
+		LOGW("%s: window %u lasted %.3f s, over twice the configured %.3f s (the NIC went "
+		     "unpolled): events past the firmware's range are lost (gap)", n->name,
+		     w->window_seq, (double)(w->nic_end_ns - w->nic_start_ns) / 1e9,
+		     (double)n->hello.window_ns / 1e9);
+		gap |= GAP_LONG;
+	}
 	if (!w->complete) {
 		LOGW("%s: window %u incomplete: %u of %u pages missing (%s); recorded as a gap", n->name,
 		     w->window_seq, w->pages_missing, w->page_count, n->cl.last_error);

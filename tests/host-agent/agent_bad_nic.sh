@@ -1,7 +1,7 @@
 #!/bin/sh
 # pulse-host-agent against a misbehaving simulated NIC (tests/host-agent/bad_nic.c):
 # wrong protocol version, a short page, a repeated page, a page count that
-# changes mid-upload. Each must give a clear log line and a counted error,
+# changes mid-upload, a window that lasted too long. Each must give a clear log line and a counted error,
 # with no crash (the agent is the ASan+UBSan build) and no spinning.
 set -u
 BUILD=${BUILD:-build}
@@ -64,5 +64,9 @@ for m in short repeat count; do
 	grep -q '"gap":\["pages"\]' "$work/$m.jsonl" && ok "$m: the broken window is marked as a gap" || bad "$m: no gap in JSON"
 	grep -q '"window_seq":3,.*"complete":true' "$work/$m.jsonl" && ok "$m: the next window is complete again" || bad "$m: did not recover"
 done
+run long
+grep -q "over twice the configured" "$work/long.log" && ok "long: an unpolled window's length is logged" || bad "long: no log line"
+grep -q '"gap":\["long"\]' "$work/long.jsonl" && ok "long: marked as a gap" || bad "long: no gap"
+
 [ "$fails" -eq 0 ] || { echo "agent_bad_nic.sh: $fails failure(s)"; exit 1; }
 echo "agent_bad_nic.sh: all passed"

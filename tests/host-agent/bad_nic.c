@@ -10,6 +10,7 @@
  *         short    page 1 of even windows claims more records than it has
  *         repeat   page 1 of even windows is page 0 again
  *         count    page 1 of even windows says the window has 4 pages, not 3
+ *         long     even windows say they lasted 5 s (the NIC went unpolled)
  * Each window has 3 pages; page p holds QPN 100+p with one record of
  * 10 units (320 bytes) in epoch p. On exit it prints the requests it served
  * by type, so a test can check the agent did not spin. */
@@ -24,7 +25,7 @@
 #include "pulse/mailbox_proto.h"
 #include "pulse/transport_unix.h"
 
-enum mode { M_GOOD, M_VERSION, M_SHORT, M_REPEAT, M_COUNT };
+enum mode { M_GOOD, M_VERSION, M_SHORT, M_REPEAT, M_COUNT, M_LONG };
 static enum mode mode;
 static uint32_t window_seq;
 static uint64_t by_type[8];
@@ -115,6 +116,10 @@ static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp
 					       .upload_bytes = 3 * 28};
 		if (req_len >= PULSE_MB_HEADER_SIZE + PULSE_MB_POLL_REQ_SIZE)
 			p.host_ns = pulse_get_u64(req + PULSE_MB_HEADER_SIZE);
+		if (mode == M_LONG && window_seq % 2 == 0) {
+			p.window_start_ns = nic;
+			p.nic_ns = nic + 5000000000ull;
+		}
 		last_end = nic;
 		pulse_mb_encode_poll_resp(body, &p);
 		*resp_len = finish(resp, &h, PULSE_MB_POLL_RESP_SIZE, 0);
@@ -154,12 +159,12 @@ static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: bad_nic SOCKET good|version|short|repeat|count SECONDS\n");
+		fprintf(stderr, "usage: bad_nic SOCKET good|version|short|repeat|count|long SECONDS\n");
 		return 2;
 	}
-	static const char *const names[] = {"good", "version", "short", "repeat", "count"};
+	static const char *const names[] = {"good", "version", "short", "repeat", "count", "long"};
 	int m = -1;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		if (!strcmp(argv[2], names[i]))
 			m = i;
 	if (m < 0) {
