@@ -4,12 +4,16 @@
  * clock_nanosleep(TIMER_ABSTIME): the time a poll takes, or a late wake-up,
  * never shifts the later ones (no drift), and wall-clock steps (NTP) do not
  * move the schedule. A cycle that overruns its period skips the slots it
- * missed (counted as overruns) instead of polling back to back. Signals end
- * the sleep at once (the handlers are installed without SA_RESTART) and are
- * handled between cycles: SIGTERM/SIGINT stop, SIGHUP reopens the log and
- * --out, SIGUSR1 dumps the retention ring to --dump-path. */
+ * missed (counted as overruns) instead of polling back to back.
+ *
+ * Signals are blocked while the NICs are polled, so that none can interrupt
+ * an exchange (a poll() cut short by EINTR would read as a failed NIC and a
+ * gap), and unblocked for the sleep, which they end at once (no SA_RESTART).
+ * They are handled between cycles: SIGTERM/SIGINT stop, SIGHUP reopens the
+ * log and --out, SIGUSR1 dumps the retention ring to --dump-path. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <time.h>
 
 #include "agent.h"
@@ -48,9 +52,17 @@ int agent_run(struct agent *a)
 	const uint64_t period = a->opt.poll_ns;
 	const uint64_t start = agent_mono_ns();
 	uint64_t k = 0;
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
 	while (!agent_sig_term) {
+		pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 		for (int i = 0; i < a->nnics && !agent_sig_term; i++)
 			nic_cycle(a, &a->nics[i]);
+		pthread_sigmask(SIG_UNBLOCK, &sigs, NULL); /* pending ones are handled now */
 		pthread_mutex_lock(&a->lock);
 		a->cycles++;
 		retention_expire(&a->ret, agent_realtime_ns());
@@ -82,6 +94,9 @@ int agent_run(struct agent *a)
 				handle_signals(a);
 			break;
 		}
+		handle_signals(a); /* any that arrived during the cycle */
+		if (agent_sig_term)
+			break;
 		struct timespec ts = {.tv_sec = (time_t)(when / 1000000000u),
 				      .tv_nsec = (long)(when % 1000000000u)};
 		int rc;

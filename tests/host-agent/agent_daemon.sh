@@ -63,6 +63,13 @@ dropped=$(echo "$a" | sed -n 's/.*dropped_cap \([0-9]*\).*/\1/p')
 [ "${bytes:-99999}" -le 8192 ] && ok "retention: $bytes bytes held under the 8 KiB cap" || bad "retention: $a"
 [ "${dropped:-0}" -gt 0 ] && ok "retention: $dropped windows dropped at the cap (counted)" || bad "retention: no drops counted ($a)"
 
+# signals while exchanges are in flight must not cut them short (EINTR would
+# read as a failed NIC and a gap): 150 SIGHUPs 5 ms apart
+i=0; while [ $i -lt 150 ]; do kill -HUP "$apid"; sleep 0.005; i=$((i + 1)); done
+sleep 0.3
+if grep -q "failed" "$work/agent.log"; then bad "signals during polls caused failures"; grep failed "$work/agent.log" | head -n 3
+else ok "150 SIGHUPs during polling: no exchange failed"; fi
+
 # SIGUSR1 without --dump-path: a log line, nothing else
 kill -USR1 "$apid"; sleep 0.3
 grep -q "SIGUSR1: no --dump-path given" "$work/agent.log" && ok "SIGUSR1 without --dump-path is logged" ||
