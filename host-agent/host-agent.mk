@@ -54,3 +54,14 @@ bench-host-agent: $(BUILD)/bench/bench_host_agent $(BUILD)/bin/pulse-host-agent 
 	$(BUILD)/bench/bench_host_agent | tee $(BUILD)/bench/host-agent.md
 	tests/host-agent/bench_upload.sh | tee -a $(BUILD)/bench/host-agent.md
 BENCH_TARGETS += bench-host-agent
+
+# `make install` also installs the systemd unit, where systemd looks for
+# locally installed units ($(PREFIX)/lib/systemd/system; /usr/local/lib/...
+# is on systemd's search path), with ExecStart pointing at $(PREFIX)/bin.
+.PHONY: install-host-agent-unit
+install: install-host-agent-unit
+install-host-agent-unit: host-agent/pulse-host-agent.service
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' host-agent/pulse-host-agent.service \
+		>$(DESTDIR)$(PREFIX)/lib/systemd/system/pulse-host-agent.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/pulse-host-agent.service
