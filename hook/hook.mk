@@ -1,0 +1,66 @@
+# libpulse-hook.so (LD_PRELOAD interception of NCCL and verbs), the ring
+# library the host agent links, and their tests (tests/hook/).
+
+# Position-independent, hidden by default (only the interposed entry points
+# and pulse_hook_submit are exported), and always optimised: the dlsym and
+# dlvsym wrappers rely on sibling calls so glibc sees their caller.
+CFLAGS_hook/ := -fPIC -fvisibility=hidden -O2 -foptimize-sibling-calls
+CFLAGS_tests/hook/ := -fPIC
+
+HOOK_SRCS := hook/init.c hook/real_sym.c hook/comm_id.c hook/gpu.c hook/nccl.c hook/verbs.c hook/ring.c
+HOOK_SO := $(BUILD)/lib/libpulse-hook.so
+HOOK_RING_SRCS := hook/ring.c
+
+$(HOOK_SO): $(call objs,obj,$(HOOK_SRCS))
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libpulse-hook.so -o $@ $^ -ldl $(HOST_LDLIBS)
+
+# The reader side for the host agent: pulse_hook_ring_open/drain/stats/scan.
+$(BUILD)/lib/libpulse_hookring.a: $(call objs,obj,$(HOOK_RING_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_hookring.a: $(call objs,asan,$(HOOK_RING_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/tsan/libpulse_hookring.a: $(call objs,tsan,$(HOOK_RING_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+ALL += $(HOOK_SO) $(BUILD)/lib/libpulse_hookring.a
+
+# ---- tests ----
+HOOK_TDIR := $(BUILD)/tests/hook
+HOOK_TEST_LIBS := -lcmocka $(HOST_LDLIBS)
+
+# Stand-in libibverbs.so.1 with IBVERBS_1.0/1.1 symbol versions.
+$(HOOK_TDIR)/libibverbs.so.1: $(BUILD)/obj/tests/hook/fake_verbs.o tests/hook/fake_verbs.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=tests/hook/fake_verbs.map \
+		-o $@ $(BUILD)/obj/tests/hook/fake_verbs.o
+# Stand-in libnccl.so.2: dlopens libibverbs.so.1 from its own directory.
+$(HOOK_TDIR)/libnccl.so.2: $(BUILD)/obj/tests/hook/fake_nccl.o
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -o $@ $^ -ldl
+# The unmodified training program, linked against the stand-in NCCL.
+$(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+# Other entry points, direct verbs linking and dlsym(RTLD_NEXT) semantics.
+$(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 -Wl,-rpath,'$$ORIGIN' -ldl
+
+HOOK_FIXTURES := $(HOOK_SO) $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libnccl.so.2 \
+	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis
+
+$(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \
+		| $(HOOK_FIXTURES)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -o $@ $(filter-out |,$^) $(HOOK_TEST_LIBS) -lrt
+$(BUILD)/tests/test_hook_ring: $(BUILD)/obj/tests/hook/test_hook_ring.o $(BUILD)/lib/libpulse_hookring.a
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
+$(BUILD)/tests/tsan/test_hook_ring: $(BUILD)/tsan/tests/hook/test_hook_ring.o \
+		$(BUILD)/lib/tsan/libpulse_hookring.a
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(TSAN_CFLAGS) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
+
+TEST_PROGS += $(BUILD)/tests/test_hook $(BUILD)/tests/test_hook_ring $(BUILD)/tests/tsan/test_hook_ring

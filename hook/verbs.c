@@ -1,0 +1,200 @@
+/* Verbs interposition. NCCL dlopens libibverbs and resolves its entry points
+ * with dlvsym(handle, "ibv_modify_qp", "IBVERBS_1.1"), so a plain LD_PRELOAD
+ * definition of ibv_modify_qp is never called on that path. The hook
+ * therefore also exports dlsym and dlvsym: a lookup of ibv_modify_qp,
+ * ibv_create_qp or ibv_destroy_qp in a real handle returns the wrapper below
+ * (after remembering what the real lookup found); every other lookup is a
+ * tail call into glibc, so glibc still sees the original caller (RTLD_NEXT
+ * keeps its meaning). Programs that link libibverbs directly reach the same
+ * wrappers through ordinary symbol interposition.
+ *
+ * On a transition to RTR the wrapper records the device, port, local QPN,
+ * destination QPN, remote GID, and the process and GPU; the real function's
+ * result is returned unchanged. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "hook.h"
+#include "verbs_abi.h"
+
+typedef int (*modify_fn)(struct ibv_qp *, struct ibv_qp_attr *, int);
+typedef struct ibv_qp *(*create_fn)(struct ibv_pd *, struct ibv_qp_init_attr *);
+typedef int (*destroy_fn)(struct ibv_qp *);
+
+static _Atomic(modify_fn) real_modify;
+static _Atomic(create_fn) real_create;
+static _Atomic(destroy_fn) real_destroy;
+
+PULSE_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+PULSE_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init);
+PULSE_EXPORT int ibv_destroy_qp(struct ibv_qp *qp);
+
+enum { W_MODIFY, W_CREATE, W_DESTROY, W_NONE };
+
+static int which(const char *name)
+{
+	if (!name || strncmp(name, "ibv_", 4) != 0)
+		return W_NONE;
+	if (strcmp(name + 4, "modify_qp") == 0)
+		return W_MODIFY;
+	if (strcmp(name + 4, "create_qp") == 0)
+		return W_CREATE;
+	if (strcmp(name + 4, "destroy_qp") == 0)
+		return W_DESTROY;
+	return W_NONE;
+}
+
+static void *wrapper_of(int w)
+{
+	switch (w) {
+	case W_MODIFY: return (void *)ibv_modify_qp;
+	case W_CREATE: return (void *)ibv_create_qp;
+	default: return (void *)ibv_destroy_qp;
+	}
+}
+
+/* `real` is what the lookup found. Remember it and hand out the wrapper. */
+static void *swap_in(int w, void *real, const char *name)
+{
+	if (!real)
+		return NULL;
+	if (real == wrapper_of(w)) {
+		/* RTLD_DEFAULT found our own export: the real one is the next. */
+		real = pulse_next(name);
+		if (!real)
+			return wrapper_of(w);
+	}
+	if (!pulse_hook_ready())
+		return real; /* disabled: hand out the real function */
+	switch (w) {
+	case W_MODIFY: atomic_store(&real_modify, (modify_fn)real); break;
+	case W_CREATE: atomic_store(&real_create, (create_fn)real); break;
+	default: atomic_store(&real_destroy, (destroy_fn)real); break;
+	}
+	return wrapper_of(w);
+}
+
+PULSE_EXPORT void *dlsym(void *handle, const char *name)
+{
+	int w = handle == RTLD_NEXT ? W_NONE : which(name);
+	if (w != W_NONE)
+		return swap_in(w, pulse_real_dlsym(handle, name), name);
+	void *(*f)(void *, const char *) = pulse_dlsym_ptr();
+	if (!f)
+		return NULL;
+	return f(handle, name); /* a sibling call: glibc sees our caller */
+}
+
+PULSE_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+	int w = handle == RTLD_NEXT ? W_NONE : which(name);
+	if (w != W_NONE)
+		return swap_in(w, pulse_real_dlvsym(handle, name, version), name);
+	void *(*f)(void *, const char *, const char *) = pulse_dlvsym_ptr();
+	if (!f)
+		return NULL;
+	return f(handle, name, version);
+}
+
+/* Direct linking: the first call finds the next definition. */
+static void *resolve_next(int w)
+{
+	static const char *const names[] = { "ibv_modify_qp", "ibv_create_qp", "ibv_destroy_qp" };
+	void *f = pulse_real_dlvsym(RTLD_NEXT, names[w], "IBVERBS_1.1");
+	if (!f)
+		f = pulse_next(names[w]);
+	return f == wrapper_of(w) ? NULL : f;
+}
+
+static void qp_common(struct pulse_hook_record *r, const struct ibv_qp *qp)
+{
+	if (!qp)
+		return;
+	r->u.qp.qpn = qp->qp_num;
+	const struct ibv_context *ctx = qp->context;
+	if (ctx && ctx->device) {
+		const char *n = ctx->device->name;
+		size_t len = strnlen(n, sizeof r->u.qp.dev - 1);
+		memcpy(r->u.qp.dev, n, len);
+		r->u.qp.dev[len] = '\0';
+	}
+}
+
+PULSE_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	modify_fn f = atomic_load_explicit(&real_modify, memory_order_acquire);
+	if (!f) {
+		f = (modify_fn)resolve_next(W_MODIFY);
+		if (!f)
+			return 95; /* EOPNOTSUPP: no libibverbs behind us */
+		atomic_store(&real_modify, f);
+	}
+	int rtr = attr && (attr_mask & PULSE_IBV_QP_STATE) && attr->qp_state == PULSE_IBV_QPS_RTR;
+	if (!rtr || !pulse_hook_ready())
+		return f(qp, attr, attr_mask);
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.time_ns = pulse_hook_now_ns();
+	int res = f(qp, attr, attr_mask);
+	qp_common(&r, qp);
+	r.u.qp.attr_mask = (uint32_t)attr_mask;
+	r.u.qp.result = res;
+	if (attr_mask & PULSE_IBV_QP_DEST_QPN)
+		r.u.qp.dest_qpn = attr->dest_qp_num;
+	if (attr_mask & PULSE_IBV_QP_AV) {
+		r.u.qp.port = attr->ah_attr.port_num;
+		r.u.qp.is_global = attr->ah_attr.is_global;
+		r.u.qp.sgid_index = attr->ah_attr.grh.sgid_index;
+		if (attr->ah_attr.is_global)
+			memcpy(r.u.qp.remote_gid, attr->ah_attr.grh.dgid.raw, 16);
+	}
+	pulse_hook_gpu_identify(&r.u.qp.gpu);
+	pulse_hook_emit(&r, PULSE_HOOK_QP_RTR);
+	return res;
+}
+
+PULSE_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
+{
+	create_fn f = atomic_load_explicit(&real_create, memory_order_acquire);
+	if (!f) {
+		f = (create_fn)resolve_next(W_CREATE);
+		if (!f)
+			return NULL;
+		atomic_store(&real_create, f);
+	}
+	if (!pulse_hook_ready())
+		return f(pd, init);
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.time_ns = pulse_hook_now_ns();
+	struct ibv_qp *qp = f(pd, init);
+	qp_common(&r, qp);
+	r.u.qp.result = qp ? 0 : -1;
+	pulse_hook_gpu_identify(&r.u.qp.gpu);
+	pulse_hook_emit(&r, PULSE_HOOK_QP_CREATE);
+	return qp;
+}
+
+PULSE_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	destroy_fn f = atomic_load_explicit(&real_destroy, memory_order_acquire);
+	if (!f) {
+		f = (destroy_fn)resolve_next(W_DESTROY);
+		if (!f)
+			return 95;
+		atomic_store(&real_destroy, f);
+	}
+	if (!pulse_hook_ready())
+		return f(qp);
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.time_ns = pulse_hook_now_ns();
+	qp_common(&r, qp); /* before: the QP is freed by the call */
+	int res = f(qp);
+	r.u.qp.result = res;
+	r.u.qp.gpu.cuda_dev = -1;
+	pulse_hook_emit(&r, PULSE_HOOK_QP_DESTROY);
+	return res;
+}

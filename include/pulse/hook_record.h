@@ -1,0 +1,157 @@
+/* Pulse interception records: the format that libpulse-hook.so (LD_PRELOAD)
+ * and libpulse-nccl-profiler.so (NCCL profiler plugin) write into a
+ * per-process shared-memory ring, and that the host agent drains.
+ *
+ * Versioned: every record carries PULSE_HOOK_RECORD_VERSION, the ring header
+ * carries it too (include/pulse/hook_ring.h). A reader rejects a ring whose
+ * version or record size it does not know. Fields are host byte order (the
+ * ring never leaves the host). All records are exactly 120 bytes.
+ *
+ * Version 1.
+ */
+#ifndef PULSE_HOOK_RECORD_H
+#define PULSE_HOOK_RECORD_H
+
+#include <stdint.h>
+
+#define PULSE_HOOK_RECORD_VERSION 1u
+
+enum pulse_hook_kind {
+	PULSE_HOOK_COMM_INIT = 1,    /* body: comm */
+	PULSE_HOOK_COMM_DESTROY = 2, /* body: comm (how = DESTROY or ABORT) */
+	PULSE_HOOK_OP = 3,           /* body: op: one collective or P2P call */
+	PULSE_HOOK_GROUP_START = 4,  /* body: group */
+	PULSE_HOOK_GROUP_END = 5,    /* body: group */
+	PULSE_HOOK_QP_CREATE = 6,    /* body: qp (dest fields zero) */
+	PULSE_HOOK_QP_RTR = 7,       /* body: qp: ibv_modify_qp to RTR */
+	PULSE_HOOK_QP_DESTROY = 8,   /* body: qp (dest fields zero) */
+};
+
+/* Who wrote the record. */
+enum pulse_hook_source {
+	PULSE_HOOK_SRC_HOOK = 1,     /* libpulse-hook.so, from the call itself */
+	PULSE_HOOK_SRC_PROFILER = 2, /* libpulse-nccl-profiler.so, from NCCL's profiler ABI */
+};
+
+/* Record flags. */
+#define PULSE_HOOK_F_ANNOTATION 0x1u /* profiler record written while the hook is
+	* loaded in the same process: it adds what the hook cannot see (NCCL's
+	* commHash, seqNumber, algo, proto, nChannels) and must NOT be counted as
+	* another operator or communicator. See README "Interception". */
+#define PULSE_HOOK_F_UNKNOWN_COMM 0x2u /* op on a communicator the hook never saw created */
+
+/* How a communicator came to be (comm.how). */
+enum pulse_hook_comm_how {
+	PULSE_HOOK_HOW_INIT_RANK = 1,
+	PULSE_HOOK_HOW_INIT_RANK_CONFIG = 2,
+	PULSE_HOOK_HOW_INIT_ALL = 3,
+	PULSE_HOOK_HOW_SPLIT = 4,
+	PULSE_HOOK_HOW_INIT_RANK_SCALABLE = 5,
+	PULSE_HOOK_HOW_DESTROY = 6,
+	PULSE_HOOK_HOW_ABORT = 7,
+	PULSE_HOOK_HOW_PROFILER = 8, /* seen through the profiler's init */
+};
+
+/* Operator type (op.type). */
+enum pulse_hook_op_type {
+	PULSE_HOOK_OP_ALLREDUCE = 1,
+	PULSE_HOOK_OP_ALLGATHER = 2,
+	PULSE_HOOK_OP_REDUCESCATTER = 3,
+	PULSE_HOOK_OP_BROADCAST = 4,
+	PULSE_HOOK_OP_REDUCE = 5,
+	PULSE_HOOK_OP_ALLTOALL = 6,
+	PULSE_HOOK_OP_SEND = 7,
+	PULSE_HOOK_OP_RECV = 8,
+	PULSE_HOOK_OP_OTHER = 15, /* profiler: a func name we do not map */
+};
+
+/* Where the GPU identity came from (gpu_source). */
+enum pulse_hook_gpu_source {
+	PULSE_HOOK_GPU_UNKNOWN = 0,
+	PULSE_HOOK_GPU_CUDART = 1,       /* cudaGetDevice + cudaDeviceGetPCIBusId */
+	PULSE_HOOK_GPU_VISIBLE_DEVS = 2, /* CUDA_VISIBLE_DEVICES (first entry in `visible`) */
+};
+
+struct pulse_hook_gpu {
+	int32_t cuda_dev;       /* CUDA device ordinal, -1 unknown */
+	uint8_t source;         /* enum pulse_hook_gpu_source */
+	uint8_t pad[3];
+	char pci_bus_id[16];    /* "0000:3b:00.0", NUL-terminated, "" unknown */
+	char visible[16];       /* CUDA_VISIBLE_DEVICES, truncated, "" unset */
+}; /* 40 bytes */
+
+struct pulse_hook_comm_body {
+	uint64_t comm_id;   /* stable, equal on every rank (README "Interception") */
+	uint64_t parent_id; /* split: the parent's comm_id, else 0 */
+	uint64_t handle;    /* the ncclComm_t value in this process */
+	uint64_t nccl_hash; /* NCCL's commHash (profiler only), else 0 */
+	int32_t rank, nranks;
+	int32_t color, key; /* split only */
+	int32_t result;     /* ncclResult_t returned to the caller */
+	uint16_t nnodes;    /* profiler only, else 0 */
+	uint8_t how;        /* enum pulse_hook_comm_how */
+	uint8_t pad;
+	struct pulse_hook_gpu gpu;
+}; /* 92 bytes */
+
+struct pulse_hook_op_body {
+	uint64_t comm_id;
+	uint64_t seq;       /* per communicator, from 0, in call order in this process */
+	uint64_t count;     /* elements, as passed (AllGather: sendcount, ReduceScatter: recvcount) */
+	uint64_t stream;    /* cudaStream_t value */
+	uint64_t group_id;  /* id of the enclosing ncclGroupStart/End, 0 outside a group */
+	uint64_t nccl_seq;  /* profiler: NCCL's seqNumber, else 0 */
+	int32_t root_peer;  /* Broadcast/Reduce root, Send/Recv peer, else -1 */
+	int32_t result;     /* ncclResult_t returned to the caller */
+	uint8_t type;       /* enum pulse_hook_op_type */
+	uint8_t datatype;   /* ncclDataType_t */
+	uint8_t redop;      /* ncclRedOp_t (0xff: none) */
+	uint8_t nchannels;  /* profiler only */
+	char algo[8];       /* profiler only, e.g. "Ring" */
+	char proto[8];      /* profiler only, e.g. "Simple" */
+}; /* 76 bytes */
+
+struct pulse_hook_group_body {
+	uint64_t group_id;  /* process-wide counter, from 1 */
+	uint32_t depth;     /* nesting depth after Start / before End (1 = outermost) */
+	int32_t result;     /* ncclGroupEnd's return (Start: its return) */
+};
+
+struct pulse_hook_qp_body {
+	char dev[20];       /* ibv device name, e.g. "mlx5_0" */
+	uint32_t qpn;       /* local QPN */
+	uint32_t dest_qpn;  /* RTR: remote QPN */
+	uint32_t attr_mask; /* as passed to ibv_modify_qp */
+	int32_t result;     /* the verbs function's return (create: 0 or -1) */
+	uint8_t port;       /* RTR: ah_attr.port_num */
+	uint8_t sgid_index; /* RTR: ah_attr.grh.sgid_index */
+	uint8_t is_global;  /* RTR: ah_attr.is_global (remote_gid valid) */
+	uint8_t pad;
+	uint8_t remote_gid[16];
+	struct pulse_hook_gpu gpu; /* the calling thread's GPU */
+}; /* 96 bytes */
+
+struct pulse_hook_record {
+	uint8_t kind;       /* enum pulse_hook_kind */
+	uint8_t source;     /* enum pulse_hook_source */
+	uint16_t version;   /* PULSE_HOOK_RECORD_VERSION */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t flags;     /* PULSE_HOOK_F_* */
+	uint64_t time_ns;   /* CLOCK_REALTIME at the call */
+	union {
+		struct pulse_hook_comm_body comm;
+		struct pulse_hook_op_body op;
+		struct pulse_hook_group_body group;
+		struct pulse_hook_qp_body qp;
+		uint8_t raw[96];
+	} u;
+};
+
+_Static_assert(sizeof(struct pulse_hook_gpu) == 40, "gpu layout");
+_Static_assert(sizeof(struct pulse_hook_qp_body) <= 96, "qp body");
+_Static_assert(sizeof(struct pulse_hook_comm_body) <= 96, "comm body");
+_Static_assert(sizeof(struct pulse_hook_op_body) <= 96, "op body");
+_Static_assert(sizeof(struct pulse_hook_record) == 120, "record is 120 bytes");
+
+#endif

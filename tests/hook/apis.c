@@ -1,0 +1,102 @@
+/* The NCCL entry points the training loop does not use, verbs called
+ * directly (linked, not dlopened), fork, and what dlsym(RTLD_NEXT) returns
+ * to a program when an interposer is loaded. Knows nothing about Pulse.
+ * Prints "child pid N" for the forked child; exit 0 when every call
+ * returned what NCCL/verbs returned. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../hook/nccl_abi.h"
+#include "../../hook/verbs_abi.h"
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
+ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+ncclResult_t ncclCommInitAll(ncclComm_t *, int, const int *);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *);
+ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
+ncclResult_t ncclCommDestroy(ncclComm_t);
+ncclResult_t ncclCommAbort(ncclComm_t);
+ncclResult_t ncclBcast(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+			   cudaStream_t);
+
+struct ibv_pd;
+struct ibv_qp_init_attr {
+	void *qp_context;
+	char rest[64];
+};
+struct ibv_device **ibv_get_device_list(int *);
+struct ibv_context *ibv_open_device(struct ibv_device *);
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *);
+struct ibv_qp *ibv_create_qp(struct ibv_pd *, struct ibv_qp_init_attr *);
+int ibv_modify_qp(struct ibv_qp *, struct ibv_qp_attr *, int);
+int ibv_destroy_qp(struct ibv_qp *);
+
+static int fails;
+#define EXPECT(cond)                                                      \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "apis: %s failed\n", #cond);      \
+			fails++;                                          \
+		}                                                         \
+	} while (0)
+
+int main(void)
+{
+	static char buf[256];
+	cudaStream_t s = (cudaStream_t)(uintptr_t)0x7000;
+	/* From the main program, RTLD_NEXT means "the first object after me". */
+	void *next = dlsym(RTLD_NEXT, "ncclAllReduce");
+	void *dflt = dlsym(RTLD_DEFAULT, "ncclAllReduce");
+	EXPECT(next != NULL && next == dflt);
+
+	ncclUniqueId ids[2];
+	EXPECT(ncclGetUniqueId(&ids[0]) == ncclSuccess);
+	memset(&ids[1], 0x42, sizeof ids[1]);
+	ncclComm_t a, all[2], sc, none = (ncclComm_t)&buf;
+	EXPECT(ncclCommInitRank(&a, 2, ids[0], 1) == ncclSuccess);
+	EXPECT(ncclBcast(buf, 4, 2, 1, a, s) == ncclSuccess);
+	EXPECT(ncclBcast(buf, 4, 2, 5, a, s) == ncclInvalidArgument); /* bad root: NCCL's error */
+	EXPECT(ncclCommSplit(a, -1, 0, &none, NULL) == ncclSuccess && none == NULL);
+	EXPECT(ncclCommInitAll(all, 2, (const int[]){ 3, 5 }) == ncclSuccess);
+	EXPECT(ncclCommInitRankScalable(&sc, 4, 2, 2, ids, NULL) == ncclSuccess);
+	EXPECT(ncclCommAbort(sc) == ncclSuccess);
+	EXPECT(ncclCommDestroy(all[0]) == ncclSuccess && ncclCommDestroy(all[1]) == ncclSuccess);
+
+	/* Verbs linked directly. */
+	int n;
+	struct ibv_device **l = ibv_get_device_list(&n);
+	struct ibv_pd *pd = ibv_alloc_pd(ibv_open_device(l[0]));
+	struct ibv_qp_init_attr init;
+	memset(&init, 0, sizeof init);
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	EXPECT(qp != NULL);
+	struct ibv_qp_attr at;
+	memset(&at, 0, sizeof at);
+	at.qp_state = PULSE_IBV_QPS_RTR;
+	at.dest_qp_num = 0xabcde;
+	at.ah_attr.port_num = 2;
+	EXPECT(ibv_modify_qp(qp, &at, PULSE_IBV_QP_STATE | PULSE_IBV_QP_DEST_QPN | PULSE_IBV_QP_AV) == 0);
+	EXPECT(qp->state == PULSE_IBV_QPS_RTR);
+	printf("apis: direct qpn=%u\n", qp->qp_num);
+	EXPECT(ibv_destroy_qp(qp) == 0);
+
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = ncclAllReduce(buf, buf, 7, 7, 0, a, s) != ncclSuccess;
+		_exit(bad);
+	}
+	printf("child pid %d\n", (int)pid);
+	int st = 0;
+	EXPECT(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	EXPECT(ncclAllReduce(buf, buf, 9, 7, 0, a, s) == ncclSuccess);
+	EXPECT(ncclCommDestroy(a) == ncclSuccess);
+	printf("apis: %d failures\n", fails);
+	return fails != 0;
+}

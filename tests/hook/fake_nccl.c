@@ -1,0 +1,309 @@
+/* Stand-in libnccl.so.2 for the interception tests. It presents NCCL's C ABI
+ * (the entry points in hook/nccl_abi.h) and, like NCCL's ibvwrap, loads
+ * libibverbs with dlopen and resolves the verbs with
+ * dlvsym(handle, name, "IBVERBS_1.1"). Each communicator gets one QP taken
+ * through INIT -> RTR -> RTS, as NCCL's IB transport does per connection.
+ * No GPU, no network: operators only validate their arguments. It prints
+ * one line per verbs call result so a test can compare them with records. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../hook/nccl_abi.h"
+#include "../../hook/verbs_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct ibv_qp_init_attr {
+	void *qp_context;
+	char rest[64];
+};
+
+struct ncclComm {
+	int rank, nranks;
+	struct ibv_qp *qp;
+};
+
+static struct ibv_device **(*p_get_list)(int *);
+static struct ibv_context *(*p_open)(struct ibv_device *);
+static struct ibv_pd *(*p_alloc_pd)(struct ibv_context *);
+static struct ibv_qp *(*p_create)(struct ibv_pd *, struct ibv_qp_init_attr *);
+static int (*p_modify)(struct ibv_qp *, struct ibv_qp_attr *, int);
+static int (*p_destroy)(struct ibv_qp *);
+static struct ibv_pd *g_pd;
+static int g_group;
+
+/* What NCCL's ibvwrap does: dlopen, then dlvsym with the version. */
+static int load_verbs(void)
+{
+	if (g_pd)
+		return 0;
+	void *h = dlopen("libibverbs.so", RTLD_NOW);
+	if (!h)
+		h = dlopen("libibverbs.so.1", RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "fake-nccl: cannot dlopen libibverbs: %s\n", dlerror());
+		return -1;
+	}
+	*(void **)&p_get_list = dlvsym(h, "ibv_get_device_list", "IBVERBS_1.0");
+	*(void **)&p_open = dlvsym(h, "ibv_open_device", "IBVERBS_1.0");
+	*(void **)&p_alloc_pd = dlvsym(h, "ibv_alloc_pd", "IBVERBS_1.0");
+	*(void **)&p_create = dlvsym(h, "ibv_create_qp", "IBVERBS_1.1");
+	*(void **)&p_modify = dlvsym(h, "ibv_modify_qp", "IBVERBS_1.1");
+	*(void **)&p_destroy = dlvsym(h, "ibv_destroy_qp", "IBVERBS_1.1");
+	if (!p_get_list || !p_open || !p_alloc_pd || !p_create || !p_modify || !p_destroy) {
+		fprintf(stderr, "fake-nccl: missing verbs symbols\n");
+		return -1;
+	}
+	int n = 0;
+	struct ibv_device **l = p_get_list(&n);
+	if (!l || n < 1)
+		return -1;
+	g_pd = p_alloc_pd(p_open(l[0]));
+	return g_pd ? 0 : -1;
+}
+
+static uint32_t uid_word(const ncclUniqueId *id)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < sizeof id->internal; i++)
+		h = (h ^ (uint8_t)id->internal[i]) * 16777619u;
+	return h;
+}
+
+/* One connection: create, INIT, RTR to the "next" rank, RTS. */
+static int connect_qp(struct ncclComm *c, uint32_t salt)
+{
+	if (load_verbs() != 0)
+		return ncclSystemError;
+	struct ibv_qp_init_attr init;
+	memset(&init, 0, sizeof init);
+	c->qp = p_create(g_pd, &init);
+	if (!c->qp)
+		return ncclSystemError;
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.qp_state = 1; /* INIT */
+	int rc = p_modify(c->qp, &a, PULSE_IBV_QP_STATE | (1 << 5));
+	memset(&a, 0, sizeof a);
+	a.qp_state = PULSE_IBV_QPS_RTR;
+	a.dest_qp_num = 0x1000u + (uint32_t)((c->rank + 1) % c->nranks) + (salt & 0xff) * 16;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 3;
+	a.ah_attr.grh.dgid.raw[0] = 0xfe;
+	a.ah_attr.grh.dgid.raw[1] = 0x80;
+	for (int i = 8; i < 16; i++)
+		a.ah_attr.grh.dgid.raw[i] = (uint8_t)(salt >> ((i % 4) * 8)) ^ (uint8_t)c->rank;
+	int mask = PULSE_IBV_QP_STATE | PULSE_IBV_QP_AV | PULSE_IBV_QP_DEST_QPN;
+	int rtr = p_modify(c->qp, &a, mask);
+	printf("fake-nccl: rtr qpn=%u dest=%u rc=%d state=%d\n", c->qp->qp_num, a.dest_qp_num, rtr,
+	       c->qp->state);
+	/* A bad transition, as a broken peer exchange would give: its result
+	 * (EINVAL) must come back unchanged through any interposer. */
+	struct ibv_qp_attr bad = a;
+	bad.dest_qp_num = 0;
+	int brc = p_modify(c->qp, &bad, mask);
+	printf("fake-nccl: bad rtr qpn=%u rc=%d\n", c->qp->qp_num, brc);
+	memset(&a, 0, sizeof a);
+	a.qp_state = 3; /* RTS */
+	rc |= p_modify(c->qp, &a, PULSE_IBV_QP_STATE);
+	fflush(stdout);
+	return (rc || rtr) ? ncclSystemError : ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
+{
+	if (!id)
+		return ncclInvalidArgument;
+	const char *seed = getenv("FAKE_NCCL_UID");
+	if (!seed)
+		seed = "fake-nccl";
+	uint64_t x = 1469598103934665603ull;
+	for (const char *p = seed; *p; p++)
+		x = (x ^ (uint8_t)*p) * 1099511628211ull;
+	for (size_t i = 0; i < sizeof id->internal; i++) {
+		x ^= x >> 33;
+		x *= 0xff51afd7ed558ccdull;
+		id->internal[i] = (char)(x >> 56);
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t salt)
+{
+	if (!out || nranks < 1 || rank < 0 || rank >= nranks)
+		return ncclInvalidArgument;
+	struct ncclComm *c = calloc(1, sizeof *c);
+	if (!c)
+		return ncclSystemError;
+	c->rank = rank;
+	c->nranks = nranks;
+	ncclResult_t r = connect_qp(c, salt);
+	if (r != ncclSuccess) {
+		free(c);
+		return r;
+	}
+	*out = c;
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
+{
+	return new_comm(comm, nranks, rank, uid_word(&id));
+}
+
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+					   ncclConfig_t *config)
+{
+	(void)config;
+	return new_comm(comm, nranks, rank, uid_word(&id));
+}
+
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
+					     ncclUniqueId *ids, ncclConfig_t *config)
+{
+	(void)config;
+	if (nId < 1 || !ids)
+		return ncclInvalidArgument;
+	return new_comm(comm, nranks, rank, uid_word(&ids[0]));
+}
+
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
+{
+	(void)devlist;
+	if (!comms || ndev < 1)
+		return ncclInvalidArgument;
+	for (int i = 0; i < ndev; i++) {
+		ncclResult_t r = new_comm(&comms[i], ndev, i, 0xa11);
+		if (r != ncclSuccess)
+			return r;
+	}
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+				  ncclConfig_t *config)
+{
+	(void)key;
+	(void)config;
+	if (!comm || !newcomm)
+		return ncclInvalidArgument;
+	if (color < 0) { /* NCCL_SPLIT_NOCOLOR */
+		*newcomm = NULL;
+		return ncclSuccess;
+	}
+	/* Stand-in for the collective: ranks alternate between two colors. */
+	return new_comm(newcomm, (comm->nranks + 1 - (comm->rank % 2)) / 2, comm->rank / 2,
+			0x5000u + (uint32_t)color);
+}
+
+static ncclResult_t end_comm(ncclComm_t comm)
+{
+	if (!comm)
+		return ncclInvalidArgument;
+	int rc = p_destroy(comm->qp);
+	free(comm);
+	return rc ? ncclSystemError : ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) { return end_comm(comm); }
+EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) { return end_comm(comm); }
+
+EXPORT ncclResult_t ncclGroupStart(void)
+{
+	g_group++;
+	return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclGroupEnd(void)
+{
+	if (g_group <= 0)
+		return ncclInvalidArgument;
+	g_group--;
+	return ncclSuccess;
+}
+
+static ncclResult_t check(const void *buf, ncclDataType_t dt, ncclComm_t comm)
+{
+	if (!comm || dt < 0 || dt > 11)
+		return ncclInvalidArgument;
+	(void)buf;
+	return ncclSuccess;
+}
+
+static ncclResult_t check_peer(ncclComm_t comm, int peer)
+{
+	return (comm && (peer < 0 || peer >= comm->nranks)) ? ncclInvalidArgument : ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclAllReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
+				  ncclComm_t comm, cudaStream_t st)
+{
+	(void)d; (void)n; (void)op; (void)st;
+	return check(s, dt, comm);
+}
+
+EXPORT ncclResult_t ncclReduceScatter(const void *s, void *d, size_t n, ncclDataType_t dt,
+				      ncclRedOp_t op, ncclComm_t comm, cudaStream_t st)
+{
+	(void)d; (void)n; (void)op; (void)st;
+	return check(s, dt, comm);
+}
+
+EXPORT ncclResult_t ncclAllGather(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
+				  cudaStream_t st)
+{
+	(void)d; (void)n; (void)st;
+	return check(s, dt, comm);
+}
+
+EXPORT ncclResult_t ncclAlltoAll(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
+				 cudaStream_t st)
+{
+	(void)d; (void)n; (void)st;
+	return check(s, dt, comm);
+}
+
+EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t n, ncclDataType_t dt, int root,
+				  ncclComm_t comm, cudaStream_t st)
+{
+	(void)d; (void)n; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	return r ? r : check_peer(comm, root);
+}
+
+EXPORT ncclResult_t ncclBcast(void *b, size_t n, ncclDataType_t dt, int root, ncclComm_t comm,
+			      cudaStream_t st)
+{
+	(void)n; (void)st;
+	ncclResult_t r = check(b, dt, comm);
+	return r ? r : check_peer(comm, root);
+}
+
+EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
+			       int root, ncclComm_t comm, cudaStream_t st)
+{
+	(void)d; (void)n; (void)op; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	return r ? r : check_peer(comm, root);
+}
+
+EXPORT ncclResult_t ncclSend(const void *s, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
+			     cudaStream_t st)
+{
+	(void)n; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	return r ? r : check_peer(comm, peer);
+}
+
+EXPORT ncclResult_t ncclRecv(void *d, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
+			     cudaStream_t st)
+{
+	(void)n; (void)st;
+	ncclResult_t r = check(d, dt, comm);
+	return r ? r : check_peer(comm, peer);
+}

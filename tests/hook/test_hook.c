@@ -1,0 +1,434 @@
+/* libpulse-hook.so end to end: the unmodified training program (train.c),
+ * linked against the stand-in NCCL (which loads the stand-in verbs with
+ * dlopen + dlvsym), runs under LD_PRELOAD; the test then drains the
+ * process's ring like the host agent and checks every record. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pulse/hook_ring.h"
+
+#define MAXREC 4096
+#define TDIR "build/tests/hook"
+
+static char g_dir[4200], g_hook[4200];
+
+struct run {
+	pid_t pid;
+	int status;
+	char out[8192];
+	struct pulse_hook_record rec[MAXREC];
+	size_t n;
+	struct pulse_hook_ring_stats st;
+	int open_rc;
+};
+
+/* Run PROG ARGS... with the hook preloaded and EXTRA env ("K=V", NULL-ended). */
+static void run(struct run *r, const char *const *argv, const char *const *extra)
+{
+	memset(r, 0, sizeof *r);
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		setenv("LD_PRELOAD", g_hook, 1);
+		setenv("PULSE_HOOK_KEEP_RING", "1", 1);
+		setenv("FAKE_NCCL_UID", "job-42", 1);
+		for (int i = 0; extra && extra[i]; i++)
+			putenv((char *)extra[i]);
+		char path[4400];
+		snprintf(path, sizeof path, "%s/%s", g_dir, argv[0]);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t used = 0;
+	ssize_t k;
+	while ((k = read(pfd[0], r->out + used, sizeof r->out - 1 - used)) > 0)
+		used += (size_t)k;
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	r->pid = pid;
+	struct pulse_hook_ring *ring;
+	r->open_rc = pulse_hook_ring_open(pid, &ring);
+	if (r->open_rc == 0) {
+		r->n = pulse_hook_ring_drain(ring, r->rec, MAXREC);
+		pulse_hook_ring_stats(ring, &r->st);
+		pulse_hook_ring_close(ring, 1);
+	}
+}
+
+/* ---- expectations for train.c ---- */
+
+struct cursor {
+	const struct run *r;
+	size_t i;
+};
+
+static const struct pulse_hook_record *next(struct cursor *c, uint8_t kind)
+{
+	if (c->i >= c->r->n)
+		fail_msg("record %zu: expected kind %d, ring has only %zu", c->i, kind, c->r->n);
+	const struct pulse_hook_record *x = &c->r->rec[c->i++];
+	if (x->kind != kind)
+		fail_msg("record %zu: kind %d, expected %d", c->i - 1, x->kind, kind);
+	assert_int_equal(x->source, PULSE_HOOK_SRC_HOOK);
+	assert_int_equal(x->version, PULSE_HOOK_RECORD_VERSION);
+	assert_int_equal(x->pid, (uint32_t)c->r->pid);
+	return x;
+}
+
+/* Parse "fake-nccl: rtr qpn=Q dest=D rc=R" and "bad rtr qpn=Q rc=R" lines in order. */
+struct rtr_line {
+	unsigned qpn, dest;
+	int rc;
+};
+
+static size_t rtr_lines(const char *out, struct rtr_line *l, size_t max)
+{
+	size_t n = 0;
+	for (const char *p = out; p && *p && n < max; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "fake-nccl: rtr qpn=%u dest=%u rc=%d", &l[n].qpn, &l[n].dest, &l[n].rc) == 3)
+			n++;
+		else if (sscanf(p, "fake-nccl: bad rtr qpn=%u rc=%d", &l[n].qpn, &l[n].rc) == 2)
+			l[n].dest = 0, n++;
+	}
+	return n;
+}
+
+static uint64_t check_connect(struct cursor *c, const struct rtr_line *l, size_t *li)
+{
+	const struct pulse_hook_record *x = next(c, PULSE_HOOK_QP_CREATE);
+	uint32_t qpn = x->u.qp.qpn;
+	assert_string_equal(x->u.qp.dev, "mlx5_fake0");
+	for (int k = 0; k < 2; k++) { /* the good RTR, then the refused one */
+		x = next(c, PULSE_HOOK_QP_RTR);
+		const struct rtr_line *e = &l[(*li)++];
+		assert_int_equal(x->u.qp.qpn, qpn);
+		assert_int_equal(x->u.qp.qpn, e->qpn);
+		assert_int_equal(x->u.qp.dest_qpn, e->dest);
+		assert_int_equal(x->u.qp.result, e->rc);
+		assert_int_equal(x->u.qp.result, k == 0 ? 0 : EINVAL);
+		assert_string_equal(x->u.qp.dev, "mlx5_fake0");
+		assert_int_equal(x->u.qp.port, 1);
+		assert_int_equal(x->u.qp.sgid_index, 3);
+		assert_int_equal(x->u.qp.is_global, 1);
+		assert_int_equal(x->u.qp.remote_gid[0], 0xfe);
+		assert_int_equal(x->u.qp.remote_gid[1], 0x80);
+		assert_int_equal(x->u.qp.gpu.source, PULSE_HOOK_GPU_VISIBLE_DEVS);
+		assert_string_equal(x->u.qp.gpu.visible, "3");
+		assert_int_equal(x->u.qp.gpu.cuda_dev, 3);
+	}
+	return qpn;
+}
+
+static void check_op(struct cursor *c, uint64_t comm, uint64_t seq, uint8_t type, uint64_t count,
+		     uint8_t dt, uint8_t redop, int root_peer, uint64_t group)
+{
+	const struct pulse_hook_record *x = next(c, PULSE_HOOK_OP);
+	assert_int_equal(x->u.op.comm_id, comm);
+	assert_int_equal(x->u.op.seq, seq);
+	assert_int_equal(x->u.op.type, type);
+	assert_int_equal(x->u.op.count, count);
+	assert_int_equal(x->u.op.datatype, dt);
+	assert_int_equal(x->u.op.redop, redop);
+	assert_int_equal(x->u.op.root_peer, root_peer);
+	assert_int_equal(x->u.op.stream, 0x5000);
+	assert_int_equal(x->u.op.group_id, group);
+	assert_int_equal(x->u.op.result, 0);
+	assert_int_equal(x->flags, 0);
+}
+
+struct ids {
+	uint64_t world, half;
+};
+
+static struct ids check_train(const struct run *r, int rank, int nranks, int steps)
+{
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0);
+	assert_int_equal(r->open_rc, 0);
+	struct rtr_line l[16];
+	size_t nl = rtr_lines(r->out, l, 16), li = 0;
+	assert_int_equal(nl, 4);
+	struct cursor c = { r, 0 };
+	struct ids id;
+	uint64_t t0 = 0;
+
+	check_connect(&c, l, &li);
+	const struct pulse_hook_record *x = next(&c, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_RANK_CONFIG);
+	assert_int_equal(x->u.comm.rank, rank);
+	assert_int_equal(x->u.comm.nranks, nranks);
+	assert_int_equal(x->u.comm.result, 0);
+	assert_int_equal(x->u.comm.parent_id, 0);
+	assert_int_not_equal(x->u.comm.handle, 0);
+	assert_int_equal(x->u.comm.gpu.source, PULSE_HOOK_GPU_VISIBLE_DEVS);
+	id.world = x->u.comm.comm_id;
+	assert_int_not_equal(id.world, 0);
+	t0 = x->time_ns;
+
+	check_connect(&c, l, &li);
+	x = next(&c, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_SPLIT);
+	assert_int_equal(x->u.comm.parent_id, id.world);
+	assert_int_equal(x->u.comm.color, rank % 2);
+	assert_int_equal(x->u.comm.key, rank);
+	id.half = x->u.comm.comm_id;
+	assert_int_not_equal(id.half, 0);
+	assert_int_not_equal(id.half, id.world);
+
+	uint64_t ws = 0, hs = 0, last_group = 0;
+	for (int s = 0; s < steps; s++) {
+		check_op(&c, id.world, ws++, PULSE_HOOK_OP_ALLREDUCE, 1024, 7, 0, -1, 0);
+		check_op(&c, id.world, ws++, PULSE_HOOK_OP_ALLGATHER, 256, 9, 0xff, -1, 0);
+		check_op(&c, id.half, hs++, PULSE_HOOK_OP_REDUCESCATTER, 128, 7, 2, -1, 0);
+		check_op(&c, id.half, hs++, PULSE_HOOK_OP_BROADCAST, 64, 2, 0xff, 0, 0);
+		check_op(&c, id.world, ws++, PULSE_HOOK_OP_REDUCE, 32, 8, 3, 1, 0);
+		check_op(&c, id.world, ws++, PULSE_HOOK_OP_ALLTOALL, 16, 0, 0xff, -1, 0);
+		x = next(&c, PULSE_HOOK_GROUP_START);
+		uint64_t g = x->u.group.group_id;
+		assert_true(g > last_group);
+		last_group = g;
+		assert_int_equal(x->u.group.depth, 1);
+		for (int p = 0; p < nranks; p++) {
+			check_op(&c, id.world, ws++, PULSE_HOOK_OP_SEND, 8, 1, 0xff, p, g);
+			check_op(&c, id.world, ws++, PULSE_HOOK_OP_RECV, 8, 1, 0xff, p, g);
+		}
+		x = next(&c, PULSE_HOOK_GROUP_END);
+		assert_int_equal(x->u.group.group_id, g);
+		assert_int_equal(x->u.group.depth, 1);
+		assert_int_equal(x->u.group.result, 0);
+	}
+	x = next(&c, PULSE_HOOK_QP_DESTROY);
+	assert_int_equal(x->u.qp.result, 0);
+	x = next(&c, PULSE_HOOK_COMM_DESTROY);
+	assert_int_equal(x->u.comm.comm_id, id.half);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_DESTROY);
+	next(&c, PULSE_HOOK_QP_DESTROY);
+	x = next(&c, PULSE_HOOK_COMM_DESTROY);
+	assert_int_equal(x->u.comm.comm_id, id.world);
+	assert_int_equal(x->u.comm.rank, rank);
+	assert_int_equal(c.i, r->n); /* nothing else */
+	/* Each record carries the time of its call; a record is written when
+	 * the call returns, so an init's time precedes the QP records made
+	 * inside it. Operators (one thread) never go back in time. */
+	uint64_t last_op = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		assert_true(r->rec[i].time_ns >= t0);
+		if (r->rec[i].kind == PULSE_HOOK_OP) {
+			assert_true(r->rec[i].time_ns >= last_op);
+			last_op = r->rec[i].time_ns;
+		}
+	}
+	assert_int_equal(r->st.dropped_full + r->st.dropped_no_reader, 0);
+	assert_int_equal(r->st.hook_loaded, 1);
+	return id;
+}
+
+static void test_train_four_ranks(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	struct ids id[4];
+	static const char *const env[] = { "CUDA_VISIBLE_DEVICES=3,1", NULL };
+	for (int rank = 0; rank < 4; rank++) {
+		char rs[8];
+		snprintf(rs, sizeof rs, "%d", rank);
+		const char *argv[] = { "train", rs, "4", "3", NULL };
+		run(r, argv, env);
+		id[rank] = check_train(r, rank, 4, 3);
+	}
+	/* Same ids on every rank; same split id for the same color only. */
+	for (int rank = 1; rank < 4; rank++)
+		assert_int_equal(id[rank].world, id[0].world);
+	assert_int_equal(id[2].half, id[0].half);
+	assert_int_equal(id[3].half, id[1].half);
+	assert_int_not_equal(id[0].half, id[1].half);
+	free(r);
+}
+
+static void test_other_job_other_id(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	static const char *const env[] = { "CUDA_VISIBLE_DEVICES=3", NULL };
+	const char *argv[] = { "train", "0", "4", "1", NULL };
+	run(r, argv, env);
+	uint64_t a = check_train(r, 0, 4, 1).world;
+	static const char *const env2[] = { "CUDA_VISIBLE_DEVICES=3", "FAKE_NCCL_UID=job-43", NULL };
+	run(r, argv, env2);
+	assert_int_not_equal(check_train(r, 0, 4, 1).world, a);
+	free(r);
+}
+
+static void test_no_reader_drops_counted(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	static const char *const env[] = { "PULSE_HOOK_RING_RECORDS=16", NULL };
+	const char *argv[] = { "train", "1", "4", "2", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_int_equal(r->open_rc, 0);
+	assert_int_equal(r->n, 16);
+	/* 2 connects x (create + 2 RTR + init) + 2 steps x (6 + 2 + 8) + 4 destroys = 44 */
+	assert_int_equal(r->st.written, 16);
+	assert_int_equal(r->st.dropped_no_reader, 44 - 16);
+	assert_int_equal(r->st.dropped_full, 0);
+	assert_int_equal(r->rec[0].kind, PULSE_HOOK_QP_CREATE); /* the oldest are kept */
+	assert_int_equal(r->rec[3].kind, PULSE_HOOK_COMM_INIT);
+	free(r);
+}
+
+static void test_disabled_passes_through(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	static const char *const env[] = { "PULSE_HOOK_DISABLE=1", NULL };
+	const char *argv[] = { "train", "0", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_int_equal(r->open_rc, -ENOENT);
+	assert_non_null(strstr(r->out, "bad rtr qpn=256 rc=22"));
+	free(r);
+}
+
+static const struct pulse_hook_record *find(const struct run *r, size_t *from, uint8_t kind)
+{
+	for (; *from < r->n; (*from)++)
+		if (r->rec[*from].kind == kind)
+			return &r->rec[(*from)++];
+	fail_msg("no record of kind %d after %zu", kind, *from);
+	return NULL;
+}
+
+static void test_other_entry_points_fork_and_direct_verbs(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	const char *argv[] = { "apis", NULL };
+	run(r, argv, NULL);
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0); /* includes dlsym(RTLD_NEXT) from the program */
+	assert_int_equal(r->open_rc, 0);
+	size_t i = 0;
+	const struct pulse_hook_record *x = find(r, &i, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_RANK);
+	assert_int_equal(x->u.comm.rank, 1);
+	uint64_t a = x->u.comm.comm_id;
+	x = find(r, &i, PULSE_HOOK_OP);
+	assert_int_equal(x->u.op.type, PULSE_HOOK_OP_BROADCAST);
+	assert_int_equal(x->u.op.root_peer, 1);
+	assert_int_equal(x->u.op.seq, 0);
+	x = find(r, &i, PULSE_HOOK_OP);
+	assert_int_equal(x->u.op.root_peer, 5);
+	assert_int_equal(x->u.op.result, 4); /* NCCL's ncclInvalidArgument, unchanged */
+	assert_int_equal(x->u.op.seq, 1);
+	/* The NOCOLOR split makes no communicator and no record; InitAll: two. */
+	x = find(r, &i, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_ALL);
+	assert_int_equal(x->u.comm.rank, 0);
+	assert_int_equal(x->u.comm.gpu.cuda_dev, 3);
+	uint64_t all = x->u.comm.comm_id;
+	x = find(r, &i, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_ALL);
+	assert_int_equal(x->u.comm.rank, 1);
+	assert_int_equal(x->u.comm.nranks, 2);
+	assert_int_equal(x->u.comm.gpu.cuda_dev, 5);
+	assert_int_equal(x->u.comm.comm_id, all);
+	x = find(r, &i, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_RANK_SCALABLE);
+	assert_int_equal(x->u.comm.rank, 2);
+	assert_int_equal(x->u.comm.nranks, 4);
+	uint64_t sc = x->u.comm.comm_id;
+	assert_int_not_equal(sc, a);
+	x = find(r, &i, PULSE_HOOK_COMM_DESTROY);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_ABORT);
+	assert_int_equal(x->u.comm.comm_id, sc);
+	/* Direct verbs: create, RTR, destroy, from the program itself. */
+	unsigned qpn = 0;
+	const char *p = strstr(r->out, "apis: direct qpn=");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "apis: direct qpn=%u", &qpn), 1);
+	size_t j = i;
+	for (;;) {
+		x = find(r, &j, PULSE_HOOK_QP_RTR);
+		if (x->u.qp.qpn == qpn)
+			break;
+	}
+	assert_int_equal(x->u.qp.dest_qpn, 0xabcde);
+	assert_int_equal(x->u.qp.port, 2);
+	assert_int_equal(x->u.qp.is_global, 0);
+	assert_int_equal(x->u.qp.result, 0);
+	x = find(r, &j, PULSE_HOOK_QP_DESTROY);
+	assert_int_equal(x->u.qp.qpn, qpn);
+	/* After fork the parent's sequence goes on (the child's op is not in
+	 * the parent's ring): AllReduce is op 2 of communicator a. */
+	x = find(r, &j, PULSE_HOOK_OP);
+	assert_int_equal(x->u.op.type, PULSE_HOOK_OP_ALLREDUCE);
+	assert_int_equal(x->u.op.count, 9);
+	assert_int_equal(x->u.op.comm_id, a);
+	assert_int_equal(x->u.op.seq, 2);
+
+	/* The child wrote to its own ring. Its communicator table starts empty
+	 * (NCCL communicators do not survive fork): unknown comm. */
+	int child = 0;
+	p = strstr(r->out, "child pid ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "child pid %d", &child), 1);
+	struct pulse_hook_ring *ring;
+	assert_int_equal(pulse_hook_ring_open(child, &ring), 0);
+	struct pulse_hook_record cr[8];
+	size_t n = pulse_hook_ring_drain(ring, cr, 8);
+	pulse_hook_ring_close(ring, 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(cr[0].kind, PULSE_HOOK_OP);
+	assert_int_equal(cr[0].pid, (uint32_t)child);
+	assert_int_equal(cr[0].u.op.count, 7);
+	assert_int_equal(cr[0].flags, PULSE_HOOK_F_UNKNOWN_COMM);
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	/* Fixtures live next to the test binary's build tree. */
+	char self[4000];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (k <= 0)
+		return 1;
+	self[k] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0'; /* build/tests */
+	snprintf(g_dir, sizeof g_dir, "%s/hook", self);
+	snprintf(g_hook, sizeof g_hook, "%s/../lib/libpulse-hook.so", self);
+	(void)argv;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_train_four_ranks),
+		cmocka_unit_test(test_other_job_other_id),
+		cmocka_unit_test(test_no_reader_drops_counted),
+		cmocka_unit_test(test_disabled_passes_through),
+		cmocka_unit_test(test_other_entry_points_fork_and_direct_verbs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
