@@ -48,7 +48,7 @@ $(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
 $(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1
 	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 -Wl,-rpath,'$$ORIGIN' -ldl
 
-HOOK_FIXTURES := $(HOOK_SO) $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libnccl.so.2 \
+HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libnccl.so.2 \
 	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \

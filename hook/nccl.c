@@ -32,6 +32,15 @@ static _Atomic uint64_t g_group_ids;
 static _Atomic uint64_t g_init_all_calls;
 static PULSE_TLS uint32_t t_group_depth;
 static PULSE_TLS uint64_t t_group_id;
+/* The id of the communicator this thread is creating, while NCCL runs its
+ * init: the profiler plugin's init (called inside it, on this thread, for
+ * blocking communicators) reads it to tie NCCL's commHash to our id. */
+static PULSE_TLS uint64_t t_init_id;
+
+PULSE_EXPORT uint64_t pulse_hook_init_comm_id(void)
+{
+	return t_init_id;
+}
 
 static uint32_t slot_of(uintptr_t p)
 {
@@ -206,9 +215,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUni
 	if (!pulse_hook_ready())
 		return f(comm, nranks, id, rank);
 	uint64_t t = pulse_hook_now_ns();
+	uint64_t cid = pulse_comm_id_from_bytes(id.internal, sizeof id.internal);
+	t_init_id = cid;
 	ncclResult_t res = f(comm, nranks, id, rank);
-	after_init(PULSE_HOOK_HOW_INIT_RANK, comm, pulse_comm_id_from_bytes(id.internal, sizeof id.internal),
-		   0, rank, nranks, -1, -1, res, t);
+	t_init_id = 0;
+	after_init(PULSE_HOOK_HOW_INIT_RANK, comm, cid, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
 
@@ -221,10 +232,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, n
 	if (!pulse_hook_ready())
 		return f(comm, nranks, id, rank, config);
 	uint64_t t = pulse_hook_now_ns();
+	uint64_t cid = pulse_comm_id_from_bytes(id.internal, sizeof id.internal);
+	t_init_id = cid;
 	ncclResult_t res = f(comm, nranks, id, rank, config);
-	after_init(PULSE_HOOK_HOW_INIT_RANK_CONFIG, comm,
-		   pulse_comm_id_from_bytes(id.internal, sizeof id.internal), 0, rank, nranks, -1, -1,
-		   res, t);
+	t_init_id = 0;
+	after_init(PULSE_HOOK_HOW_INIT_RANK_CONFIG, comm, cid, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
 
@@ -237,11 +249,13 @@ PULSE_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
 	if (!pulse_hook_ready())
 		return f(comm, nranks, rank, nId, ids, config);
 	uint64_t t = pulse_hook_now_ns();
-	ncclResult_t res = f(comm, nranks, rank, nId, ids, config);
 	/* Bad arguments are NCCL's to reject; we only hash what is sane. */
 	uint64_t id = 0;
 	if (ids && nId > 0 && nId <= 65536)
 		id = pulse_comm_id_from_bytes(ids, (size_t)nId * sizeof *ids);
+	t_init_id = id;
+	ncclResult_t res = f(comm, nranks, rank, nId, ids, config);
+	t_init_id = 0;
 	after_init(PULSE_HOOK_HOW_INIT_RANK_SCALABLE, comm, id, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
@@ -254,9 +268,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int
 	if (!pulse_hook_ready())
 		return f(comms, ndev, devlist);
 	uint64_t t = pulse_hook_now_ns();
-	ncclResult_t res = f(comms, ndev, devlist);
 	uint64_t call = atomic_fetch_add(&g_init_all_calls, 1);
 	uint64_t id = pulse_comm_id_local((uint32_t)getpid(), call, 0);
+	t_init_id = id;
+	ncclResult_t res = f(comms, ndev, devlist);
+	t_init_id = 0;
 	for (int i = 0; comms && i < ndev && i < 65536; i++) {
 		ncclComm_t c = comms[i];
 		if (c)
@@ -283,11 +299,13 @@ PULSE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncc
 	struct comm_slot *p = comm_find(comm);
 	uint64_t parent = p ? p->id : 0;
 	uint64_t k = p ? atomic_fetch_add(&p->splits, 1) : 0;
+	uint64_t id = parent ? pulse_comm_id_split(parent, k, color) : 0;
+	t_init_id = id;
 	ncclResult_t res = f(comm, color, key, newcomm, config);
+	t_init_id = 0;
 	ncclComm_t c = newcomm ? *newcomm : NULL;
 	if (!c && res == ncclSuccess)
 		return res; /* NCCL_SPLIT_NOCOLOR: no new communicator here */
-	uint64_t id = parent ? pulse_comm_id_split(parent, k, color) : 0;
 	/* The child's rank and size are NCCL's to compute; -1 here (the
 	 * profiler plugin reports them), the agent joins them by comm_id. */
 	after_init(PULSE_HOOK_HOW_SPLIT, newcomm, id, parent, -1, -1, color, key, res, t);

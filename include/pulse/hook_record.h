@@ -39,6 +39,8 @@ enum pulse_hook_source {
 	* commHash, seqNumber, algo, proto, nChannels) and must NOT be counted as
 	* another operator or communicator. See README "Interception". */
 #define PULSE_HOOK_F_UNKNOWN_COMM 0x2u /* op on a communicator the hook never saw created */
+#define PULSE_HOOK_F_NCCL_HASH_ID 0x4u /* profiler without the hook: op.comm_id holds NCCL's
+	* commHash (join with the profiler's COMM_INIT nccl_hash), not a Pulse id */
 
 /* How a communicator came to be (comm.how). */
 enum pulse_hook_comm_how {

@@ -14,6 +14,7 @@
 
 #include "../../hook/nccl_abi.h"
 #include "../../hook/verbs_abi.h"
+#include "../../profiler/nccl_profiler_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -25,7 +26,98 @@ struct ibv_qp_init_attr {
 struct ncclComm {
 	int rank, nranks;
 	struct ibv_qp *qp;
+	uint64_t hash;     /* this stand-in's "commHash" */
+	void *prof;        /* profiler plugin context */
+	uint64_t coll_seq; /* NCCL's per-communicator collective seqNumber */
 };
+
+/* ---- profiler plugin, loaded the way NCCL loads it ---- */
+static int g_prof_loaded;
+static const pulse_nccl_profiler_v5_t *g_prof5;
+static const pulse_nccl_profiler_v4_t *g_prof4;
+static int g_prof_mask;
+
+static void prof_load(void)
+{
+	if (g_prof_loaded)
+		return;
+	g_prof_loaded = 1;
+	const char *path = getenv("NCCL_PROFILER_PLUGIN");
+	if (!path || !*path)
+		return;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "fake-nccl: profiler plugin: %s\n", dlerror());
+		return;
+	}
+	const char *abi = getenv("FAKE_NCCL_PROFILER_ABI"); /* "4": behave as NCCL 2.25 */
+	if (!abi || strcmp(abi, "4") != 0)
+		g_prof5 = dlsym(h, "ncclProfiler_v5");
+	if (!g_prof5)
+		g_prof4 = dlsym(h, "ncclProfiler_v4");
+}
+
+static void prof_init(struct ncclComm *c)
+{
+	prof_load();
+	int mask = 0;
+	if (g_prof5 && g_prof5->init(&c->prof, c->hash, &mask, "fake", 1, c->nranks, c->rank, NULL) != 0)
+		c->prof = NULL;
+	if (g_prof4 && g_prof4->init(&c->prof, &mask, "fake", c->hash, 1, c->nranks, c->rank, NULL) != 0)
+		c->prof = NULL;
+	g_prof_mask = mask;
+}
+
+static const char *const dt_names[] = { "ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32",
+	"ncclInt64", "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16",
+	"ncclFloat8e4m3", "ncclFloat8e5m2" };
+
+static void prof_event(struct ncclComm *c, int coll, const char *func, size_t count, int root_peer,
+		       int dt)
+{
+	if (!c->prof || !(g_prof_mask & (coll ? PULSE_NCCL_PROF_COLL : PULSE_NCCL_PROF_P2P)))
+		return;
+	struct pulse_nccl_prof_coll cd = { .seq_number = c->coll_seq, .func = func, .count = count,
+		.root = root_peer, .datatype = dt_names[dt], .n_channels = 2, .n_warps = 16,
+		.algo = "Ring", .proto = "Simple" };
+	struct pulse_nccl_prof_p2p pd = { .func = func, .count = count, .peer = root_peer,
+		.datatype = dt_names[dt], .n_channels = 1 };
+	void *ev = NULL;
+	if (g_prof5) {
+		pulse_nccl_prof_descr_v5_t d;
+		memset(&d, 0, sizeof d);
+		d.type = coll ? PULSE_NCCL_PROF_COLL : PULSE_NCCL_PROF_P2P;
+		d.rank = c->rank;
+		if (coll)
+			d.coll = cd;
+		else
+			d.p2p = pd;
+		g_prof5->start_event(c->prof, &ev, &d);
+		g_prof5->stop_event(ev);
+	} else if (g_prof4) {
+		pulse_nccl_prof_descr_v4_t d;
+		memset(&d, 0, sizeof d);
+		d.type = coll ? PULSE_NCCL_PROF_COLL : PULSE_NCCL_PROF_P2P;
+		d.rank = c->rank;
+		if (coll)
+			d.coll = cd;
+		else
+			d.p2p = pd;
+		g_prof4->start_event(c->prof, &ev, &d);
+		g_prof4->stop_event(ev);
+	}
+	if (coll)
+		c->coll_seq++;
+}
+
+static void prof_fini(struct ncclComm *c)
+{
+	if (c->prof && g_prof5)
+		g_prof5->finalize(c->prof);
+	else if (c->prof && g_prof4)
+		g_prof4->finalize(c->prof);
+	c->prof = NULL;
+}
 
 static struct ibv_device **(*p_get_list)(int *);
 static struct ibv_context *(*p_open)(struct ibv_device *);
@@ -142,11 +234,13 @@ static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t sal
 		return ncclSystemError;
 	c->rank = rank;
 	c->nranks = nranks;
+	c->hash = 0x9000000000000000ull ^ salt;
 	ncclResult_t r = connect_qp(c, salt);
 	if (r != ncclSuccess) {
 		free(c);
 		return r;
 	}
+	prof_init(c);
 	*out = c;
 	return ncclSuccess;
 }
@@ -205,6 +299,7 @@ static ncclResult_t end_comm(ncclComm_t comm)
 {
 	if (!comm)
 		return ncclInvalidArgument;
+	prof_fini(comm);
 	int rc = p_destroy(comm->qp);
 	free(comm);
 	return rc ? ncclSystemError : ncclSuccess;
@@ -243,67 +338,99 @@ static ncclResult_t check_peer(ncclComm_t comm, int peer)
 EXPORT ncclResult_t ncclAllReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
 				  ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)n; (void)op; (void)st;
-	return check(s, dt, comm);
+	(void)d; (void)op; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "AllReduce", n, -1, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclReduceScatter(const void *s, void *d, size_t n, ncclDataType_t dt,
 				      ncclRedOp_t op, ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)n; (void)op; (void)st;
-	return check(s, dt, comm);
+	(void)d; (void)op; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "ReduceScatter", n, -1, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclAllGather(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
 				  cudaStream_t st)
 {
-	(void)d; (void)n; (void)st;
-	return check(s, dt, comm);
+	(void)d; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "AllGather", n, -1, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclAlltoAll(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
 				 cudaStream_t st)
 {
-	(void)d; (void)n; (void)st;
-	return check(s, dt, comm);
+	(void)d; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "AlltoAll", n, -1, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t n, ncclDataType_t dt, int root,
 				  ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)n; (void)st;
+	(void)d; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	return r ? r : check_peer(comm, root);
+	if (r == ncclSuccess)
+		r = check_peer(comm, root);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "Broadcast", n, root, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclBcast(void *b, size_t n, ncclDataType_t dt, int root, ncclComm_t comm,
 			      cudaStream_t st)
 {
-	(void)n; (void)st;
+	(void)st;
 	ncclResult_t r = check(b, dt, comm);
-	return r ? r : check_peer(comm, root);
+	if (r == ncclSuccess)
+		r = check_peer(comm, root);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "Broadcast", n, root, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
 			       int root, ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)n; (void)op; (void)st;
+	(void)d; (void)op; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	return r ? r : check_peer(comm, root);
+	if (r == ncclSuccess)
+		r = check_peer(comm, root);
+	if (r == ncclSuccess)
+		prof_event(comm, 1, "Reduce", n, root, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclSend(const void *s, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
 			     cudaStream_t st)
 {
-	(void)n; (void)st;
+	(void)st;
 	ncclResult_t r = check(s, dt, comm);
-	return r ? r : check_peer(comm, peer);
+	if (r == ncclSuccess)
+		r = check_peer(comm, peer);
+	if (r == ncclSuccess)
+		prof_event(comm, 0, "Send", n, peer, dt);
+	return r;
 }
 
 EXPORT ncclResult_t ncclRecv(void *d, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
 			     cudaStream_t st)
 {
-	(void)n; (void)st;
+	(void)st;
 	ncclResult_t r = check(d, dt, comm);
-	return r ? r : check_peer(comm, peer);
+	if (r == ncclSuccess)
+		r = check_peer(comm, peer);
+	if (r == ncclSuccess)
+		prof_event(comm, 0, "Recv", n, peer, dt);
+	return r;
 }

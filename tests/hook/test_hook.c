@@ -409,6 +409,135 @@ static void test_other_entry_points_fork_and_direct_verbs(void **state)
 	free(r);
 }
 
+/* ---- the profiler plugin, driven through its ABI by the stand-in NCCL ---- */
+
+static void filter(const struct run *in, struct run *out, uint8_t source)
+{
+	memcpy(out, in, offsetof(struct run, rec));
+	out->n = 0;
+	for (size_t i = 0; i < in->n; i++)
+		if (in->rec[i].source == source)
+			out->rec[out->n++] = in->rec[i];
+	out->st = in->st;
+	out->open_rc = in->open_rc;
+}
+
+static void check_prof_op(const struct pulse_hook_record *x, uint64_t comm, uint64_t seq, uint8_t type,
+			  uint64_t count, uint8_t dt, int root_peer, int coll, uint64_t nseq, uint32_t flags)
+{
+	assert_int_equal(x->kind, PULSE_HOOK_OP);
+	assert_int_equal(x->source, PULSE_HOOK_SRC_PROFILER);
+	assert_int_equal(x->flags, flags);
+	assert_int_equal(x->u.op.comm_id, comm);
+	assert_int_equal(x->u.op.seq, seq);
+	assert_int_equal(x->u.op.type, type);
+	assert_int_equal(x->u.op.count, count);
+	assert_int_equal(x->u.op.datatype, dt);
+	assert_int_equal(x->u.op.root_peer, root_peer);
+	if (coll) {
+		assert_int_equal(x->u.op.nccl_seq, nseq);
+		assert_string_equal(x->u.op.algo, "Ring");
+		assert_string_equal(x->u.op.proto, "Simple");
+		assert_int_equal(x->u.op.nchannels, 2);
+	} else {
+		assert_int_equal(x->u.op.nchannels, 1);
+	}
+}
+
+/* The plugin's records of train RANK 2 1; world/half are the comm ids the
+ * ops must carry (NCCL hashes without the hook, ours with it). */
+static void check_prof(const struct run *p, int rank, int with_hook, uint64_t world, uint64_t half)
+{
+	uint32_t f = with_hook ? PULSE_HOOK_F_ANNOTATION : PULSE_HOOK_F_NCCL_HASH_ID;
+	uint32_t cf = with_hook ? PULSE_HOOK_F_ANNOTATION : 0;
+	assert_int_equal(p->n, 2 + 6 + 4 + 2);
+	const struct pulse_hook_record *x = &p->rec[0];
+	assert_int_equal(x->kind, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->flags, cf);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_PROFILER);
+	assert_int_equal(x->u.comm.rank, rank);
+	assert_int_equal(x->u.comm.nranks, 2);
+	assert_int_equal(x->u.comm.nnodes, 1);
+	assert_int_equal(x->u.comm.nccl_hash >> 60, 9); /* the stand-in's commHash */
+	assert_int_equal(x->u.comm.comm_id, with_hook ? world : 0);
+	uint64_t wh = x->u.comm.nccl_hash;
+	x = &p->rec[1];
+	assert_int_equal(x->kind, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.rank, rank / 2);
+	assert_int_equal(x->u.comm.comm_id, with_hook ? half : 0);
+	uint64_t hh = x->u.comm.nccl_hash;
+	assert_int_not_equal(wh, hh);
+	uint64_t w = with_hook ? world : wh, h = with_hook ? half : hh;
+	check_prof_op(&p->rec[2], w, 0, PULSE_HOOK_OP_ALLREDUCE, 1024, 7, -1, 1, 0, f);
+	check_prof_op(&p->rec[3], w, 1, PULSE_HOOK_OP_ALLGATHER, 256, 9, -1, 1, 1, f);
+	check_prof_op(&p->rec[4], h, 0, PULSE_HOOK_OP_REDUCESCATTER, 128, 7, -1, 1, 0, f);
+	check_prof_op(&p->rec[5], h, 1, PULSE_HOOK_OP_BROADCAST, 64, 2, 0, 1, 1, f);
+	check_prof_op(&p->rec[6], w, 2, PULSE_HOOK_OP_REDUCE, 32, 8, 1, 1, 2, f);
+	check_prof_op(&p->rec[7], w, 3, PULSE_HOOK_OP_ALLTOALL, 16, 0, -1, 1, 3, f);
+	for (int q = 0; q < 2; q++) {
+		check_prof_op(&p->rec[8 + 2 * q], w, 4 + 2 * (uint64_t)q, PULSE_HOOK_OP_SEND, 8, 1, q, 0, 0, f);
+		check_prof_op(&p->rec[9 + 2 * q], w, 5 + 2 * (uint64_t)q, PULSE_HOOK_OP_RECV, 8, 1, q, 0, 0, f);
+	}
+	assert_int_equal(p->rec[12].kind, PULSE_HOOK_COMM_DESTROY);
+	assert_int_equal(p->rec[12].u.comm.nccl_hash, hh);
+	assert_int_equal(p->rec[13].kind, PULSE_HOOK_COMM_DESTROY);
+	assert_int_equal(p->rec[13].u.comm.nccl_hash, wh);
+}
+
+static char g_plugin[4300];
+
+static void test_profiler_plugin_alone(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r), *p = malloc(sizeof *p);
+	assert_non_null(r);
+	assert_non_null(p);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	for (int abi = 4; abi <= 5; abi++) {
+		const char *env[] = { "LD_PRELOAD=", env_plugin,
+			abi == 4 ? "FAKE_NCCL_PROFILER_ABI=4" : "FAKE_NCCL_PROFILER_ABI=5", NULL };
+		const char *argv[] = { "train", "1", "2", "1", NULL };
+		run(r, argv, env);
+		assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+		assert_int_equal(r->open_rc, 0); /* the plugin made the ring itself */
+		assert_int_equal(r->st.hook_loaded, 0);
+		filter(r, p, PULSE_HOOK_SRC_PROFILER);
+		assert_int_equal(p->n, r->n); /* nothing else wrote */
+		check_prof(p, 1, 0, 0, 0);
+	}
+	free(r);
+	free(p);
+}
+
+static void test_profiler_plugin_with_hook(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r), *p = malloc(sizeof *p);
+	assert_non_null(r);
+	assert_non_null(p);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	const char *env[] = { env_plugin, "CUDA_VISIBLE_DEVICES=3", NULL };
+	const char *argv[] = { "train", "0", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_int_equal(r->st.hook_loaded, 1);
+	/* The hook's records are exactly what they are without the plugin... */
+	filter(r, p, PULSE_HOOK_SRC_HOOK);
+	struct ids id = check_train(p, 0, 2, 1);
+	/* ...and the plugin's are all annotations that carry the hook's ids. */
+	filter(r, p, PULSE_HOOK_SRC_PROFILER);
+	check_prof(p, 0, 1, id.world, id.half);
+	/* The rule: count operators from non-annotation records only. */
+	size_t ops = 0;
+	for (size_t i = 0; i < r->n; i++)
+		ops += r->rec[i].kind == PULSE_HOOK_OP && !(r->rec[i].flags & PULSE_HOOK_F_ANNOTATION);
+	assert_int_equal(ops, 6 + 2 * 2);
+	free(r);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -422,6 +551,7 @@ int main(int argc, char **argv)
 	*slash = '\0'; /* build/tests */
 	snprintf(g_dir, sizeof g_dir, "%s/hook", self);
 	snprintf(g_hook, sizeof g_hook, "%s/../lib/libpulse-hook.so", self);
+	snprintf(g_plugin, sizeof g_plugin, "%s/../lib/libpulse-nccl-profiler.so", self);
 	(void)argv;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_train_four_ranks),
@@ -429,6 +559,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_reader_drops_counted),
 		cmocka_unit_test(test_disabled_passes_through),
 		cmocka_unit_test(test_other_entry_points_fork_and_direct_verbs),
+		cmocka_unit_test(test_profiler_plugin_alone),
+		cmocka_unit_test(test_profiler_plugin_with_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
