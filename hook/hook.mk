@@ -64,3 +64,16 @@ $(BUILD)/tests/tsan/test_hook_ring: $(BUILD)/tsan/tests/hook/test_hook_ring.o \
 	$(CC) $(OPT) $(TSAN_CFLAGS) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
 
 TEST_PROGS += $(BUILD)/tests/test_hook $(BUILD)/tests/test_hook_ring $(BUILD)/tests/tsan/test_hook_ring
+
+# ---- benchmarks: make bench -> build/bench/hook.md ----
+$(HOOK_TDIR)/bench_calls: $(BUILD)/obj/tests/hook/bench_calls.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/bench/bench_hook: $(BUILD)/obj/tests/hook/bench_hook.o $(BUILD)/lib/libpulse_hookring.a \
+		| $(HOOK_SO) $(HOOK_TDIR)/bench_calls $(HOOK_TDIR)/libibverbs.so.1
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(HOST_LDLIBS) -lrt
+.PHONY: bench-hook
+bench-hook: $(BUILD)/bench/bench_hook
+	@echo "== Interception: ns per call and ring records/s (this machine: $$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	$(BUILD)/bench/bench_hook | tee $(BUILD)/bench/hook.md
+BENCH_TARGETS += bench-hook
