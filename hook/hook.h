@@ -24,6 +24,8 @@ void *pulse_real_dlvsym(void *handle, const char *name, const char *version);
  * must tail-call them so that glibc sees their caller's return address. */
 void *(*pulse_dlsym_ptr(void))(void *, const char *);
 void *(*pulse_dlvsym_ptr(void))(void *, const char *, const char *);
+/* strcmp(a, b) == 0 without calling libc. */
+int pulse_str_eq(const char *a, const char *b);
 /* The next definition of `name` after this library (RTLD_NEXT). */
 void *pulse_next(const char *name);
 
@@ -34,6 +36,10 @@ uint64_t pulse_comm_id_local(uint32_t pid, uint64_t call_index, int dev_index);
 
 /* gpu.c: the calling thread's GPU. Cheap after the first call per thread. */
 void pulse_hook_gpu_identify(struct pulse_hook_gpu *g);
+
+/* verbs.c: the verbs entry points dlsym.c hands out instead of the real ones. */
+enum { PULSE_W_MODIFY, PULSE_W_CREATE, PULSE_W_DESTROY, PULSE_W_NONE };
+void *pulse_verbs_swap_in(int which, void *real, const char *name);
 
 /* nccl.c: after fork, in the child. */
 void pulse_hook_nccl_atfork_child(void);

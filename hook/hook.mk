@@ -7,7 +7,11 @@
 CFLAGS_hook/ := -fPIC -fvisibility=hidden -O2 -foptimize-sibling-calls
 CFLAGS_tests/hook/ := -fPIC
 
-HOOK_SRCS := hook/init.c hook/real_sym.c hook/comm_id.c hook/gpu.c hook/nccl.c hook/verbs.c hook/ring.c
+HOOK_SRCS := hook/init.c hook/real_sym.c hook/dlsym.c hook/comm_id.c hook/gpu.c hook/nccl.c hook/verbs.c \
+	hook/ring.c
+# dlsym/dlvsym run inside sanitizer runtimes' own start-up: never instrumented.
+CFLAGS_hook/dlsym.c := -fno-sanitize=all
+CFLAGS_hook/real_sym.c := -fno-sanitize=all
 HOOK_SO := $(BUILD)/lib/libpulse-hook.so
 HOOK_RING_SRCS := hook/ring.c
 
@@ -77,3 +81,23 @@ bench-hook: $(BUILD)/bench/bench_hook
 	@echo "== Interception: ns per call and ring records/s (this machine: $$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
 	$(BUILD)/bench/bench_hook | tee $(BUILD)/bench/hook.md
 BENCH_TARGETS += bench-hook
+
+# ---- many threads through the hook, plain and TSan ----
+$(BUILD)/lib/tsan/libpulse-hook.so: $(call objs,tsan,$(HOOK_SRCS))
+	@mkdir -p $(@D)
+	$(CC) -shared $(TSAN_CFLAGS) -Wl,-soname,libpulse-hook.so -o $@ $^ -ldl $(HOST_LDLIBS)
+$(HOOK_TDIR)/threads: $(BUILD)/obj/tests/hook/threads.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN' $(HOST_LDLIBS)
+$(HOOK_TDIR)/tsan/threads: $(BUILD)/tsan/tests/hook/threads.o $(HOOK_TDIR)/libnccl.so.2
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN/..' $(HOST_LDLIBS)
+$(BUILD)/tests/test_hook_threads: $(BUILD)/obj/tests/hook/test_hook_threads.o \
+		$(BUILD)/lib/libpulse_hookring.a | $(HOOK_SO) $(HOOK_TDIR)/threads $(HOOK_TDIR)/libibverbs.so.1
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
+$(BUILD)/tests/tsan/test_hook_threads: $(BUILD)/obj/tests/hook/test_hook_threads.o \
+		$(BUILD)/lib/libpulse_hookring.a | $(BUILD)/lib/tsan/libpulse-hook.so \
+		$(HOOK_TDIR)/tsan/threads $(HOOK_TDIR)/libibverbs.so.1
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
+TEST_PROGS += $(BUILD)/tests/test_hook_threads $(BUILD)/tests/tsan/test_hook_threads

@@ -1,7 +1,8 @@
 /* glibc's own dlsym and dlvsym. The hook exports dlsym/dlvsym itself, and
  * any reference it makes to "dlsym" (versioned or not) binds back to its own
  * definition, so the real ones are found by reading libc.so.6's dynamic
- * symbol table (GNU hash) through dl_iterate_phdr. No allocation, no dlsym. */
+ * symbol table (GNU hash), found through the loader's object list. No
+ * allocation, no dlsym, no call that another interposer may own. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
@@ -17,6 +18,33 @@ typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
 static _Atomic(dlsym_fn) g_dlsym;
 static _Atomic(dlvsym_fn) g_dlvsym;
+
+/* No libc string functions on this path: a sanitizer runtime may call dlsym
+ * before its own interceptors of strcmp and friends are ready. */
+int pulse_str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = path;
+	for (const char *p = path; *p; p++)
+		if (*p == '/')
+			b = p + 1;
+	return b;
+}
+
+static int is_libc(const char *name)
+{
+	static const char want[] = "libc.so";
+	for (int i = 0; want[i]; i++)
+		if (name[i] != want[i])
+			return 0;
+	return 1;
+}
 
 static uint32_t gnu_hash(const char *s)
 {
@@ -56,7 +84,7 @@ static void *lookup(ElfW(Addr) base, const ElfW(Sym) *symtab, const char *strtab
 			const ElfW(Sym) *s = &symtab[idx];
 			if (s->st_shndx != SHN_UNDEF && s->st_value != 0 &&
 			    ELF64_ST_TYPE(s->st_info) == STT_FUNC &&
-			    strcmp(strtab + s->st_name, name) == 0)
+			    pulse_str_eq(strtab + s->st_name, name))
 				return (void *)(base + s->st_value);
 		}
 		if (h2 & 1)
@@ -64,42 +92,38 @@ static void *lookup(ElfW(Addr) base, const ElfW(Sym) *symtab, const char *strtab
 	}
 }
 
-static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* Walk the loader's own list of objects (_r_debug) rather than calling
+ * dl_iterate_phdr: sanitizer runtimes call dlsym from their own start-up,
+ * before their dl_iterate_phdr interceptor works. */
+static int find_in_libc(struct want *w)
 {
-	(void)size;
-	struct want *w = arg;
-	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-	const char *base_name = slash ? slash + 1 : info->dlpi_name;
-	if (!base_name || strncmp(base_name, "libc.so", 7) != 0)
-		return 0;
-	const ElfW(Dyn) *dyn = NULL;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	if (!dyn)
-		return 0;
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const uint32_t *gh = NULL;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		if (dyn->d_tag == DT_SYMTAB)
-			symtab = (const ElfW(Sym) *)fix(info->dlpi_addr, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_STRTAB)
-			strtab = (const char *)fix(info->dlpi_addr, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_GNU_HASH)
-			gh = (const uint32_t *)fix(info->dlpi_addr, dyn->d_un.d_ptr);
+	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+		if (!m->l_name || !is_libc(base_name(m->l_name)) || !m->l_ld)
+			continue;
+		const ElfW(Sym) *symtab = NULL;
+		const char *strtab = NULL;
+		const uint32_t *gh = NULL;
+		for (const ElfW(Dyn) *dyn = m->l_ld; dyn->d_tag != DT_NULL; dyn++) {
+			if (dyn->d_tag == DT_SYMTAB)
+				symtab = (const ElfW(Sym) *)fix(m->l_addr, dyn->d_un.d_ptr);
+			else if (dyn->d_tag == DT_STRTAB)
+				strtab = (const char *)fix(m->l_addr, dyn->d_un.d_ptr);
+			else if (dyn->d_tag == DT_GNU_HASH)
+				gh = (const uint32_t *)fix(m->l_addr, dyn->d_un.d_ptr);
+		}
+		if (!symtab || !strtab || !gh)
+			continue;
+		for (int i = 0; i < 2; i++)
+			w->found[i] = lookup(m->l_addr, symtab, strtab, gh, w->name[i]);
+		return 1;
 	}
-	if (!symtab || !strtab || !gh)
-		return 0;
-	for (int i = 0; i < 2; i++)
-		w->found[i] = lookup(info->dlpi_addr, symtab, strtab, gh, w->name[i]);
-	return 1;
+	return 0;
 }
 
 static void resolve(void)
 {
 	struct want w = { { "dlsym", "dlvsym" }, { NULL, NULL } };
-	dl_iterate_phdr(find_cb, &w);
+	find_in_libc(&w);
 	if (!w.found[0] || !w.found[1]) {
 		static const char msg[] = "pulse-hook: cannot find glibc's dlsym/dlvsym in libc.so; "
 			"dlsym lookups through the hook will fail\n";

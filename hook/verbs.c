@@ -19,6 +19,8 @@
 #include "hook.h"
 #include "verbs_abi.h"
 
+/* The dlsym/dlvsym entry points are in dlsym.c. */
+
 typedef int (*modify_fn)(struct ibv_qp *, struct ibv_qp_attr *, int);
 typedef struct ibv_qp *(*create_fn)(struct ibv_pd *, struct ibv_qp_init_attr *);
 typedef int (*destroy_fn)(struct ibv_qp *);
@@ -31,32 +33,17 @@ PULSE_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int 
 PULSE_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init);
 PULSE_EXPORT int ibv_destroy_qp(struct ibv_qp *qp);
 
-enum { W_MODIFY, W_CREATE, W_DESTROY, W_NONE };
-
-static int which(const char *name)
-{
-	if (!name || strncmp(name, "ibv_", 4) != 0)
-		return W_NONE;
-	if (strcmp(name + 4, "modify_qp") == 0)
-		return W_MODIFY;
-	if (strcmp(name + 4, "create_qp") == 0)
-		return W_CREATE;
-	if (strcmp(name + 4, "destroy_qp") == 0)
-		return W_DESTROY;
-	return W_NONE;
-}
-
 static void *wrapper_of(int w)
 {
 	switch (w) {
-	case W_MODIFY: return (void *)ibv_modify_qp;
-	case W_CREATE: return (void *)ibv_create_qp;
+	case PULSE_W_MODIFY: return (void *)ibv_modify_qp;
+	case PULSE_W_CREATE: return (void *)ibv_create_qp;
 	default: return (void *)ibv_destroy_qp;
 	}
 }
 
 /* `real` is what the lookup found. Remember it and hand out the wrapper. */
-static void *swap_in(int w, void *real, const char *name)
+void *pulse_verbs_swap_in(int w, void *real, const char *name)
 {
 	if (!real)
 		return NULL;
@@ -69,33 +56,11 @@ static void *swap_in(int w, void *real, const char *name)
 	if (!pulse_hook_ready())
 		return real; /* disabled: hand out the real function */
 	switch (w) {
-	case W_MODIFY: atomic_store(&real_modify, (modify_fn)real); break;
-	case W_CREATE: atomic_store(&real_create, (create_fn)real); break;
+	case PULSE_W_MODIFY: atomic_store(&real_modify, (modify_fn)real); break;
+	case PULSE_W_CREATE: atomic_store(&real_create, (create_fn)real); break;
 	default: atomic_store(&real_destroy, (destroy_fn)real); break;
 	}
 	return wrapper_of(w);
-}
-
-PULSE_EXPORT void *dlsym(void *handle, const char *name)
-{
-	int w = handle == RTLD_NEXT ? W_NONE : which(name);
-	if (w != W_NONE)
-		return swap_in(w, pulse_real_dlsym(handle, name), name);
-	void *(*f)(void *, const char *) = pulse_dlsym_ptr();
-	if (!f)
-		return NULL;
-	return f(handle, name); /* a sibling call: glibc sees our caller */
-}
-
-PULSE_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
-{
-	int w = handle == RTLD_NEXT ? W_NONE : which(name);
-	if (w != W_NONE)
-		return swap_in(w, pulse_real_dlvsym(handle, name, version), name);
-	void *(*f)(void *, const char *, const char *) = pulse_dlvsym_ptr();
-	if (!f)
-		return NULL;
-	return f(handle, name, version);
 }
 
 /* Direct linking: the first call finds the next definition. */
@@ -126,7 +91,7 @@ PULSE_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int 
 {
 	modify_fn f = atomic_load_explicit(&real_modify, memory_order_acquire);
 	if (!f) {
-		f = (modify_fn)resolve_next(W_MODIFY);
+		f = (modify_fn)resolve_next(PULSE_W_MODIFY);
 		if (!f)
 			return 95; /* EOPNOTSUPP: no libibverbs behind us */
 		atomic_store(&real_modify, f);
@@ -159,7 +124,7 @@ PULSE_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_
 {
 	create_fn f = atomic_load_explicit(&real_create, memory_order_acquire);
 	if (!f) {
-		f = (create_fn)resolve_next(W_CREATE);
+		f = (create_fn)resolve_next(PULSE_W_CREATE);
 		if (!f)
 			return NULL;
 		atomic_store(&real_create, f);
@@ -181,7 +146,7 @@ PULSE_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	destroy_fn f = atomic_load_explicit(&real_destroy, memory_order_acquire);
 	if (!f) {
-		f = (destroy_fn)resolve_next(W_DESTROY);
+		f = (destroy_fn)resolve_next(PULSE_W_DESTROY);
 		if (!f)
 			return 95;
 		atomic_store(&real_destroy, f);

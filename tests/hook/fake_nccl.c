@@ -126,7 +126,7 @@ static struct ibv_qp *(*p_create)(struct ibv_pd *, struct ibv_qp_init_attr *);
 static int (*p_modify)(struct ibv_qp *, struct ibv_qp_attr *, int);
 static int (*p_destroy)(struct ibv_qp *);
 static struct ibv_pd *g_pd;
-static int g_group;
+static _Thread_local int g_group; /* NCCL group state is per thread */
 
 /* What NCCL's ibvwrap does: dlopen, then dlvsym with the version. */
 static int load_verbs(void)

@@ -46,6 +46,7 @@ static void run(struct run *r, const char *const *argv, const char *const *extra
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		setenv("LD_PRELOAD", g_hook, 1);
+		setenv("LD_LIBRARY_PATH", g_dir, 1); /* the stand-ins, never a system libibverbs */
 		setenv("PULSE_HOOK_KEEP_RING", "1", 1);
 		setenv("FAKE_NCCL_UID", "job-42", 1);
 		for (int i = 0; extra && extra[i]; i++)
