@@ -1,9 +1,12 @@
-/* Which GPU the calling thread drives. With the CUDA runtime loaded (found
- * through dlsym, never loaded by us): cudaGetDevice and
- * cudaDeviceGetPCIBusId. Otherwise CUDA_VISIBLE_DEVICES (first entry), else
- * unknown. The PCI bus id is cached per thread and device. */
+/* Which GPU the calling thread drives. With the CUDA runtime loaded (never
+ * loaded by us): cudaGetDevice and cudaDeviceGetPCIBusId, looked up in the
+ * libcudart object itself, found in the loader's list, so that a process
+ * without it sees no failed dlsym (which would overwrite its dlerror()).
+ * Otherwise CUDA_VISIBLE_DEVICES (first entry), else unknown. The PCI bus
+ * id is cached per thread and device. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,41 @@ typedef int (*bus_id_fn)(char *, int, int);
 static PULSE_TLS int t_cached_dev = -2;
 static PULSE_TLS char t_cached_bus[16];
 
+static _Atomic(get_device_fn) g_get;
+static _Atomic(bus_id_fn) g_bus;
+
+/* Find libcudart in the loader's list; only then look its functions up
+ * (through a RTLD_NOLOAD handle, which cannot fail for a loaded object). */
+static get_device_fn cudart(bus_id_fn *bus)
+{
+	get_device_fn get = atomic_load_explicit(&g_get, memory_order_acquire);
+	if (get) {
+		*bus = atomic_load(&g_bus);
+		return get;
+	}
+	static const char want[] = "libcudart.so";
+	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+		if (!m->l_name || !m->l_name[0])
+			continue;
+		const char *b = strrchr(m->l_name, '/');
+		b = b ? b + 1 : m->l_name;
+		if (strncmp(b, want, sizeof want - 1) != 0)
+			continue;
+		void *h = dlopen(m->l_name, RTLD_NOLOAD | RTLD_LAZY);
+		if (!h)
+			return NULL;
+		/* The handle is kept: the runtime stays loaded as long as we may call it. */
+		*bus = (bus_id_fn)pulse_real_dlsym(h, "cudaDeviceGetPCIBusId");
+		get = (get_device_fn)pulse_real_dlsym(h, "cudaGetDevice");
+		if (get) {
+			atomic_store(&g_bus, *bus);
+			atomic_store_explicit(&g_get, get, memory_order_release);
+		}
+		return get;
+	}
+	return NULL;
+}
+
 void pulse_hook_gpu_identify(struct pulse_hook_gpu *g)
 {
 	memset(g, 0, sizeof *g);
@@ -27,13 +65,13 @@ void pulse_hook_gpu_identify(struct pulse_hook_gpu *g)
 			n = sizeof g->visible - 1;
 		memcpy(g->visible, vis, n);
 	}
-	get_device_fn get = (get_device_fn)pulse_real_dlsym(RTLD_DEFAULT, "cudaGetDevice");
+	bus_id_fn bus = NULL;
+	get_device_fn get = cudart(&bus);
 	int dev = -1;
 	if (get && get(&dev) == 0 && dev >= 0) {
 		g->cuda_dev = dev;
 		g->source = PULSE_HOOK_GPU_CUDART;
 		if (t_cached_dev != dev) {
-			bus_id_fn bus = (bus_id_fn)pulse_real_dlsym(RTLD_DEFAULT, "cudaDeviceGetPCIBusId");
 			memset(t_cached_bus, 0, sizeof t_cached_bus);
 			if (bus && bus(t_cached_bus, (int)sizeof t_cached_bus, dev) != 0)
 				memset(t_cached_bus, 0, sizeof t_cached_bus);

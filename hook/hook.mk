@@ -101,3 +101,9 @@ $(BUILD)/tests/tsan/test_hook_threads: $(BUILD)/obj/tests/hook/test_hook_threads
 	@mkdir -p $(@D)
 	$(CC) $(OPT) -o $@ $^ $(HOOK_TEST_LIBS) -lrt
 TEST_PROGS += $(BUILD)/tests/test_hook_threads $(BUILD)/tests/tsan/test_hook_threads
+
+# Stand-in CUDA runtime (cudaGetDevice, cudaDeviceGetPCIBusId) for the GPU-identity test.
+$(HOOK_TDIR)/libcudart.so.12: $(BUILD)/obj/tests/hook/fake_cudart.o
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcudart.so.12 -o $@ $^
+$(BUILD)/tests/test_hook: | $(HOOK_TDIR)/libcudart.so.12

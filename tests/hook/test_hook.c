@@ -313,6 +313,37 @@ static void test_disabled_passes_through(void **state)
 	free(r);
 }
 
+static void test_gpu_from_cuda_runtime(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char preload[9000];
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s %s/libcudart.so.12", g_hook, g_dir);
+	const char *env[] = { preload, "FAKE_CUDA_DEVICE=2", "CUDA_VISIBLE_DEVICES=5,6,7", NULL };
+	const char *argv[] = { "train", "0", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_int_equal(r->open_rc, 0);
+	int inits = 0, rtrs = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct pulse_hook_gpu *g = NULL;
+		if (r->rec[i].kind == PULSE_HOOK_COMM_INIT)
+			g = &r->rec[i].u.comm.gpu, inits++;
+		else if (r->rec[i].kind == PULSE_HOOK_QP_RTR)
+			g = &r->rec[i].u.qp.gpu, rtrs++;
+		if (!g)
+			continue;
+		assert_int_equal(g->source, PULSE_HOOK_GPU_CUDART);
+		assert_int_equal(g->cuda_dev, 2);
+		assert_string_equal(g->pci_bus_id, "0000:3b:00.2");
+		assert_string_equal(g->visible, "5");
+	}
+	assert_int_equal(inits, 2);
+	assert_int_equal(rtrs, 4);
+	free(r);
+}
+
 static const struct pulse_hook_record *find(const struct run *r, size_t *from, uint8_t kind)
 {
 	for (; *from < r->n; (*from)++)
@@ -560,6 +591,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_reader_drops_counted),
 		cmocka_unit_test(test_disabled_passes_through),
 		cmocka_unit_test(test_other_entry_points_fork_and_direct_verbs),
+		cmocka_unit_test(test_gpu_from_cuda_runtime),
 		cmocka_unit_test(test_profiler_plugin_alone),
 		cmocka_unit_test(test_profiler_plugin_with_hook),
 	};
