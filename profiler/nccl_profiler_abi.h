@@ -6,8 +6,10 @@
  *   v4: NCCL 2.25 - 2.26   init(ctx, mask, commName, commHash, nNodes, nranks, rank, log)
  *   v5: NCCL 2.27 - 2.28   init(ctx, commId, mask, commName, nNodes, nranks, rank, log);
  *                          the descriptor's type widens to 64 bits, API events appear
+ *   v6: the next release   v5's functions and descriptor members, plus copy-engine
+ *                          event types that this plugin never enables
  * Only the descriptor members this plugin reads are relied on; their order
- * and types follow the documentation. v6+ (CE events) are not declared yet.
+ * and types follow the documentation. Later versions are not declared.
  */
 #ifndef PULSE_NCCL_PROFILER_ABI_H
 #define PULSE_NCCL_PROFILER_ABI_H
@@ -116,6 +118,10 @@ typedef struct {
 					   pulse_nccl_prof_state_args_t *args);
 	ncclResult_t (*finalize)(void *context);
 } pulse_nccl_profiler_v5_t;
+
+/* v6: the same functions; coll and p2p sit where v5 has them. */
+typedef pulse_nccl_profiler_v5_t pulse_nccl_profiler_v6_t;
+typedef pulse_nccl_prof_descr_v5_t pulse_nccl_prof_descr_v6_t;
 
 _Static_assert(offsetof(struct pulse_nccl_prof_coll, n_channels) == 56, "coll layout");
 _Static_assert(offsetof(struct pulse_nccl_prof_coll, algo) == 64, "coll layout");

@@ -1,5 +1,5 @@
 /* libpulse-nccl-profiler.so: an NCCL profiler plugin (NCCL_PROFILER_PLUGIN,
- * NCCL >= 2.25 for the v4 ABI, 2.27 for v5) that writes Pulse interception
+ * ABI v4 from NCCL 2.25, v5 from 2.27, and v6) that writes Pulse interception
  * records (include/pulse/hook_record.h, source PROFILER) into the process's
  * ring.
  *
@@ -264,6 +264,9 @@ static ncclResult_t finalize(void *context)
 	return ncclSuccess;
 }
 
+EXPORT const pulse_nccl_profiler_v6_t ncclProfiler_v6 = {
+	"pulse", init_v5, start_v5, stop_event, record_state, finalize,
+};
 EXPORT const pulse_nccl_profiler_v5_t ncclProfiler_v5 = {
 	"pulse", init_v5, start_v5, stop_event, record_state, finalize,
 };

@@ -50,11 +50,21 @@ static void prof_load(void)
 		fprintf(stderr, "fake-nccl: profiler plugin: %s\n", dlerror());
 		return;
 	}
-	const char *abi = getenv("FAKE_NCCL_PROFILER_ABI"); /* "4": behave as NCCL 2.25 */
-	if (!abi || strcmp(abi, "4") != 0)
-		g_prof5 = dlsym(h, "ncclProfiler_v5");
-	if (!g_prof5)
-		g_prof4 = dlsym(h, "ncclProfiler_v4");
+	/* Newest first, as NCCL does; FAKE_NCCL_PROFILER_ABI=N behaves as an
+	 * NCCL whose newest version is N. v6 has v5's layout for what we use. */
+	const char *abi = getenv("FAKE_NCCL_PROFILER_ABI");
+	int newest = abi ? atoi(abi) : 6;
+	const char *which = NULL;
+	if (newest >= 6 && (g_prof5 = dlsym(h, "ncclProfiler_v6")))
+		which = "v6";
+	if (!which && newest >= 5 && (g_prof5 = dlsym(h, "ncclProfiler_v5")))
+		which = "v5";
+	if (!which && newest >= 4 && (g_prof4 = dlsym(h, "ncclProfiler_v4")))
+		which = "v4";
+	if (!which)
+		fprintf(stderr, "fake-nccl: profiler plugin %s has no usable ncclProfiler_vN\n", path);
+	else
+		printf("fake-nccl: profiler %s\n", which);
 }
 
 static void prof_init(struct ncclComm *c)

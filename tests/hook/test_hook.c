@@ -526,12 +526,16 @@ static void test_profiler_plugin_alone(void **state)
 	assert_non_null(p);
 	char env_plugin[4400];
 	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
-	for (int abi = 4; abi <= 5; abi++) {
-		const char *env[] = { "LD_PRELOAD=", env_plugin,
-			abi == 4 ? "FAKE_NCCL_PROFILER_ABI=4" : "FAKE_NCCL_PROFILER_ABI=5", NULL };
+	static const char *const abis[] = { "FAKE_NCCL_PROFILER_ABI=4", "FAKE_NCCL_PROFILER_ABI=5",
+		"FAKE_NCCL_PROFILER_ABI=6" };
+	static const char *const seen[] = { "fake-nccl: profiler v4", "fake-nccl: profiler v5",
+		"fake-nccl: profiler v6" };
+	for (int abi = 0; abi < 3; abi++) {
+		const char *env[] = { "LD_PRELOAD=", env_plugin, abis[abi], NULL };
 		const char *argv[] = { "train", "1", "2", "1", NULL };
 		run(r, argv, env);
 		assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+		assert_non_null(strstr(r->out, seen[abi])); /* the ABI version NCCL picked */
 		assert_int_equal(r->open_rc, 0); /* the plugin made the ring itself */
 		assert_int_equal(r->st.hook_loaded, 0);
 		filter(r, p, PULSE_HOOK_SRC_PROFILER);
