@@ -9,6 +9,9 @@
  *   jsonl.c      per-poll per-QP summaries as JSON lines (--out)
  *   metrics.c    OpenMetrics endpoint (libmicrohttpd)
  *   daemon.c     signals, lock files, the control socket
+ *   hook_drain.c interception rings (libpulse-hook.so): discovery, drain,
+ *                drops, operator/group records as JSON lines
+ *   qp_map.c     the host's mapping from those records: QPs and communicators
  *   loop.c       the poll scheduler
  *   main.c       wiring
  * Hosted C11 + POSIX. */
@@ -49,6 +52,8 @@ struct agent_opts {
 	uint64_t exit_after_ns;    /* 0: run until signalled */
 	uint64_t max_polls;        /* 0: unlimited */
 	int quiet_windows;         /* no JSON lines (benchmarks) */
+	const char *hook_dir;      /* where to look for interception rings (NULL: /dev/shm) */
+	int no_hooks;              /* --no-hooks */
 };
 
 /* Returns 0 to run, 1 when --help was printed (exit 0), 2 on bad usage
@@ -203,6 +208,79 @@ void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint3
 		  double poll_s);
 void jsonl_event(const struct agent_nic *n, const char *event, const char *detail);
 
+/* The output stream for other line types: locks it and returns the FILE,
+ * or NULL (unlocked) when there is none. jsonl_end flushes and unlocks. */
+FILE *jsonl_begin(void);
+void jsonl_end(void);
+void jsonl_put_str(FILE *f, const char *s);
+
+/* ---- qp_map.c ---- */
+#include "pulse/hook_record.h"
+#define QP_MAP_MAX_QPS 65536u
+#define QP_MAP_MAX_COMMS 16384u
+struct map_qp {
+	char dev[21];
+	uint8_t port, state;          /* state: 1 created, 2 RTR, 3 destroyed */
+	uint8_t have_comm;
+	uint32_t qpn, dest_qpn;
+	uint32_t pid, tid;
+	int32_t rank;                 /* -1 unknown */
+	uint8_t gid_valid;
+	uint8_t remote_gid[16];
+	uint64_t comm_id;
+	uint64_t time_ns;             /* the create/RTR call */
+	struct pulse_hook_gpu gpu;
+};
+struct map_comm {
+	uint64_t comm_id, parent_id, nccl_hash, handle;
+	uint32_t pid;
+	int32_t rank, nranks;
+	uint16_t nnodes;
+	uint8_t how, source, destroyed;
+	uint64_t time_ns;
+	struct pulse_hook_gpu gpu;
+};
+struct qp_map {
+	struct map_qp *qps;
+	uint32_t nqps, capqps;
+	struct map_comm *comms;
+	uint32_t ncomms, capcomms;
+	int dirty;                    /* changed since the last qp_map_emit */
+	uint64_t version;             /* mapping lines written */
+	uint64_t full_drops;          /* records not kept: table at its cap */
+};
+void qp_map_init(struct qp_map *m);
+void qp_map_free(struct qp_map *m);
+/* Applies COMM_INIT/DESTROY and QP_CREATE/RTR/DESTROY records; others are ignored. */
+void qp_map_apply(struct qp_map *m, const struct pulse_hook_record *r);
+/* Removes everything of an exited process. */
+void qp_map_drop_pid(struct qp_map *m, uint32_t pid);
+/* Writes a "hook_map" line if the mapping changed since the last one. */
+void qp_map_emit(struct qp_map *m);
+const char *qp_map_op_name(uint8_t type);
+
+/* ---- hook_drain.c ---- */
+struct hook_ring_ent;
+struct hooks {
+	char dir[4096];
+	int dir_is_shm;               /* the rings' own directory (/dev/shm) */
+	struct hook_ring_ent *rings;
+	uint32_t nrings, caprings;
+	struct hook_bad *bad;         /* entries that failed to attach (logged once) */
+	uint32_t nbad, capbad;
+	struct pulse_hook_record *buf;
+	struct qp_map map;
+	int scan_failed;              /* last scan error logged */
+	/* counters (read by metrics under the agent lock) */
+	uint64_t attached_total, detached_total, records, ops, dropped, attach_errors, scans;
+};
+int hooks_init(struct hooks *h, const char *dir, char *err, size_t errlen);
+/* One poll: discover, attach, drain every ring, drop exited ones, write
+ * the JSON lines. Never blocks on a ring. Takes the agent lock for counters. */
+void hooks_poll(struct agent *a, struct hooks *h);
+/* Final drain, then detach without removing live rings. */
+void hooks_close(struct agent *a, struct hooks *h);
+
 /* ---- metrics.c ---- */
 int metrics_start(struct agent *a, const char *listen, char *err, size_t errlen);
 void metrics_stop(void);
@@ -230,6 +308,7 @@ struct agent {
 	pthread_mutex_t lock;       /* ring and counters vs metrics/control threads */
 	uint64_t start_realtime_ns;
 	uint64_t cycles, overruns, dumps, dump_failures;
+	struct hooks *hooks;        /* NULL with --no-hooks */
 };
 
 #endif

@@ -3,19 +3,21 @@
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
-	host-agent/daemon.c host-agent/loop.c
-AGENT_LDLIBS := -lmicrohttpd $(HOST_LDLIBS)
+	host-agent/daemon.c host-agent/loop.c host-agent/hook_drain.c host-agent/qp_map.c
+AGENT_LDLIBS := -lmicrohttpd $(HOST_LDLIBS) -lrt
 
 # The agent links the socket transport, the mailbox client and the DOCA
 # transport (the real one with the SDK, else the one that says it is absent).
 $(BUILD)/bin/pulse-host-agent: $(call objs,obj,$(AGENT_SRCS) host-agent/main.c $(DOCA_TRANSPORT_SRCS)) \
-		$(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a $(DOCA_HOST_DEPS)
+		$(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a $(BUILD)/lib/libpulse_hookring.a \
+		$(DOCA_HOST_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(filter %.o %.a,$^) $(DOCA_HOST_LDLIBS) $(AGENT_LDLIBS)
 
 # ASan+UBSan build of the same program, which the tests run.
 $(BUILD)/tests/pulse-host-agent-asan: $(call objs,asan,$(AGENT_SRCS) host-agent/main.c \
-		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a
+		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a \
+		$(BUILD)/lib/asan/libpulse_hookring.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(AGENT_LDLIBS)
 
@@ -25,7 +27,8 @@ INSTALL_BINS += $(BUILD)/bin/pulse-host-agent
 # ---- tests ----
 # Unit tests: options, clock sync, retention ring, dump format, metrics text.
 $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agent.c $(AGENT_SRCS) \
-		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a
+		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a \
+		$(BUILD)/lib/asan/libpulse_hookring.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_host_agent
@@ -38,14 +41,16 @@ $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/li
 
 # End to end against run_trace --serve and bad_nic (shell; 77 skips).
 TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh \
-	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh
+	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
+# agent_hooks.sh: the hook and the unmodified training program (hook/hook.mk)
+test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1
 
 # ---- benchmarks (BENCHMARKS.md, "pulse-host-agent") ----
 $(BUILD)/bench/bench_host_agent: $(call objs,obj,tests/host-agent/bench_host_agent.c $(AGENT_SRCS) \
 		mailbox/transport_doca_none.c) $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
-		$(BUILD)/lib/libpulse_fw.a
+		$(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_hookring.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(AGENT_LDLIBS)
 .PHONY: bench-host-agent

@@ -11,6 +11,8 @@
  *             "start_ns", "end_ns" (host time of the first active epoch's
  *             start and the last one's end)}]}
  *   {"type":"event", "nic", "t_ns", "event": up|down|restarted|gap, "detail"}
+ *   {"type":"hook_map"...} (qp_map.c), {"type":"hook_op"...} and
+ *   {"type":"hook_group"...} (hook_drain.c): interception records.
  * A window with a gap lists the data it has; missing data is never zeros. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,7 +73,24 @@ void jsonl_close(void)
 	pthread_mutex_unlock(&out_lock);
 }
 
-static void put_str(FILE *f, const char *s)
+FILE *jsonl_begin(void)
+{
+	pthread_mutex_lock(&out_lock);
+	if (!out_f) {
+		pthread_mutex_unlock(&out_lock);
+		return NULL;
+	}
+	return out_f;
+}
+
+void jsonl_end(void)
+{
+	if (out_f)
+		fflush(out_f);
+	pthread_mutex_unlock(&out_lock);
+}
+
+void jsonl_put_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -86,6 +105,7 @@ static void put_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+#define put_str jsonl_put_str
 #define gap_names agent_gap_names
 
 void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,

@@ -62,6 +62,8 @@ int agent_run(struct agent *a)
 		pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 		for (int i = 0; i < a->nnics && !agent_sig_term; i++)
 			nic_cycle(a, &a->nics[i]);
+		if (a->hooks && !agent_sig_term)
+			hooks_poll(a, a->hooks);
 		pthread_sigmask(SIG_UNBLOCK, &sigs, NULL); /* pending ones are handled now */
 		pthread_mutex_lock(&a->lock);
 		a->cycles++;

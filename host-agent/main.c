@@ -10,6 +10,7 @@
 #include "agent.h"
 
 static struct agent agent; /* large; one per process */
+static struct hooks hooks;
 
 static int no_nic_message(void)
 {
@@ -88,6 +89,18 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	if (!a->opt.no_hooks) {
+		if (hooks_init(&hooks, a->opt.hook_dir, err, sizeof err) == 0) {
+			a->hooks = &hooks;
+			LOGI("interception rings: looking in %s every poll", hooks.dir);
+		} else if (a->opt.hook_dir) {
+			LOGE("%s", err);
+			status = 2;
+			goto out;
+		} else {
+			LOGW("%s: interception rings are not drained (--no-hooks silences this)", err);
+		}
+	}
 	if (a->opt.metrics_listen && metrics_start(a, a->opt.metrics_listen, err, sizeof err)) {
 		LOGE("%s", err);
 		status = 1;
@@ -126,9 +139,19 @@ int main(int argc, char **argv)
 		     (unsigned long long)n->errs[ERR_COUNT_CHANGED],
 		     (unsigned long long)n->errs[ERR_WINDOW], (unsigned long long)n->errs[ERR_STATUS]);
 	}
+	if (a->hooks)
+		LOGI("hook rings: %llu attached, %llu detached, %llu records drained (%llu operators), "
+		     "%llu dropped, %llu attach errors",
+		     (unsigned long long)hooks.attached_total, (unsigned long long)hooks.detached_total,
+		     (unsigned long long)hooks.records, (unsigned long long)hooks.ops,
+		     (unsigned long long)hooks.dropped, (unsigned long long)hooks.attach_errors);
 out:
 	control_stop();
 	metrics_stop();
+	if (a->hooks) {
+		hooks_close(a, a->hooks);
+		a->hooks = NULL;
+	}
 	jsonl_close();
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);

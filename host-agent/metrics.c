@@ -185,6 +185,27 @@ char *metrics_render(struct agent *a, size_t *len)
 	     (unsigned long long)a->ret.dropped_cap);
 	bput(&b, "pulse_agent_retention_dropped_total{reason=\"oversize\"} %llu\n",
 	     (unsigned long long)a->ret.dropped_oversize);
+	if (a->hooks) {
+		const struct hooks *h = a->hooks;
+		FAM("pulse_agent_hook_rings", "gauge", "Interception rings attached now");
+		bput(&b, "pulse_agent_hook_rings %u\n", h->nrings);
+		FAM("pulse_agent_hook_rings_attached", "counter", "Interception rings attached");
+		bput(&b, "pulse_agent_hook_rings_attached_total %llu\n",
+		     (unsigned long long)h->attached_total);
+		FAM("pulse_agent_hook_records", "counter", "Interception records drained");
+		bput(&b, "pulse_agent_hook_records_total %llu\n", (unsigned long long)h->records);
+		FAM("pulse_agent_hook_records_dropped", "counter",
+		    "Interception records lost: ring full (reported by the ring), unknown kind, or mapping full");
+		bput(&b, "pulse_agent_hook_records_dropped_total %llu\n", (unsigned long long)h->dropped);
+		FAM("pulse_agent_hook_attach_errors", "counter",
+		    "Ring entries that could not be attached (corrupt, busy, missing)");
+		bput(&b, "pulse_agent_hook_attach_errors_total %llu\n",
+		     (unsigned long long)h->attach_errors);
+		FAM("pulse_agent_hook_map_qps", "gauge", "QPs in the host's interception mapping");
+		bput(&b, "pulse_agent_hook_map_qps %u\n", h->map.nqps);
+		FAM("pulse_agent_hook_map_comms", "gauge", "Communicators in the host's interception mapping");
+		bput(&b, "pulse_agent_hook_map_comms %u\n", h->map.ncomms);
+	}
 	FAM("pulse_agent_dumps", "counter", "Dumps of the retention ring written");
 	bput(&b, "pulse_agent_dumps_total %llu\n", (unsigned long long)a->dumps);
 	pthread_mutex_unlock(&a->lock);

@@ -39,6 +39,10 @@ static const char usage[] =
 "  --exit-after DUR    stop after DUR (tests, benchmarks)\n"
 "  --max-polls N       stop after N poll periods\n"
 "  --no-windows        write no JSON lines (benchmarks)\n"
+"  --hook-dir DIR      look for interception rings (libpulse-hook.so,\n"
+"                      pulse-hook.<pid>) in DIR instead of /dev/shm: entries there\n"
+"                      name the pids whose /dev/shm rings are drained (tests)\n"
+"  --no-hooks          do not drain interception rings\n"
 "  -h, --help\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop cleanly (outputs flushed), SIGHUP reopens --log and\n"
@@ -107,7 +111,8 @@ static int bad(const char *opt, const char *val, const char *why)
 
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
-	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN
+	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
+	O_HOOK_DIR, O_NO_HOOKS
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -130,6 +135,8 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"exit-after", required_argument, 0, O_EXIT_AFTER},
 		{"max-polls", required_argument, 0, O_MAX_POLLS},
 		{"no-windows", no_argument, 0, O_NOWIN},
+		{"hook-dir", required_argument, 0, O_HOOK_DIR},
+		{"no-hooks", no_argument, 0, O_NO_HOOKS},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -209,6 +216,12 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 			o->max_polls = v;
 			break;
 		case O_NOWIN: o->quiet_windows = 1; break;
+		case O_HOOK_DIR:
+			if (!*optarg)
+				return bad("--hook-dir", "''", "empty path");
+			o->hook_dir = optarg;
+			break;
+		case O_NO_HOOKS: o->no_hooks = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;

@@ -22,7 +22,7 @@ run() {
 	rm -f "$work/nic.sock"
 	"$bad" "$work/nic.sock" "$mode" 2.5 >"$work/bad.out" 2>&1 &
 	bpid=$!
-	"$agent" --sim "$work/nic.sock" --poll 200ms --exit-after 1.5s --lock-dir "$work" \
+	"$agent" --no-hooks --sim "$work/nic.sock" --poll 200ms --exit-after 1.5s --lock-dir "$work" \
 		--out "$work/$mode.jsonl" 2>"$work/$mode.log"
 	arc=$?
 	kill "$bpid" 2>/dev/null; wait "$bpid"

@@ -30,14 +30,14 @@ s.sendall((sys.argv[2]+"\n").encode()); print(s.recv(4096).decode().strip())' "$
 "$rt" --serve "$work/nic.sock" --loop --speed 0.01 "$ring" 2>"$work/serve.log" &
 spid=$!; pids="$pids $spid"
 wait_for "$work/nic.sock"
-"$agent" --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --out "$work/out.jsonl" \
+"$agent" --no-hooks --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --out "$work/out.jsonl" \
 	--log "$work/agent.log" --control "$work/ctl" --retain 30s --retain-mem 8K &
 apid=$!; pids="$pids $apid"
 wait_for "$work/ctl"
 sleep 0.3
 
 # lock: a second agent on the same NIC is refused
-"$agent" --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --exit-after 1s >"$work/second.out" 2>&1
+"$agent" --no-hooks --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --exit-after 1s >"$work/second.out" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q "already polled by another pulse-host-agent (pid $apid" "$work/second.out"; then
 	ok "lock: a second agent on the same NIC exits 1 naming the first's pid"
@@ -104,7 +104,7 @@ kill -TERM "$apid"; wait "$apid"; rc=$?
 grep -q "stopping on signal" "$work/agent.log" && ok "SIGTERM: final counters logged" || bad "SIGTERM: no final line"
 tail -c 1 "$work/out.jsonl" | od -c | grep -q '\\n' && ok "SIGTERM: --out ends with a whole line" || bad "SIGTERM: --out cut"
 [ ! -e "$work/ctl" ] && ok "SIGTERM: control socket removed" || bad "SIGTERM: control socket left"
-"$agent" --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --exit-after 0.3s --out /dev/null 2>"$work/third.log"
+"$agent" --no-hooks --sim "$work/nic.sock" --poll 100ms --lock-dir "$work/locks" --exit-after 0.3s --out /dev/null 2>"$work/third.log"
 [ $? -eq 0 ] && ok "lock released: a new agent can take the NIC" || { bad "lock not released"; cat "$work/third.log"; }
 grep -q "AddressSanitizer\|runtime error" "$work/agent.log.1" "$work/agent.log" && bad "sanitizer report"
 

@@ -30,7 +30,7 @@ wait_for "$work/nic.sock"
 port=""
 for try in 1 2 3 4 5 6 7 8; do
 	p=$((20000 + ($$ * 7 + try * 131) % 40000))
-	"$agent" --sim "$work/nic.sock" --poll 200ms --lock-dir "$work" --out /dev/null \
+	"$agent" --no-hooks --sim "$work/nic.sock" --poll 200ms --lock-dir "$work" --out /dev/null \
 		--metrics-listen "127.0.0.1:$p" 2>"$work/agent.log" &
 	apid=$!
 	sleep 0.5

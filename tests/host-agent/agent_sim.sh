@@ -34,7 +34,7 @@ wait_for() { # FILE: up to 5 s for it to exist
 "$rt" --serve "$work/nic.sock" --epoch 32us --poll 200ms --speed 0.006 "$ring" 2>"$work/serve.log" &
 spid=$!; pids="$pids $spid"
 wait_for "$work/nic.sock"
-"$agent" --sim "$work/nic.sock" --poll 200ms --epoch 32us --exit-after 1.1s --lock-dir "$work" \
+"$agent" --no-hooks --sim "$work/nic.sock" --poll 200ms --epoch 32us --exit-after 1.1s --lock-dir "$work" \
 	--out "$work/a.jsonl" --dump-path "$work/dump" --control "$work/ctl" 2>"$work/a.log" &
 apid=$!
 sleep 0.8
@@ -81,7 +81,7 @@ rm -f "$work/nic.sock"
 "$rt" --serve "$work/nic.sock" --loop --speed 0.01 "$ring" 2>"$work/serve1.log" &
 spid=$!; pids="$pids $spid"
 wait_for "$work/nic.sock"
-"$agent" --sim "$work/nic.sock" --poll 200ms --lock-dir "$work" --out "$work/r.jsonl" 2>"$work/r.log" &
+"$agent" --no-hooks --sim "$work/nic.sock" --poll 200ms --lock-dir "$work" --out "$work/r.jsonl" 2>"$work/r.log" &
 apid=$!; pids="$pids $apid"
 sleep 1.0
 kill "$spid"; wait "$spid" 2>/dev/null

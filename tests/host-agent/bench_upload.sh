@@ -23,7 +23,7 @@ for speed in 0.1 0.25; do
 	"$rt" --serve "$work/nic.sock" --loop --speed "$speed" --epoch 32us tests/traces/ring.pcap 2>/dev/null &
 	spid=$!
 	i=0; while [ ! -e "$work/nic.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	"$agent" --sim "$work/nic.sock" --poll 1s --epoch 32us --exit-after 6.5s --timeout 900ms --lock-dir "$work" \
+	"$agent" --no-hooks --sim "$work/nic.sock" --poll 1s --epoch 32us --exit-after 6.5s --timeout 900ms --lock-dir "$work" \
 		--out "$work/o.jsonl" 2>"$work/a.log"
 	kill "$spid"; wait "$spid" 2>/dev/null
 	# skip the first window (it starts at CONFIGURE)

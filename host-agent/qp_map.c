@@ -1,0 +1,329 @@
+/* pulse-host-agent: the host's mapping, built from the interception records
+ * (include/pulse/hook_record.h) that hook_drain.c drains:
+ *   local QP (device, QPN) -> port, pid, GPU, communicator id and rank,
+ *                             remote GID and remote QPN (from the RTR);
+ *   communicator (pid, comm id) -> rank, nranks, GPU, parent, how.
+ * A QP is tied to a communicator when it was created in that process while
+ * the communicator's init call ran: the init record comes after the call
+ * returns, with the call's start time, so the QPs of the same pid whose
+ * time is at or after that start, and that no earlier init claimed, are its
+ * QPs (NCCL connects its QPs during init). QPs NCCL connects lazily, after
+ * init, stay without a communicator (comm_id null, rank -1).
+ * Profiler annotations (PULSE_HOOK_F_ANNOTATION) add NCCL's commHash and
+ * nNodes to the hook's communicator and never make a second one.
+ *
+ * The mapping is written as one JSON line when it changed:
+ *   {"type":"hook_map","t_ns","version",
+ *    "comms":[{"comm_id","parent_id","pid","rank","nranks","how","source",
+ *              "destroyed","nccl_hash","nnodes","gpu":{...}}],
+ *    "qps":[{"dev","port","qpn","state","pid","tid","comm_id","rank",
+ *            "remote_qpn","remote_gid","gpu":{...}}]}
+ * Ids are "0x%016x" strings (64-bit values do not survive JSON numbers);
+ * unknown ones are null. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+void qp_map_init(struct qp_map *m)
+{
+	memset(m, 0, sizeof *m);
+}
+
+void qp_map_free(struct qp_map *m)
+{
+	free(m->qps);
+	free(m->comms);
+	memset(m, 0, sizeof *m);
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t n, size_t elem, uint32_t max)
+{
+	if (n < *cap)
+		return 0;
+	if (*cap >= max)
+		return -1;
+	uint32_t nc = *cap ? *cap * 2 : 64;
+	if (nc > max)
+		nc = max;
+	void *q = realloc(*p, (size_t)nc * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+/* Keyed by process too: a QPN is unique on a device only among live QPs. */
+static struct map_qp *find_qp(struct qp_map *m, uint32_t pid, const char *dev, uint32_t qpn)
+{
+	for (uint32_t i = 0; i < m->nqps; i++)
+		if (m->qps[i].qpn == qpn && m->qps[i].pid == pid && !strcmp(m->qps[i].dev, dev))
+			return &m->qps[i];
+	return NULL;
+}
+
+static struct map_comm *find_comm(struct qp_map *m, uint32_t pid, uint64_t id)
+{
+	for (uint32_t i = 0; i < m->ncomms; i++)
+		if (m->comms[i].pid == pid && m->comms[i].comm_id == id)
+			return &m->comms[i];
+	return NULL;
+}
+
+static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
+{
+	const struct pulse_hook_comm_body *b = &r->u.comm;
+	struct map_comm *c = find_comm(m, r->pid, b->comm_id);
+	if (r->flags & PULSE_HOOK_F_ANNOTATION) {
+		/* The profiler's view of a communicator the hook recorded. */
+		if (c && (c->nccl_hash != b->nccl_hash || c->nnodes != b->nnodes)) {
+			c->nccl_hash = b->nccl_hash;
+			c->nnodes = b->nnodes;
+			if (c->rank < 0 && b->rank >= 0)
+				c->rank = b->rank;
+			if (c->nranks < 0 && b->nranks >= 0)
+				c->nranks = b->nranks;
+			m->dirty = 1;
+		}
+		return;
+	}
+	if (b->result != 0)
+		return; /* the init failed: no communicator */
+	if (!c) {
+		if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms,
+			 QP_MAP_MAX_COMMS)) {
+			m->full_drops++;
+			return;
+		}
+		c = &m->comms[m->ncomms++];
+		memset(c, 0, sizeof *c);
+		c->pid = r->pid;
+		c->comm_id = b->comm_id;
+	}
+	c->parent_id = b->parent_id;
+	c->handle = b->handle;
+	c->nccl_hash = b->nccl_hash ? b->nccl_hash : c->nccl_hash;
+	c->rank = b->rank;
+	c->nranks = b->nranks;
+	c->nnodes = b->nnodes;
+	c->how = b->how;
+	c->source = r->source;
+	c->destroyed = 0;
+	c->time_ns = r->time_ns;
+	c->gpu = b->gpu;
+	m->dirty = 1;
+	/* Its QPs: connected in this process during this init call (any thread:
+	 * NCCL's proxy thread may do it). Concurrent inits in one process are
+	 * ambiguous: the first to return claims the QPs. */
+	for (uint32_t i = 0; i < m->nqps; i++) {
+		struct map_qp *q = &m->qps[i];
+		if (!q->have_comm && q->pid == r->pid && q->time_ns >= r->time_ns) {
+			q->have_comm = 1;
+			q->comm_id = b->comm_id;
+			q->rank = b->rank;
+		}
+	}
+}
+
+static void apply_comm_destroy(struct qp_map *m, const struct pulse_hook_record *r)
+{
+	if (r->flags & PULSE_HOOK_F_ANNOTATION)
+		return;
+	struct map_comm *c = find_comm(m, r->pid, r->u.comm.comm_id);
+	if (c && !c->destroyed) {
+		c->destroyed = 1;
+		if (c->rank < 0 && r->u.comm.rank >= 0) /* a split learns it later */
+			c->rank = r->u.comm.rank;
+		if (c->nranks < 0 && r->u.comm.nranks >= 0)
+			c->nranks = r->u.comm.nranks;
+		m->dirty = 1;
+	}
+}
+
+static void apply_qp(struct qp_map *m, const struct pulse_hook_record *r)
+{
+	const struct pulse_hook_qp_body *b = &r->u.qp;
+	char dev[sizeof b->dev + 1];
+	memcpy(dev, b->dev, sizeof b->dev);
+	dev[sizeof b->dev] = '\0';
+	struct map_qp *q = find_qp(m, r->pid, dev, b->qpn);
+	if (r->kind == PULSE_HOOK_QP_DESTROY) {
+		/* kept, marked, until its process exits: the analyzer still has to
+		 * attribute the traffic it carried in the windows before */
+		if (q && b->result == 0 && q->state != 3) {
+			q->state = 3;
+			m->dirty = 1;
+		}
+		return;
+	}
+	if (b->result != 0)
+		return; /* the call failed: nothing changed on the NIC */
+	if (!q || (q->state == 3 && r->kind == PULSE_HOOK_QP_CREATE)) {
+		if (!q) {
+			if (grow((void **)&m->qps, &m->capqps, m->nqps, sizeof *m->qps, QP_MAP_MAX_QPS)) {
+				m->full_drops++;
+				return;
+			}
+			q = &m->qps[m->nqps++];
+		}
+		/* new, or a QPN reused after a destroy */
+		memset(q, 0, sizeof *q);
+		memcpy(q->dev, dev, sizeof q->dev);
+		q->qpn = b->qpn;
+		q->pid = r->pid;
+		q->tid = r->tid;
+		q->rank = -1;
+		q->time_ns = r->time_ns;
+		q->state = 1;
+	}
+	q->gpu = b->gpu;
+	if (r->kind == PULSE_HOOK_QP_RTR) {
+		q->state = 2;
+		q->port = b->port;
+		q->dest_qpn = b->dest_qpn;
+		q->gid_valid = b->is_global;
+		memcpy(q->remote_gid, b->remote_gid, sizeof q->remote_gid);
+		if (!q->have_comm) {
+			q->tid = r->tid;
+			q->time_ns = r->time_ns;
+		}
+	}
+	m->dirty = 1;
+}
+
+void qp_map_apply(struct qp_map *m, const struct pulse_hook_record *r)
+{
+	switch (r->kind) {
+	case PULSE_HOOK_COMM_INIT: apply_comm_init(m, r); break;
+	case PULSE_HOOK_COMM_DESTROY: apply_comm_destroy(m, r); break;
+	case PULSE_HOOK_QP_CREATE:
+	case PULSE_HOOK_QP_RTR:
+	case PULSE_HOOK_QP_DESTROY: apply_qp(m, r); break;
+	default: break;
+	}
+}
+
+void qp_map_drop_pid(struct qp_map *m, uint32_t pid)
+{
+	for (uint32_t i = 0; i < m->nqps;)
+		if (m->qps[i].pid == pid) {
+			m->qps[i] = m->qps[--m->nqps];
+			m->dirty = 1;
+		} else {
+			i++;
+		}
+	for (uint32_t i = 0; i < m->ncomms;)
+		if (m->comms[i].pid == pid) {
+			m->comms[i] = m->comms[--m->ncomms];
+			m->dirty = 1;
+		} else {
+			i++;
+		}
+}
+
+static const char *how_name(uint8_t how)
+{
+	static const char *const n[] = { "unknown", "init_rank", "init_rank_config", "init_all",
+					  "split", "init_rank_scalable", "destroy", "abort", "profiler" };
+	return how < sizeof n / sizeof n[0] ? n[how] : "unknown";
+}
+
+const char *qp_map_op_name(uint8_t type)
+{
+	switch (type) {
+	case PULSE_HOOK_OP_ALLREDUCE: return "allreduce";
+	case PULSE_HOOK_OP_ALLGATHER: return "allgather";
+	case PULSE_HOOK_OP_REDUCESCATTER: return "reducescatter";
+	case PULSE_HOOK_OP_BROADCAST: return "broadcast";
+	case PULSE_HOOK_OP_REDUCE: return "reduce";
+	case PULSE_HOOK_OP_ALLTOALL: return "alltoall";
+	case PULSE_HOOK_OP_SEND: return "send";
+	case PULSE_HOOK_OP_RECV: return "recv";
+	default: return "other";
+	}
+}
+
+static void put_id(FILE *f, const char *key, uint64_t v, int known)
+{
+	if (known)
+		fprintf(f, ",\"%s\":\"0x%016" PRIx64 "\"", key, v);
+	else
+		fprintf(f, ",\"%s\":null", key);
+}
+
+static void put_fixed(FILE *f, const char *s, size_t n)
+{
+	char buf[64];
+	if (n >= sizeof buf)
+		n = sizeof buf - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	jsonl_put_str(f, buf);
+}
+
+static void put_gpu(FILE *f, const struct pulse_hook_gpu *g)
+{
+	static const char *const src[] = { "unknown", "cudart", "cuda_visible_devices" };
+	fprintf(f, ",\"gpu\":{\"cuda_dev\":%d,\"pci_bus_id\":", g->cuda_dev);
+	put_fixed(f, g->pci_bus_id, sizeof g->pci_bus_id);
+	fputs(",\"visible\":", f);
+	put_fixed(f, g->visible, sizeof g->visible);
+	fprintf(f, ",\"source\":\"%s\"}", g->source < 3 ? src[g->source] : "unknown");
+}
+
+void qp_map_emit(struct qp_map *m)
+{
+	if (!m->dirty)
+		return;
+	FILE *f = jsonl_begin();
+	if (!f)
+		return;
+	m->dirty = 0;
+	m->version++;
+	fprintf(f, "{\"type\":\"hook_map\",\"t_ns\":%" PRIu64 ",\"version\":%" PRIu64 ",\"comms\":[",
+		agent_realtime_ns(), m->version);
+	for (uint32_t i = 0; i < m->ncomms; i++) {
+		const struct map_comm *c = &m->comms[i];
+		fputs(i ? ",{" : "{", f);
+		fprintf(f, "\"pid\":%u", c->pid);
+		put_id(f, "comm_id", c->comm_id, 1);
+		put_id(f, "parent_id", c->parent_id, c->parent_id != 0);
+		fprintf(f, ",\"rank\":%d,\"nranks\":%d,\"how\":\"%s\",\"source\":\"%s\",\"destroyed\":%s",
+			c->rank, c->nranks, how_name(c->how),
+			c->source == PULSE_HOOK_SRC_PROFILER ? "profiler" : "hook",
+			c->destroyed ? "true" : "false");
+		put_id(f, "nccl_hash", c->nccl_hash, c->nccl_hash != 0);
+		fprintf(f, ",\"nnodes\":%u,\"t_ns\":%" PRIu64, c->nnodes, c->time_ns);
+		put_gpu(f, &c->gpu);
+		fputc('}', f);
+	}
+	fputs("],\"qps\":[", f);
+	for (uint32_t i = 0; i < m->nqps; i++) {
+		const struct map_qp *q = &m->qps[i];
+		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
+		jsonl_put_str(f, q->dev);
+		fprintf(f, ",\"port\":%u,\"qpn\":%u,\"state\":\"%s\",\"pid\":%u,\"tid\":%u", q->port, q->qpn,
+			q->state == 2 ? "rtr" : q->state == 3 ? "destroyed" : "created", q->pid, q->tid);
+		put_id(f, "comm_id", q->comm_id, q->have_comm);
+		fprintf(f, ",\"rank\":%d", q->rank);
+		if (q->dest_qpn || q->gid_valid)
+			fprintf(f, ",\"remote_qpn\":%u", q->dest_qpn);
+		else
+			fputs(",\"remote_qpn\":null", f);
+		if (q->gid_valid) {
+			fputs(",\"remote_gid\":\"", f);
+			for (int k = 0; k < 16; k += 2)
+				fprintf(f, "%s%02x%02x", k ? ":" : "", q->remote_gid[k], q->remote_gid[k + 1]);
+			fputc('"', f);
+		} else {
+			fputs(",\"remote_gid\":null", f);
+		}
+		put_gpu(f, &q->gpu);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	jsonl_end();
+}
