@@ -11,7 +11,8 @@
 #     dropped and removed, and its entries leave the mapping;
 #  3. a corrupt and a truncated ring file: one clear log line each, counted,
 #     no crash, the agent carries on;
-#  4. --no-hooks: nothing attached.
+#  4. --no-hooks: nothing attached;
+#  5. a ring that filled before the agent came: the drops logged and counted.
 # The hook always creates /dev/shm/pulse-hook.<pid> (shm_open); --hook-dir
 # keeps the agent to the rings this test made, whatever else runs here.
 set -u
@@ -192,6 +193,23 @@ EOF
 grep -q "hook rings: 3 attached, 3 detached, 60 records drained (30 operators), 0 dropped, 2 attach errors" \
 	"$work/a.log" && ok "counters: 3 rings, 60 records, 30 operators, 0 dropped" ||
 	{ bad "counters"; grep "hook rings:" "$work/a.log" | sed 's/^/    | /'; }
+
+# 5. drops the ring reports: a 16-slot ring, 48 records written before any agent attached
+LD_PRELOAD=$hook LD_LIBRARY_PATH=$hdir PULSE_HOOK_KEEP_RING=1 PULSE_HOOK_RING_RECORDS=16 \
+	FAKE_NCCL_UID=job-drops "$hdir/train" 0 2 3 >/dev/null 2>&1 &
+dp=$!
+shm="$shm $dp"
+wait "$dp"
+ln -s "/dev/shm/pulse-hook.$dp" "$work/rings/pulse-hook.$dp"
+"$agent" --sim "$work/nic.sock" --poll 200ms --exit-after 0.5s --lock-dir "$work" \
+	--hook-dir "$work/rings" --out "$work/d.jsonl" 2>"$work/d.log"
+if grep -q "hook ring of pid $dp: 32 records dropped while no agent was attached (ring full: 16 slots)" \
+	"$work/d.log" && grep -q "16 records drained .* 32 dropped" "$work/d.log" &&
+	[ "$(grep -c '"type":"hook_' "$work/d.jsonl")" -ge 2 ]; then
+	ok "ring-full drops logged and counted (16 drained, 32 dropped)"
+else
+	bad "ring-full drops"; sed 's/^/    | /' "$work/d.log"
+fi
 
 # 4. --no-hooks
 LD_PRELOAD=$hook sleep 1 & np=$!

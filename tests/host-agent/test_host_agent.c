@@ -1,5 +1,6 @@
 /* pulse-host-agent unit tests: option parsing, clock sync, the retention
- * ring (age, hard cap, oversize), the dump format and the metrics text. */
+ * ring (age, hard cap, oversize), the dump format, the metrics text, and
+ * the interception mapping (qp_map.c) with its JSON line and metrics. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -264,6 +265,128 @@ static void test_metrics_text(void **st)
 	retention_free(&ag.ret);
 }
 
+static struct pulse_hook_record hrec(uint8_t kind, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.kind = kind;
+	r.source = PULSE_HOOK_SRC_HOOK;
+	r.version = PULSE_HOOK_RECORD_VERSION;
+	r.pid = pid;
+	r.tid = tid;
+	r.time_ns = t;
+	return r;
+}
+
+static void hqp(struct qp_map *m, uint8_t kind, uint32_t pid, uint32_t tid, uint64_t t, uint32_t qpn,
+		uint32_t dest, uint8_t gid0, int result)
+{
+	struct pulse_hook_record r = hrec(kind, pid, tid, t);
+	strcpy(r.u.qp.dev, "mlx5_0");
+	r.u.qp.qpn = qpn;
+	r.u.qp.dest_qpn = dest;
+	r.u.qp.port = 1;
+	r.u.qp.is_global = kind == PULSE_HOOK_QP_RTR;
+	r.u.qp.remote_gid[0] = 0xfe;
+	r.u.qp.remote_gid[1] = 0x80;
+	r.u.qp.remote_gid[15] = gid0;
+	r.u.qp.result = result;
+	r.u.qp.gpu.cuda_dev = 3;
+	qp_map_apply(m, &r);
+}
+
+static void hcomm(struct qp_map *m, uint8_t kind, uint32_t flags, uint32_t pid, uint64_t t, uint64_t id,
+		  int rank, int nranks, uint64_t hash)
+{
+	struct pulse_hook_record r = hrec(kind, pid, pid, t);
+	r.flags = flags;
+	r.u.comm.comm_id = id;
+	r.u.comm.rank = rank;
+	r.u.comm.nranks = nranks;
+	r.u.comm.nccl_hash = hash;
+	r.u.comm.how = PULSE_HOOK_HOW_INIT_RANK;
+	qp_map_apply(m, &r);
+}
+
+static void test_hook_map(void **st)
+{
+	(void)st;
+	char path[] = "/tmp/pulse-hookmap-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(jsonl_open(path), 0);
+	struct qp_map m;
+	qp_map_init(&m);
+	/* QP 7 created and connected inside comm A's init (started at t=100),
+	 * by another thread (NCCL's proxy); QP 8 connected after the init, so no
+	 * communicator; a failed RTR changes nothing; another process's QP 7. */
+	hqp(&m, PULSE_HOOK_QP_CREATE, 10, 11, 150, 7, 0, 0, 0);
+	hqp(&m, PULSE_HOOK_QP_RTR, 10, 11, 160, 7, 0x99, 0x42, 0);
+	hqp(&m, PULSE_HOOK_QP_RTR, 10, 11, 170, 7, 0, 0, -1);
+	hqp(&m, PULSE_HOOK_QP_CREATE, 20, 20, 180, 7, 0, 0, 0);
+	hcomm(&m, PULSE_HOOK_COMM_INIT, 0, 10, 100, 0xabcdef0123456789ull, 3, 8, 0);
+	hqp(&m, PULSE_HOOK_QP_CREATE, 10, 10, 300, 8, 0, 0, 0);
+	hqp(&m, PULSE_HOOK_QP_RTR, 10, 10, 310, 8, 0x77, 0x43, 0);
+	/* the profiler's annotation adds NCCL's hash, no second communicator */
+	hcomm(&m, PULSE_HOOK_COMM_INIT, PULSE_HOOK_F_ANNOTATION, 10, 120, 0xabcdef0123456789ull, 3, 8,
+	      0x5555);
+	assert_int_equal(m.ncomms, 1);
+	assert_int_equal(m.nqps, 3);
+	assert_true(m.dirty);
+	qp_map_emit(&m);
+	assert_false(m.dirty);
+	qp_map_emit(&m); /* unchanged: no second line */
+	const char *t = slurp(path);
+	assert_non_null(strstr(t, "{\"type\":\"hook_map\","));
+	assert_null(strstr(strstr(t, "\n") + 1, "hook_map"));
+	assert_non_null(strstr(t, "\"comm_id\":\"0xabcdef0123456789\",\"parent_id\":null,\"rank\":3,"
+				  "\"nranks\":8,\"how\":\"init_rank\""));
+	assert_non_null(strstr(t, "\"nccl_hash\":\"0x0000000000005555\""));
+	assert_non_null(strstr(t, "{\"dev\":\"mlx5_0\",\"port\":1,\"qpn\":7,\"state\":\"rtr\",\"pid\":10,"
+				  "\"tid\":11,\"comm_id\":\"0xabcdef0123456789\",\"rank\":3,\"remote_qpn\":153,"
+				  "\"remote_gid\":\"fe80:0000:0000:0000:0000:0000:0000:0042\",\"gpu\":{\"cuda_dev\":3"));
+	assert_non_null(strstr(t, "\"qpn\":8,\"state\":\"rtr\",\"pid\":10,\"tid\":10,\"comm_id\":null,"
+				  "\"rank\":-1,\"remote_qpn\":119"));
+	assert_non_null(strstr(t, "\"qpn\":7,\"state\":\"created\",\"pid\":20,"));
+	/* destroy: kept, marked; the process exits: gone */
+	hqp(&m, PULSE_HOOK_QP_DESTROY, 10, 10, 400, 8, 0, 0, 0);
+	hcomm(&m, PULSE_HOOK_COMM_DESTROY, 0, 10, 410, 0xabcdef0123456789ull, 3, 8, 0);
+	assert_int_equal(m.nqps, 3);
+	assert_true(m.comms[0].destroyed);
+	qp_map_drop_pid(&m, 10);
+	assert_int_equal(m.nqps, 1);
+	assert_int_equal(m.ncomms, 0);
+	qp_map_emit(&m);
+	t = slurp(path);
+	assert_non_null(strstr(t, "\"version\":2,\"comms\":[],\"qps\":[{\"dev\":\"mlx5_0\",\"port\":0,"
+				  "\"qpn\":7,\"state\":\"created\",\"pid\":20"));
+	qp_map_free(&m);
+	jsonl_close();
+	unlink(path);
+
+	/* the hook metrics */
+	struct hooks h;
+	memset(&h, 0, sizeof h);
+	h.attached_total = 4;
+	h.records = 1000;
+	h.dropped = 7;
+	h.attach_errors = 2;
+	setup_agent(1);
+	ag.hooks = &h;
+	size_t len;
+	char *x = metrics_render(&ag, &len);
+	ag.hooks = NULL;
+	assert_non_null(x);
+	assert_non_null(strstr(x, "pulse_agent_hook_rings 0\n"));
+	assert_non_null(strstr(x, "pulse_agent_hook_rings_attached_total 4\n"));
+	assert_non_null(strstr(x, "pulse_agent_hook_records_total 1000\n"));
+	assert_non_null(strstr(x, "pulse_agent_hook_records_dropped_total 7\n"));
+	assert_non_null(strstr(x, "pulse_agent_hook_attach_errors_total 2\n"));
+	free(x);
+	retention_free(&ag.ret);
+}
+
 int main(void)
 {
 	agent_log_open(NULL);
@@ -271,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_durations),    cmocka_unit_test(test_options),
 		cmocka_unit_test(test_clock_sync),   cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_dump),         cmocka_unit_test(test_metrics_text),
+		cmocka_unit_test(test_hook_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
