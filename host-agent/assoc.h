@@ -1,0 +1,93 @@
+/* Flow-operator association (pulse.txt §5, Appendix B): turns one host's
+ * per-QP µs rate curves (decoded poll windows) and the intercepted calls of
+ * its training processes into per-operator, per-rank measurements
+ * (struct pulse_op_record, include/pulse/op_record.h).
+ *
+ * One instance per host agent, fed by the same calls in live operation
+ * (loop.c, hook_drain.c) and in replay (replay.c); only the sources differ.
+ * Single-threaded: the caller serializes.
+ *
+ * Files:
+ *   assoc.c           state, the feeding calls, flush and emission
+ *   assoc_expect.c    expected volume and peers per algorithm (Appendix B)
+ *   assoc_infer.c     ring/tree inference from the active-peer pattern (§5.1)
+ *   assoc_segment.c   Algorithm 1, per peer over all channels' QPs
+ *   assoc_parallel.c  DP/TP/PP/EP/none decision tree (§5.2)
+ */
+#ifndef PULSE_HOST_AGENT_ASSOC_H
+#define PULSE_HOST_AGENT_ASSOC_H
+
+#include <stdint.h>
+
+#include "pulse/hook_record.h"
+#include "pulse/nic_client.h"
+#include "pulse/op_record.h"
+
+struct assoc_cfg {
+	const char *host;   /* this host's name, copied into every record */
+	uint32_t epoch_ns;  /* the NIC's epoch length */
+	uint64_t delta_ns;  /* Algorithm 1's δ; 0: default (2 ms) */
+	uint64_t hang_ns;   /* an operator not complete this long after its call
+			     * (or its first byte) is reported hung; 0: default (5 s) */
+};
+
+struct assoc;
+
+struct assoc *assoc_new(const struct assoc_cfg *cfg);
+void assoc_free(struct assoc *a);
+
+/* Communicator membership, one call per (communicator, rank), local or
+ * remote (remote ones come from the join of the other hosts' mappings).
+ * Repeating a call updates it. */
+struct assoc_member {
+	uint64_t comm_id;
+	int32_t rank, nranks;
+	const char *host;   /* copied */
+	int32_t gpu;
+	uint32_t pid;
+	int local;          /* a process on this host */
+};
+void assoc_member(struct assoc *a, const struct assoc_member *m);
+
+/* A local QP and, once the join knows it, its remote end. Repeating a call
+ * for the same (nic, qpn) updates it (e.g. when the join completes). */
+struct assoc_qp {
+	uint16_t nic;          /* index of the NIC whose windows carry this QP */
+	uint32_t qpn;
+	uint32_t pid;
+	uint64_t comm_id;      /* 0: not tied to a communicator */
+	int32_t rank;          /* local rank in comm_id, -1 unknown */
+	int32_t remote_rank;   /* -1 until joined */
+	const char *remote_host; /* copied; NULL until joined */
+	int32_t remote_gpu;
+};
+void assoc_qp(struct assoc *a, const struct assoc_qp *q);
+
+/* One intercepted record of a local process: PULSE_HOOK_OP, GROUP_START and
+ * GROUP_END are used (others are ignored), in the order drained. */
+void assoc_call(struct assoc *a, const struct pulse_hook_record *r);
+
+/* One decoded poll window of NIC `nic`. NIC times convert to host time as
+ * host_ns = nic_ns + offset_ns (clock_sync.c). gap != 0 says data before
+ * this window was lost (enum gap_flag in agent.h): operators that span the
+ * loss are reported PULSE_OP_GAP, never as zeros. */
+void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, int64_t offset_ns,
+		  unsigned gap);
+
+/* Emits every record that became final by host time now_ns (complete, hung,
+ * not started, gap), each once, in end-time order per rank. */
+typedef void (*assoc_emit_fn)(void *ctx, const struct pulse_op_record *r);
+void assoc_flush(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx);
+
+/* The parallelism label of a communicator, as far as seen (PULSE_PAR_*). */
+uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id);
+
+struct assoc_stats {
+	uint64_t calls, windows, records, complete, hung, not_started, gaps;
+	uint64_t unmatched_segments; /* traffic that matched no call (counted, logged) */
+	uint64_t unknown_qp_bytes;   /* bytes on QPs with no communicator */
+	uint64_t algo_conflicts;     /* profiler said one algorithm, inference another */
+};
+void assoc_get_stats(const struct assoc *a, struct assoc_stats *s);
+
+#endif
