@@ -1,15 +1,31 @@
 /* The NCCL profiler plugin ABI versions libpulse-nccl-profiler.so supports,
- * declared from NCCL's public plugin documentation (plugins/profiler in
- * NVIDIA/nccl): NCCL dlopens the library named by NCCL_PROFILER_PLUGIN and
- * looks up a struct named ncclProfiler_vN, newest first.
+ * declared here in our own words from NCCL's plugin documentation and
+ * headers (NVIDIA/nccl: plugins/profiler/README.md and
+ * src/include/plugin/profiler/profiler_vN.h, net_ib_v1.h, read at tag
+ * v2.30.7-1 and checked at v2.27.7-1, v2.28.9-1, v2.29.7-1). NCCL dlopens
+ * the library named by NCCL_PROFILER_PLUGIN and looks up a struct named
+ * ncclProfiler_vN, newest it knows first, then older ones:
  *
- *   v4: NCCL 2.25 - 2.26   init(ctx, mask, commName, commHash, nNodes, nranks, rank, log)
- *   v5: NCCL 2.27 - 2.28   init(ctx, commId, mask, commName, nNodes, nranks, rank, log);
- *                          the descriptor's type widens to 64 bits, API events appear
- *   v6: the next release   v5's functions and descriptor members, plus copy-engine
- *                          event types that this plugin never enables
- * Only the descriptor members this plugin reads are relied on; their order
- * and types follow the documentation. Later versions are not declared.
+ *   NCCL 2.23        v1   2.24 - 2.25  v2    2.26  v3     (not supported here)
+ *   NCCL 2.27        v4   init(ctx, mask, commName, commHash, nNodes, nranks, rank, log)
+ *   NCCL 2.28        v5   init(ctx, commId, mask, commName, nNodes, nranks, rank, log);
+ *                         the descriptor's type widens to 64 bits, coll/p2p gain a
+ *                         trailing parentGroup, API and kernel-launch events appear
+ *   NCCL 2.29, 2.30  v6   v5's functions and members, plus copy-engine events
+ *                         (never enabled here)
+ *
+ * v3 (NCCL 2.26) has no communicator in init and is not exported: NCCL
+ * 2.26 then finds no version it knows and runs without the plugin.
+ *
+ * Event tree as NCCL builds it (parentObj is the handle the plugin returned
+ * for the parent): Group -> Coll | P2p -> ProxyOp (one channel, one peer,
+ * send or recv; started on NCCL's proxy thread, possibly after the task
+ * event stopped) -> ProxyStep -> NetPlugin (one per posted work request of
+ * the IB net plugin; descriptor id = type << 16 | version, data -> the IB
+ * descriptor below). ProxyOp and ProxyStep events are started when
+ * NetPlugin is in the activation mask even if they are not.
+ * Only the members this plugin reads are relied on; their order and types
+ * follow NCCL's headers (offsets checked by the asserts at the end).
  */
 #ifndef PULSE_NCCL_PROFILER_ABI_H
 #define PULSE_NCCL_PROFILER_ABI_H
@@ -34,6 +50,36 @@ enum {
 	PULSE_NCCL_PROF_PROXY_CTRL = 1 << 5,
 	PULSE_NCCL_PROF_KERNEL_CH = 1 << 6,
 	PULSE_NCCL_PROF_NET_PLUGIN = 1 << 7,
+	PULSE_NCCL_PROF_GROUP_API = 1 << 8,    /* v5+ */
+	PULSE_NCCL_PROF_COLL_API = 1 << 9,     /* v5+ */
+	PULSE_NCCL_PROF_P2P_API = 1 << 10,     /* v5+ */
+	PULSE_NCCL_PROF_KERNEL_LAUNCH = 1 << 11, /* v5+ */
+	PULSE_NCCL_PROF_CE_COLL = 1 << 12,     /* v6 */
+	PULSE_NCCL_PROF_CE_SYNC = 1 << 13,     /* v6 */
+	PULSE_NCCL_PROF_CE_BATCH = 1 << 14,    /* v6 */
+};
+
+/* NetPlugin events: descriptor id = plugin type in the high bits, the
+ * version of the plugin's own descriptor in the low 16 bits. */
+#define PULSE_NCCL_NET_VER_BITS 16
+#define PULSE_NCCL_NET_VER_MASK 0xffffull
+#define PULSE_NCCL_NET_TYPE_IB (1ull << PULSE_NCCL_NET_VER_BITS)
+#define PULSE_NCCL_NET_TYPE_SOCK (2ull << PULSE_NCCL_NET_VER_BITS)
+#define PULSE_NCCL_NET_IB_VER 1 /* the only IB descriptor version so far (2.26 - 2.30) */
+#define PULSE_NCCL_NET_IB_QP 1  /* IB descriptor event type: a work request posted on a QP */
+
+/* The IB net plugin's descriptor, version 1. */
+struct pulse_nccl_net_ib_v1 {
+	uint8_t type; /* PULSE_NCCL_NET_IB_QP */
+	union {
+		struct {
+			int device;      /* NCCL's IB device index */
+			uint64_t wr_id;
+			int opcode;      /* enum ibv_wr_opcode (send side) */
+			int qp_num;      /* the QP the request was posted on */
+			size_t length;   /* bytes (send side; receives leave it as it was) */
+		} qp;
+	};
 };
 
 /* Collective and P2P descriptors: identical in v4 and v5 up to nChannels
@@ -63,8 +109,27 @@ struct pulse_nccl_prof_p2p {
 	void *parent_group; /* v5 only */
 };
 
-/* The union's largest member in either version is smaller than this; the
- * plugin never writes the descriptor and reads only coll/p2p. */
+struct pulse_nccl_prof_proxy_op {
+	pid_t pid;          /* the process whose task this is (PXN: another one) */
+	uint8_t channel_id;
+	int peer;
+	int n_steps;
+	int chunk_size;
+	int is_send;
+};
+
+struct pulse_nccl_prof_proxy_step {
+	int step;
+};
+
+struct pulse_nccl_prof_net {
+	int64_t id;  /* PULSE_NCCL_NET_TYPE_* | version */
+	void *data;  /* the net plugin's descriptor */
+};
+
+/* NCCL's descriptor unions are larger than what is read here (v6's CE
+ * members); the plugin never writes a descriptor, and the stand-in NCCL
+ * passes ours, whose union is padded past every member declared. */
 typedef struct {
 	uint8_t type; /* v4: 8-bit type */
 	void *parent_obj;
@@ -72,6 +137,9 @@ typedef struct {
 	union {
 		struct pulse_nccl_prof_coll coll;
 		struct pulse_nccl_prof_p2p p2p;
+		struct pulse_nccl_prof_proxy_op proxy_op;
+		struct pulse_nccl_prof_proxy_step proxy_step;
+		struct pulse_nccl_prof_net net;
 		uint8_t other[96];
 	};
 } pulse_nccl_prof_descr_v4_t;
@@ -83,6 +151,9 @@ typedef struct {
 	union {
 		struct pulse_nccl_prof_coll coll;
 		struct pulse_nccl_prof_p2p p2p;
+		struct pulse_nccl_prof_proxy_op proxy_op;
+		struct pulse_nccl_prof_proxy_step proxy_step;
+		struct pulse_nccl_prof_net net;
 		uint8_t other[96];
 	};
 } pulse_nccl_prof_descr_v5_t;
@@ -127,5 +198,15 @@ _Static_assert(offsetof(struct pulse_nccl_prof_coll, n_channels) == 56, "coll la
 _Static_assert(offsetof(struct pulse_nccl_prof_coll, algo) == 64, "coll layout");
 _Static_assert(offsetof(pulse_nccl_prof_descr_v4_t, coll) == 24, "descr layout");
 _Static_assert(offsetof(pulse_nccl_prof_descr_v5_t, coll) == 24, "descr layout");
+_Static_assert(offsetof(pulse_nccl_prof_descr_v4_t, proxy_op) == 24, "descr layout");
+_Static_assert(offsetof(struct pulse_nccl_prof_proxy_op, channel_id) == 4, "proxyOp layout");
+_Static_assert(offsetof(struct pulse_nccl_prof_proxy_op, peer) == 8, "proxyOp layout");
+_Static_assert(offsetof(struct pulse_nccl_prof_proxy_op, is_send) == 20, "proxyOp layout");
+_Static_assert(offsetof(struct pulse_nccl_prof_net, data) == 8, "netPlugin layout");
+_Static_assert(offsetof(struct pulse_nccl_net_ib_v1, qp.device) == 8, "IB descr layout");
+_Static_assert(offsetof(struct pulse_nccl_net_ib_v1, qp.wr_id) == 16, "IB descr layout");
+_Static_assert(offsetof(struct pulse_nccl_net_ib_v1, qp.opcode) == 24, "IB descr layout");
+_Static_assert(offsetof(struct pulse_nccl_net_ib_v1, qp.qp_num) == 28, "IB descr layout");
+_Static_assert(offsetof(struct pulse_nccl_net_ib_v1, qp.length) == 32, "IB descr layout");
 
 #endif

@@ -7,7 +7,12 @@
  * version or record size it does not know. Fields are host byte order (the
  * ring never leaves the host). All records are exactly 120 bytes.
  *
- * Version 1.
+ * Version 1. Compatibility rule within a version: kinds are only ever added
+ * (with a new body in the union, never changing an existing one), so a
+ * reader must skip, and count, records of a kind it does not know, and must
+ * not reject the ring for them. Kinds 1-8 are the first set; kind 9
+ * (NET_QP) was added later in version 1: a reader built before it counts
+ * those records as unknown and loses only the net view.
  */
 #ifndef PULSE_HOOK_RECORD_H
 #define PULSE_HOOK_RECORD_H
@@ -25,7 +30,10 @@ enum pulse_hook_kind {
 	PULSE_HOOK_QP_CREATE = 6,    /* body: qp (dest fields zero) */
 	PULSE_HOOK_QP_RTR = 7,       /* body: qp: ibv_modify_qp to RTR */
 	PULSE_HOOK_QP_DESTROY = 8,   /* body: qp (dest fields zero) */
+	PULSE_HOOK_NET_QP = 9,       /* body: net_qp: profiler net events of one
+				      * (operator, channel, direction, QP), aggregated */
 };
+#define PULSE_HOOK_KIND_MAX PULSE_HOOK_NET_QP /* the newest kind this header knows */
 
 /* Who wrote the record. */
 enum pulse_hook_source {
@@ -133,6 +141,52 @@ struct pulse_hook_qp_body {
 	struct pulse_hook_gpu gpu; /* the calling thread's GPU */
 }; /* 96 bytes */
 
+/* PULSE_HOOK_NET_QP: NCCL's IB network plugin reports every work request
+ * it posts (profiler ABI, event type NetPlugin, IB descriptor v1: device
+ * index, QP number, opcode, wr_id, length) under a proxy step of a proxy
+ * operation (one channel, one peer, send or receive) of a collective or P2P
+ * task. libpulse-nccl-profiler.so sums them per QP inside each proxy
+ * operation and writes one record per (proxy operation, QP) when the proxy
+ * operation ends: the record rate follows operators x channels x peers x
+ * QPs, never work requests. Record header: time_ns = the first work request,
+ * pid = the process that posted them (NCCL's proxy thread runs there), tid
+ * = the proxy thread. Source is always PROFILER (an ANNOTATION when the hook
+ * is loaded: it never counts as an operator, a communicator or a QP
+ * creation; it ties the QP to the operator and its communicator). */
+#define PULSE_HOOK_NET_F_NO_PARENT 0x01u /* proxy op without a task of this process
+	* (PXN: posted for another process's operator): comm_id/nccl_hash are this
+	* process's communicator, seq and nccl_seq unknown (UINT64_MAX) */
+#define PULSE_HOOK_NET_F_QP_OVERFLOW 0x02u /* the proxy op used more QPs than the
+	* plugin aggregates (PULSE_HOOK_NET_QPS_PER_OP): the rest are in qp_overflow_wrs */
+#define PULSE_HOOK_NET_F_P2P 0x04u /* the task is a P2P operation (else a collective) */
+#define PULSE_HOOK_NET_QPS_PER_OP 8 /* QPs aggregated per proxy op (NCCL posts on at most 8) */
+
+struct pulse_hook_net_qp_body {
+	uint64_t comm_id;   /* as op.comm_id: the hook's id when it is loaded, else NCCL's
+			     * commHash and the record flag PULSE_HOOK_F_NCCL_HASH_ID */
+	uint64_t nccl_hash; /* NCCL's commHash (v5+: commId) */
+	uint64_t seq;       /* the profiler's own per-communicator op seq: equal to the
+			     * u.op.seq of the profiler OP record of the same task */
+	uint64_t nccl_seq;  /* collectives: NCCL's seqNumber; P2P: UINT64_MAX */
+	uint64_t bytes;     /* sum of the posted work requests' lengths on this QP */
+	uint64_t last_ns;   /* CLOCK_REALTIME of the last work request */
+	uint32_t qpn;       /* the local QP number (ibv qp_num) */
+	uint32_t wrs;       /* work requests posted on it in this proxy op */
+	int32_t rank;       /* the task's rank (descriptor rank) */
+	int32_t peer;       /* the proxy op's remote rank */
+	int32_t nccl_dev;   /* NCCL's IB device index (not a name) */
+	uint32_t opcodes;   /* bit (1 << ibv opcode) for each opcode seen (< 32) */
+	uint32_t unknown_total; /* process-wide: net events ignored so far (unknown
+			     * plugin type or descriptor version, or no parent) */
+	uint32_t pool_drops_total; /* process-wide: tasks/proxy ops not followed
+			     * (the plugin's event pool was full) */
+	uint32_t qp_overflow_wrs; /* work requests on QPs past PULSE_HOOK_NET_QPS_PER_OP */
+	uint8_t channel;    /* the proxy op's channel id */
+	uint8_t is_send;    /* 1 send proxy op, 0 receive */
+	uint8_t op_type;    /* enum pulse_hook_op_type of the task */
+	uint8_t net_flags;  /* PULSE_HOOK_NET_F_* */
+}; /* 88 bytes */
+
 struct pulse_hook_record {
 	uint8_t kind;       /* enum pulse_hook_kind */
 	uint8_t source;     /* enum pulse_hook_source */
@@ -146,6 +200,7 @@ struct pulse_hook_record {
 		struct pulse_hook_op_body op;
 		struct pulse_hook_group_body group;
 		struct pulse_hook_qp_body qp;
+		struct pulse_hook_net_qp_body net;
 		uint8_t raw[96];
 	} u;
 };
@@ -154,6 +209,7 @@ _Static_assert(sizeof(struct pulse_hook_gpu) == 40, "gpu layout");
 _Static_assert(sizeof(struct pulse_hook_qp_body) <= 96, "qp body");
 _Static_assert(sizeof(struct pulse_hook_comm_body) <= 96, "comm body");
 _Static_assert(sizeof(struct pulse_hook_op_body) <= 96, "op body");
+_Static_assert(sizeof(struct pulse_hook_net_qp_body) <= 96, "net_qp body");
 _Static_assert(sizeof(struct pulse_hook_record) == 120, "record is 120 bytes");
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../hook/nccl_abi.h"
 #include "../../hook/verbs_abi.h"
@@ -26,6 +27,7 @@ struct ibv_qp_init_attr {
 struct ncclComm {
 	int rank, nranks;
 	struct ibv_qp *qp;
+	struct ibv_qp *qp2; /* channel 1's QP, connected at the first net-profiled op */
 	uint64_t hash;     /* this stand-in's "commHash" */
 	void *prof;        /* profiler plugin context */
 	uint64_t coll_seq; /* NCCL's per-communicator collective seqNumber */
@@ -78,10 +80,112 @@ static void prof_init(struct ncclComm *c)
 	g_prof_mask = mask;
 }
 
+/* startEvent with a descriptor of the version NCCL picked: v5/v6 carry a
+ * 64-bit type, v4 an 8-bit one; the union sits at the same offset. */
+static void *prof_start(struct ncclComm *c, uint64_t type, void *parent, const void *u, size_t ulen)
+{
+	void *ev = NULL;
+	if (g_prof5) {
+		pulse_nccl_prof_descr_v5_t d;
+		memset(&d, 0, sizeof d);
+		d.type = type;
+		d.parent_obj = parent;
+		d.rank = c->rank;
+		memcpy(&d.coll, u, ulen);
+		g_prof5->start_event(c->prof, &ev, &d);
+	} else if (g_prof4) {
+		pulse_nccl_prof_descr_v4_t d;
+		memset(&d, 0, sizeof d);
+		d.type = (uint8_t)type;
+		d.parent_obj = parent;
+		d.rank = c->rank;
+		memcpy(&d.coll, u, ulen);
+		g_prof4->start_event(c->prof, &ev, &d);
+	}
+	return ev;
+}
+
+static void prof_stop(void *ev)
+{
+	if (g_prof5)
+		g_prof5->stop_event(ev);
+	else if (g_prof4)
+		g_prof4->stop_event(ev);
+}
+
+static void prof_state(void *ev, int state, pulse_nccl_prof_state_args_t *a)
+{
+	if (g_prof5)
+		g_prof5->record_event_state(ev, state, a);
+	else if (g_prof4)
+		g_prof4->record_event_state(ev, state, a);
+}
+
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : dflt;
+}
+
+static int lazy_connect(struct ncclComm *c);
+
+/* One proxy op of a task, as NCCL's proxy thread drives it with net
+ * profiling: ProxyOp (parent: the task's handle) -> ProxyStep per step ->
+ * one NetPlugin event per posted work request (IB descriptor v1, parent:
+ * the step's handle). Send steps post an RDMA write of the chunk and a
+ * 4-byte write with immediate; receive steps post one receive (length 0,
+ * as NCCL leaves it). FAKE_NCCL_NET_STEPS steps (default 4);
+ * FAKE_NCCL_NET_BOGUS=1 adds, on the first step, an event of the socket
+ * plugin and one of an IB descriptor version 2 (unknown: to be ignored);
+ * pxn: the proxy op belongs to another process (its parent is not ours). */
+static void prof_proxy(struct ncclComm *c, void *task, int ch, int peer, int is_send, uint32_t qpn, int pxn)
+{
+	int steps = env_int("FAKE_NCCL_NET_STEPS", 4), bogus = env_int("FAKE_NCCL_NET_BOGUS", 0);
+	struct pulse_nccl_prof_proxy_op po = { .pid = pxn ? getpid() + 1000000 : getpid(),
+		.channel_id = (uint8_t)ch, .peer = peer, .n_steps = steps, .chunk_size = 1 << 16,
+		.is_send = is_send };
+	void *op = prof_start(c, PULSE_NCCL_PROF_PROXY_OP, pxn ? (void *)0x10 : task, &po, sizeof po);
+	pulse_nccl_prof_state_args_t a;
+	for (int s = 0; s < steps; s++) {
+		struct pulse_nccl_prof_proxy_step ps = { .step = s };
+		void *st = op ? prof_start(c, PULSE_NCCL_PROF_PROXY_STEP, op, &ps, sizeof ps) : NULL;
+		struct pulse_nccl_net_ib_v1 ib;
+		memset(&ib, 0, sizeof ib);
+		ib.type = PULSE_NCCL_NET_IB_QP;
+		ib.qp.qp_num = (int)qpn;
+		struct pulse_nccl_prof_net ne = { .id = (int64_t)(PULSE_NCCL_NET_TYPE_IB | PULSE_NCCL_NET_IB_VER),
+			.data = &ib };
+		if (bogus && s == 0) {
+			struct pulse_nccl_prof_net b1 = { .id = (int64_t)(PULSE_NCCL_NET_TYPE_SOCK | 1), .data = &ib };
+			struct pulse_nccl_prof_net b2 = { .id = (int64_t)(PULSE_NCCL_NET_TYPE_IB | 2), .data = &ib };
+			prof_stop(prof_start(c, PULSE_NCCL_PROF_NET_PLUGIN, st, &b1, sizeof b1));
+			prof_stop(prof_start(c, PULSE_NCCL_PROF_NET_PLUGIN, st, &b2, sizeof b2));
+		}
+		for (int w = 0; w < (is_send ? 2 : 1); w++) {
+			ib.qp.wr_id = (uint64_t)(s * 2 + w);
+			ib.qp.opcode = is_send ? w : 0; /* IBV_WR_RDMA_WRITE, _WITH_IMM */
+			ib.qp.length = is_send ? (w ? 4 : (size_t)(1000 + 100 * ch)) : 0;
+			void *ne_h = prof_start(c, PULSE_NCCL_PROF_NET_PLUGIN, st, &ne, sizeof ne);
+			a.data = &ib;
+			prof_state(ne_h, 21 /* NetPluginUpdate */, &a);
+			prof_stop(ne_h);
+		}
+		a.trans_size = 1000;
+		prof_state(st, 9 /* ProxyStepSendWait */, &a);
+		prof_stop(st);
+	}
+	prof_stop(op);
+}
+
 static const char *const dt_names[] = { "ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32",
 	"ncclInt64", "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16",
 	"ncclFloat8e4m3", "ncclFloat8e5m2" };
 
+/* The task event, then (net profiling) its proxy ops, started after the
+ * task event stopped as NCCL's proxy thread may: a collective sends to the
+ * next rank and receives from the previous one on each of its 2 channels
+ * (channel 0 on the QP connected at init, channel 1 on one connected at
+ * the first such op), a P2P op uses channel 0 towards its peer. */
 static void prof_event(struct ncclComm *c, int coll, const char *func, size_t count, int root_peer,
 		       int dt)
 {
@@ -92,32 +196,23 @@ static void prof_event(struct ncclComm *c, int coll, const char *func, size_t co
 		.algo = "Ring", .proto = "Simple" };
 	struct pulse_nccl_prof_p2p pd = { .func = func, .count = count, .peer = root_peer,
 		.datatype = dt_names[dt], .n_channels = 1 };
-	void *ev = NULL;
-	if (g_prof5) {
-		pulse_nccl_prof_descr_v5_t d;
-		memset(&d, 0, sizeof d);
-		d.type = coll ? PULSE_NCCL_PROF_COLL : PULSE_NCCL_PROF_P2P;
-		d.rank = c->rank;
-		if (coll)
-			d.coll = cd;
-		else
-			d.p2p = pd;
-		g_prof5->start_event(c->prof, &ev, &d);
-		g_prof5->stop_event(ev);
-	} else if (g_prof4) {
-		pulse_nccl_prof_descr_v4_t d;
-		memset(&d, 0, sizeof d);
-		d.type = coll ? PULSE_NCCL_PROF_COLL : PULSE_NCCL_PROF_P2P;
-		d.rank = c->rank;
-		if (coll)
-			d.coll = cd;
-		else
-			d.p2p = pd;
-		g_prof4->start_event(c->prof, &ev, &d);
-		g_prof4->stop_event(ev);
-	}
+	void *ev = coll ? prof_start(c, PULSE_NCCL_PROF_COLL, NULL, &cd, sizeof cd)
+			: prof_start(c, PULSE_NCCL_PROF_P2P, NULL, &pd, sizeof pd);
+	prof_stop(ev);
 	if (coll)
 		c->coll_seq++;
+	if (!(g_prof_mask & PULSE_NCCL_PROF_NET_PLUGIN) || lazy_connect(c) != 0)
+		return;
+	int pxn = coll && !strcmp(func, "AlltoAll") && env_int("FAKE_NCCL_NET_PXN", 0);
+	if (coll) {
+		for (int ch = 0; ch < 2; ch++) {
+			uint32_t qpn = ch ? c->qp2->qp_num : c->qp->qp_num;
+			prof_proxy(c, ev, ch, (c->rank + 1) % c->nranks, 1, qpn, pxn);
+			prof_proxy(c, ev, ch, (c->rank + c->nranks - 1) % c->nranks, 0, qpn, pxn);
+		}
+	} else {
+		prof_proxy(c, ev, 0, root_peer, func[0] == 'S', c->qp->qp_num, 0);
+	}
 }
 
 static void prof_fini(struct ncclComm *c)
@@ -217,6 +312,33 @@ static int connect_qp(struct ncclComm *c, uint32_t salt)
 	return (rc || rtr) ? ncclSystemError : ncclSuccess;
 }
 
+/* NCCL connects most connections at their first use, after init: the
+ * second QP of a communicator comes then (create, RTR, RTS), so no init
+ * call is running when it is made. */
+static int lazy_connect(struct ncclComm *c)
+{
+	if (c->qp2)
+		return 0;
+	struct ibv_qp_init_attr init;
+	memset(&init, 0, sizeof init);
+	c->qp2 = p_create(g_pd, &init);
+	if (!c->qp2)
+		return -1;
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.qp_state = PULSE_IBV_QPS_RTR;
+	a.dest_qp_num = 0x2000u + (uint32_t)c->rank;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid.raw[0] = 0xfe;
+	a.ah_attr.grh.dgid.raw[1] = 0x80;
+	int rtr = p_modify(c->qp2, &a, PULSE_IBV_QP_STATE | PULSE_IBV_QP_AV | PULSE_IBV_QP_DEST_QPN);
+	printf("fake-nccl: lazy connect qpn=%u dest=%u rc=%d comm=%016llx\n", c->qp2->qp_num, a.dest_qp_num,
+	       rtr, (unsigned long long)c->hash);
+	fflush(stdout);
+	return rtr;
+}
+
 EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
 	if (!id)
@@ -311,6 +433,8 @@ static ncclResult_t end_comm(ncclComm_t comm)
 		return ncclInvalidArgument;
 	prof_fini(comm);
 	int rc = p_destroy(comm->qp);
+	if (comm->qp2)
+		rc |= p_destroy(comm->qp2);
 	free(comm);
 	return rc ? ncclSystemError : ncclSuccess;
 }

@@ -481,7 +481,7 @@ static void check_prof_op(const struct pulse_hook_record *x, uint64_t comm, uint
 static void check_prof(const struct run *p, int rank, int with_hook, uint64_t world, uint64_t half)
 {
 	uint32_t f = with_hook ? PULSE_HOOK_F_ANNOTATION : PULSE_HOOK_F_NCCL_HASH_ID;
-	uint32_t cf = with_hook ? PULSE_HOOK_F_ANNOTATION : 0;
+	uint32_t cf = with_hook ? PULSE_HOOK_F_ANNOTATION : PULSE_HOOK_F_NCCL_HASH_ID;
 	assert_int_equal(p->n, 2 + 6 + 4 + 2);
 	const struct pulse_hook_record *x = &p->rec[0];
 	assert_int_equal(x->kind, PULSE_HOOK_COMM_INIT);
@@ -491,12 +491,14 @@ static void check_prof(const struct run *p, int rank, int with_hook, uint64_t wo
 	assert_int_equal(x->u.comm.nranks, 2);
 	assert_int_equal(x->u.comm.nnodes, 1);
 	assert_int_equal(x->u.comm.nccl_hash >> 60, 9); /* the stand-in's commHash */
-	assert_int_equal(x->u.comm.comm_id, with_hook ? world : 0);
+	/* without the hook, a communicator is known by NCCL's hash */
+	assert_int_equal(x->u.comm.comm_id, with_hook ? world : x->u.comm.nccl_hash);
 	uint64_t wh = x->u.comm.nccl_hash;
 	x = &p->rec[1];
 	assert_int_equal(x->kind, PULSE_HOOK_COMM_INIT);
 	assert_int_equal(x->u.comm.rank, rank / 2);
-	assert_int_equal(x->u.comm.comm_id, with_hook ? half : 0);
+	assert_int_equal(x->flags, cf);
+	assert_int_equal(x->u.comm.comm_id, with_hook ? half : x->u.comm.nccl_hash);
 	uint64_t hh = x->u.comm.nccl_hash;
 	assert_int_not_equal(wh, hh);
 	uint64_t w = with_hook ? world : wh, h = with_hook ? half : hh;
@@ -514,6 +516,8 @@ static void check_prof(const struct run *p, int rank, int with_hook, uint64_t wo
 	assert_int_equal(p->rec[12].u.comm.nccl_hash, hh);
 	assert_int_equal(p->rec[13].kind, PULSE_HOOK_COMM_DESTROY);
 	assert_int_equal(p->rec[13].u.comm.nccl_hash, wh);
+	assert_int_equal(p->rec[13].u.comm.comm_id, with_hook ? world : wh);
+	assert_int_equal(p->rec[13].flags, cf);
 }
 
 static char g_plugin[4300];
@@ -531,7 +535,7 @@ static void test_profiler_plugin_alone(void **state)
 	static const char *const seen[] = { "fake-nccl: profiler v4", "fake-nccl: profiler v5",
 		"fake-nccl: profiler v6" };
 	for (int abi = 0; abi < 3; abi++) {
-		const char *env[] = { "LD_PRELOAD=", env_plugin, abis[abi], NULL };
+		const char *env[] = { "LD_PRELOAD=", env_plugin, abis[abi], "PULSE_PROFILER_NET=0", NULL };
 		const char *argv[] = { "train", "1", "2", "1", NULL };
 		run(r, argv, env);
 		assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
@@ -554,7 +558,7 @@ static void test_profiler_plugin_with_hook(void **state)
 	assert_non_null(p);
 	char env_plugin[4400];
 	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
-	const char *env[] = { env_plugin, "CUDA_VISIBLE_DEVICES=3", NULL };
+	const char *env[] = { env_plugin, "CUDA_VISIBLE_DEVICES=3", "PULSE_PROFILER_NET=0", NULL };
 	const char *argv[] = { "train", "0", "2", "1", NULL };
 	run(r, argv, env);
 	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
@@ -572,6 +576,275 @@ static void test_profiler_plugin_with_hook(void **state)
 	assert_int_equal(ops, 6 + 2 * 2);
 	free(r);
 	free(p);
+}
+
+/* ---- net profiling: NET_QP records from the stand-in's net events ---- */
+
+/* The QPNs the stand-in NCCL connected: at init ("rtr qpn=", world then
+ * half) and lazily at the first op ("lazy connect qpn=", same order). */
+struct net_qpns {
+	unsigned init[2], lazy[2];
+	int ninit, nlazy;
+};
+
+static void net_qpns(const char *out, struct net_qpns *q)
+{
+	memset(q, 0, sizeof *q);
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned v, d;
+		if (sscanf(p, "fake-nccl: rtr qpn=%u dest=%u", &v, &d) == 2 && q->ninit < 2)
+			q->init[q->ninit++] = v;
+		else if (sscanf(p, "fake-nccl: lazy connect qpn=%u", &v) == 1 && q->nlazy < 2)
+			q->lazy[q->nlazy++] = v;
+	}
+}
+
+struct net_expect {
+	uint64_t comm, hash, seq, nseq;
+	uint8_t type, ch, send, flags;
+	int peer;
+	unsigned qpn;
+};
+
+static void check_net(const struct pulse_hook_record *x, const struct net_expect *e, int steps, uint32_t rflags,
+		      int rank)
+{
+	assert_int_equal(x->kind, PULSE_HOOK_NET_QP);
+	assert_int_equal(x->source, PULSE_HOOK_SRC_PROFILER);
+	assert_int_equal(x->flags, rflags);
+	const struct pulse_hook_net_qp_body *b = &x->u.net;
+	assert_int_equal(b->comm_id, e->comm);
+	assert_int_equal(b->nccl_hash, e->hash);
+	assert_int_equal(b->seq, e->seq);
+	assert_int_equal(b->nccl_seq, e->nseq);
+	assert_int_equal(b->op_type, e->type);
+	assert_int_equal(b->net_flags, e->flags);
+	assert_int_equal(b->channel, e->ch);
+	assert_int_equal(b->is_send, e->send);
+	assert_int_equal(b->peer, e->peer);
+	assert_int_equal(b->rank, rank);
+	assert_int_equal(b->qpn, e->qpn);
+	assert_int_equal(b->nccl_dev, 0);
+	/* sums of the work requests, one record for all of them */
+	assert_int_equal(b->wrs, (uint32_t)(e->send ? 2 * steps : steps));
+	assert_int_equal(b->bytes, e->send ? (uint64_t)steps * (1000 + 100 * e->ch + 4) : 0);
+	assert_int_equal(b->opcodes, e->send ? 0x3u : 0x1u);
+	assert_int_equal(b->qp_overflow_wrs, 0);
+	assert_int_equal(b->pool_drops_total, 0);
+	assert_true(b->last_ns >= x->time_ns && x->time_ns > 0);
+}
+
+/* The expected NET_QP records of `train RANK 2 1` in order: per collective
+ * 2 channels x (send to next, recv from previous), per P2P one on channel
+ * 0; AlltoAll's proxy ops are PXN (pxn=1: no task, seq unknown). */
+static size_t net_expected(struct net_expect *e, const struct net_qpns *q, uint64_t world, uint64_t half,
+			   uint64_t wh, uint64_t hh, int rank, int pxn)
+{
+	static const struct {
+		int half, p2p, peer;
+		uint8_t type;
+	} ops[] = {
+		{ 0, 0, 0, PULSE_HOOK_OP_ALLREDUCE }, { 0, 0, 0, PULSE_HOOK_OP_ALLGATHER },
+		{ 1, 0, 0, PULSE_HOOK_OP_REDUCESCATTER }, { 1, 0, 0, PULSE_HOOK_OP_BROADCAST },
+		{ 0, 0, 0, PULSE_HOOK_OP_REDUCE }, { 0, 0, 0, PULSE_HOOK_OP_ALLTOALL },
+		{ 0, 1, 0, PULSE_HOOK_OP_SEND }, { 0, 1, 0, PULSE_HOOK_OP_RECV },
+		{ 0, 1, 1, PULSE_HOOK_OP_SEND }, { 0, 1, 1, PULSE_HOOK_OP_RECV },
+	};
+	uint64_t seq[2] = { 0, 0 }, nseq[2] = { 0, 0 };
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		int h = ops[i].half, nr = h ? 1 : 2, r = h ? rank / 2 : rank;
+		uint64_t comm = h ? half : world, hash = h ? hh : wh;
+		uint64_t s = seq[h]++;
+		if (ops[i].p2p) {
+			e[n++] = (struct net_expect){ comm, hash, s, UINT64_MAX, ops[i].type, 0,
+				ops[i].type == PULSE_HOOK_OP_SEND, PULSE_HOOK_NET_F_P2P, ops[i].peer, q->init[h] };
+			continue;
+		}
+		uint64_t ns = nseq[h]++;
+		int x = pxn && ops[i].type == PULSE_HOOK_OP_ALLTOALL;
+		for (int ch = 0; ch < 2; ch++)
+			for (int send = 1; send >= 0; send--)
+				e[n++] = (struct net_expect){ comm, hash, x ? UINT64_MAX : s, x ? UINT64_MAX : ns,
+					x ? PULSE_HOOK_OP_OTHER : ops[i].type, (uint8_t)ch, (uint8_t)send,
+					x ? PULSE_HOOK_NET_F_NO_PARENT : 0, send ? (r + 1) % nr : (r + nr - 1) % nr,
+					ch ? q->lazy[h] : q->init[h] };
+	}
+	return n;
+}
+
+/* Each NET_QP record of a task names the profiler OP record of that task. */
+static void check_net_joins_op(const struct run *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pulse_hook_record *x = &p->rec[i];
+		if (x->kind != PULSE_HOOK_NET_QP || (x->u.net.net_flags & PULSE_HOOK_NET_F_NO_PARENT))
+			continue;
+		int found = 0;
+		for (size_t j = 0; j < i; j++) {
+			const struct pulse_hook_record *o = &p->rec[j];
+			if (o->kind == PULSE_HOOK_OP && o->u.op.comm_id == x->u.net.comm_id &&
+			    o->u.op.seq == x->u.net.seq) {
+				assert_int_equal(o->u.op.type, x->u.net.op_type);
+				if (!(x->u.net.net_flags & PULSE_HOOK_NET_F_P2P))
+					assert_int_equal(o->u.op.nccl_seq, x->u.net.nccl_seq);
+				found++;
+			}
+		}
+		assert_int_equal(found, 1);
+	}
+}
+
+static void test_profiler_net_alone(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	static const char *const abis[] = { "FAKE_NCCL_PROFILER_ABI=4", "FAKE_NCCL_PROFILER_ABI=5",
+		"FAKE_NCCL_PROFILER_ABI=6" };
+	static const char *const seen[] = { "fake-nccl: profiler v4", "fake-nccl: profiler v5",
+		"fake-nccl: profiler v6" };
+	for (int abi = 0; abi < 3; abi++) {
+		const char *env[] = { "LD_PRELOAD=", env_plugin, abis[abi], "FAKE_NCCL_NET_STEPS=5",
+			"FAKE_NCCL_NET_BOGUS=1", "FAKE_NCCL_NET_PXN=1", NULL };
+		const char *argv[] = { "train", "1", "2", "1", NULL };
+		run(r, argv, env);
+		assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+		assert_non_null(strstr(r->out, seen[abi]));
+		assert_int_equal(r->open_rc, 0);
+		struct net_qpns q;
+		net_qpns(r->out, &q);
+		assert_int_equal(q.ninit, 2);
+		assert_int_equal(q.nlazy, 2);
+		/* communicators: NCCL's hashes */
+		assert_int_equal(r->rec[0].kind, PULSE_HOOK_COMM_INIT);
+		assert_int_equal(r->rec[1].kind, PULSE_HOOK_COMM_INIT);
+		uint64_t wh = r->rec[0].u.comm.nccl_hash, hh = r->rec[1].u.comm.nccl_hash;
+		struct net_expect e[64];
+		size_t ne = net_expected(e, &q, wh, hh, wh, hh, 1, 1);
+		assert_int_equal(ne, 28);
+		size_t k = 0, ops = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			const struct pulse_hook_record *x = &r->rec[i];
+			ops += x->kind == PULSE_HOOK_OP;
+			if (x->kind != PULSE_HOOK_NET_QP)
+				continue;
+			assert_true(k < ne);
+			int rank = e[k].comm == hh ? 0 : 1;
+			check_net(x, &e[k], 5, PULSE_HOOK_F_NCCL_HASH_ID, rank);
+			/* 2 events of unknown kind per proxy op, counted; one record per proxy op */
+			assert_int_equal(x->u.net.unknown_total, 2 * (k + 1));
+			k++;
+		}
+		assert_int_equal(k, ne);
+		assert_int_equal(ops, 10); /* net events never add operators */
+		assert_int_equal(r->n, 2 + 10 + 28 + 2);
+		check_net_joins_op(r);
+	}
+	free(r);
+}
+
+/* The record count does not grow with the work requests: 10x the steps,
+ * the same 28 records (each with 10x the work requests). */
+static void test_profiler_net_bounded(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	const char *env[] = { "LD_PRELOAD=", env_plugin, "FAKE_NCCL_NET_STEPS=50", NULL };
+	const char *argv[] = { "train", "1", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_non_null(strstr(r->out, "fake-nccl: profiler v6"));
+	struct net_qpns q;
+	net_qpns(r->out, &q);
+	uint64_t wh = r->rec[0].u.comm.nccl_hash, hh = r->rec[1].u.comm.nccl_hash;
+	struct net_expect e[64];
+	size_t ne = net_expected(e, &q, wh, hh, wh, hh, 1, 0);
+	assert_int_equal(ne, 28);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rec[i].kind == PULSE_HOOK_NET_QP) {
+			check_net(&r->rec[i], &e[k], 50, PULSE_HOOK_F_NCCL_HASH_ID, e[k].comm == hh ? 0 : 1);
+			assert_int_equal(r->rec[i].u.net.unknown_total, 0);
+			k++;
+		}
+	assert_int_equal(k, 28);
+	check_net_joins_op(r);
+	/* a pool too small for one proxy op in flight at a time is impossible
+	 * here (one at a time); a task ring of 2 still names the right tasks */
+	const char *env2[] = { "LD_PRELOAD=", env_plugin, "PULSE_PROFILER_TASKS=2", "PULSE_PROFILER_PROXY_OPS=2",
+		NULL };
+	run(r, argv, env2);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rec[i].kind == PULSE_HOOK_NET_QP) {
+			check_net(&r->rec[i], &e[k], 4, PULSE_HOOK_F_NCCL_HASH_ID, e[k].comm == hh ? 0 : 1);
+			k++;
+		}
+	assert_int_equal(k, 28);
+	free(r);
+}
+
+/* With the hook: the NET_QP records are annotations with the hook's comm
+ * ids, and their QPNs are the QPs the hook saw created, the lazily
+ * connected ones included (which no init call could claim). */
+static void test_profiler_net_with_hook(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	const char *env[] = { env_plugin, NULL };
+	const char *argv[] = { "train", "0", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_int_equal(r->st.hook_loaded, 1);
+	struct net_qpns q;
+	net_qpns(r->out, &q);
+	assert_int_equal(q.nlazy, 2);
+	/* the hook's ids, from its own COMM_INIT records (world, then the split) */
+	uint64_t world = 0, half = 0, wh = 0, hh = 0;
+	size_t hook_ops = 0, creates = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct pulse_hook_record *x = &r->rec[i];
+		if (x->source == PULSE_HOOK_SRC_HOOK && x->kind == PULSE_HOOK_COMM_INIT) {
+			if (x->u.comm.how == PULSE_HOOK_HOW_SPLIT)
+				half = x->u.comm.comm_id;
+			else
+				world = x->u.comm.comm_id;
+		}
+		if (x->source == PULSE_HOOK_SRC_PROFILER && x->kind == PULSE_HOOK_COMM_INIT) {
+			if (!wh)
+				wh = x->u.comm.nccl_hash;
+			else
+				hh = x->u.comm.nccl_hash;
+		}
+		hook_ops += x->kind == PULSE_HOOK_OP && !(x->flags & PULSE_HOOK_F_ANNOTATION);
+		if (x->kind == PULSE_HOOK_QP_CREATE)
+			for (int k = 0; k < 2; k++)
+				creates += x->u.qp.qpn == q.lazy[k] || x->u.qp.qpn == q.init[k];
+	}
+	assert_true(world && half && wh && hh);
+	assert_int_equal(creates, 4); /* the hook saw all four QPs */
+	assert_int_equal(hook_ops, 10);
+	struct net_expect e[64];
+	size_t ne = net_expected(e, &q, world, half, wh, hh, 0, 0), k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rec[i].kind == PULSE_HOOK_NET_QP) {
+			assert_true(k < ne);
+			check_net(&r->rec[i], &e[k], 4, PULSE_HOOK_F_ANNOTATION, 0); /* rank 0 in both */
+			k++;
+		}
+	assert_int_equal(k, ne);
+	check_net_joins_op(r);
+	free(r);
 }
 
 int main(int argc, char **argv)
@@ -598,6 +871,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gpu_from_cuda_runtime),
 		cmocka_unit_test(test_profiler_plugin_alone),
 		cmocka_unit_test(test_profiler_plugin_with_hook),
+		cmocka_unit_test(test_profiler_net_alone),
+		cmocka_unit_test(test_profiler_net_bounded),
+		cmocka_unit_test(test_profiler_net_with_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
