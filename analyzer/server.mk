@@ -1,0 +1,32 @@
+# analyzer/server.mk: the analyzer's TCP service for live host agents
+# (analyzer/server.c), the agent's side of it (host-agent/analyzer_link.c),
+# the wire codec's tests and fuzz target. The wire codec itself
+# (wire/frame.c) is in libpulse_wire.a (wire/wire.mk).
+#
+# pulse-analyzer (analyzer/analyzer.mk) links $(AN_SERVER_SRCS) and
+# libpulse_wire.a; the agent links $(ALINK_SRCS).
+
+AN_SERVER_SRCS := analyzer/server.c
+ALINK_SRCS := host-agent/analyzer_link.c
+CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS)
+
+# ---- codec unit test ----
+$(BUILD)/tests/test_analyzer_wire: $(call objs,asan,tests/analyzer-wire/test_frame.c) \
+		$(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
+
+# ---- fuzz target for the wire decoder (libFuzzer; clang only) ----
+AW_FUZZ_BIN := $(BUILD)/fuzz/fuzz_analyzer_wire
+AW_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude $(WIRE_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c \
+		include/pulse/analyzer_wire.h include/pulse/op_record.h
+	@mkdir -p $(@D)
+	$(CLANG) $(AW_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_analyzer_wire.c wire/frame.c \
+		wire/op_record.c $(WIRE_LDLIBS)
+test: $(AW_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/analyzer-wire/fuzz_wire.sh
