@@ -11,13 +11,26 @@
  * init, stay without a communicator (comm_id null, rank -1).
  * Profiler annotations (PULSE_HOOK_F_ANNOTATION) add NCCL's commHash and
  * nNodes to the hook's communicator and never make a second one.
+ * Profiler net records (PULSE_HOOK_NET_QP: the QPN NCCL posted an
+ * operator's work requests on) tie the QP of that process and QPN to the
+ * record's communicator and rank: this wins over the init-time heuristic
+ * (it is what NCCL did, not a guess) and covers QPs connected after init.
+ * A QPN the hook never saw (no hook, or the plugin alone) becomes a QP of
+ * state "net" with an unknown device (the record has NCCL's device index,
+ * not a name); a later QP_CREATE of that pid and QPN adopts it. A QPN that
+ * several live QPs of the process share (two devices) is left untied.
+ * Net records never make a communicator, an operator or a QP creation, and
+ * their counters (bytes, work requests) are not kept here: the mapping
+ * changes, and a line is written, only when a tie changes.
  *
  * The mapping is written as one JSON line when it changed:
  *   {"type":"hook_map","t_ns","version",
  *    "comms":[{"comm_id","parent_id","pid","rank","nranks","how","source",
  *              "destroyed","nccl_hash","nnodes","gpu":{...}}],
- *    "qps":[{"dev","port","qpn","state","pid","tid","comm_id","rank",
- *            "remote_qpn","remote_gid","gpu":{...}}]}
+ *    "qps":[{"dev","port","qpn","state" ("created"|"rtr"|"destroyed"|"net"),
+ *            "pid","tid","comm_id","rank","remote_qpn","remote_gid","gpu":{...},
+ *            "comm_from" ("init": the init-time heuristic, "net": a profiler
+ *            net record, null: untied)}]}
  * Ids are "0x%016x" strings (64-bit values do not survive JSON numbers);
  * unknown ones are null. */
 #define _GNU_SOURCE
@@ -26,6 +39,11 @@
 #include <string.h>
 
 #include "agent.h"
+
+/* map_qp.state beyond agent.h's 1 created, 2 RTR, 3 destroyed: */
+#define QP_NET 4 /* known only from a profiler net record */
+/* map_qp.have_comm: 0 untied, 1 by the init-time heuristic, 2 by a net record */
+#define QP_COMM_NET 2
 
 void qp_map_init(struct qp_map *m)
 {
@@ -78,7 +96,29 @@ static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
 	const struct pulse_hook_comm_body *b = &r->u.comm;
 	struct map_comm *c = find_comm(m, r->pid, b->comm_id);
 	if (r->flags & PULSE_HOOK_F_ANNOTATION) {
-		/* The profiler's view of a communicator the hook recorded. */
+		/* The profiler's view of a communicator the hook records. NCCL
+		 * calls the plugin inside the init call, the hook writes its
+		 * record when the call returns: the annotation usually comes
+		 * first. It then holds the place (same pid and comm id, so never
+		 * a second communicator) until the hook's record fills it in. */
+		if (!c && b->comm_id) {
+			if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms,
+				 QP_MAP_MAX_COMMS)) {
+				m->full_drops++;
+				return;
+			}
+			c = &m->comms[m->ncomms++];
+			memset(c, 0, sizeof *c);
+			c->pid = r->pid;
+			c->comm_id = b->comm_id;
+			c->rank = b->rank;
+			c->nranks = b->nranks;
+			c->how = PULSE_HOOK_HOW_PROFILER;
+			c->source = PULSE_HOOK_SRC_PROFILER;
+			c->time_ns = r->time_ns;
+			c->gpu.cuda_dev = -1;
+			m->dirty = 1;
+		}
 		if (c && (c->nccl_hash != b->nccl_hash || c->nnodes != b->nnodes)) {
 			c->nccl_hash = b->nccl_hash;
 			c->nnodes = b->nnodes;
@@ -90,8 +130,16 @@ static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
 		}
 		return;
 	}
-	if (b->result != 0)
-		return; /* the init failed: no communicator */
+	if (b->result != 0) {
+		/* the init failed: no communicator, nor the place its annotation held */
+		if (c && c->source == PULSE_HOOK_SRC_PROFILER && c->how == PULSE_HOOK_HOW_PROFILER &&
+		    r->source == PULSE_HOOK_SRC_HOOK) {
+			*c = m->comms[--m->ncomms];
+			m->dirty = 1;
+		}
+		return;
+	}
+	int held = c && c->source == PULSE_HOOK_SRC_PROFILER && r->source == PULSE_HOOK_SRC_HOOK;
 	if (!c) {
 		if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms,
 			 QP_MAP_MAX_COMMS)) {
@@ -106,9 +154,13 @@ static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
 	c->parent_id = b->parent_id;
 	c->handle = b->handle;
 	c->nccl_hash = b->nccl_hash ? b->nccl_hash : c->nccl_hash;
-	c->rank = b->rank;
-	c->nranks = b->nranks;
-	c->nnodes = b->nnodes;
+	/* a split's rank is unknown to the hook (-1): keep the plugin's */
+	if (!held || b->rank >= 0)
+		c->rank = b->rank;
+	if (!held || b->nranks >= 0)
+		c->nranks = b->nranks;
+	if (!held || b->nnodes)
+		c->nnodes = b->nnodes;
 	c->how = b->how;
 	c->source = r->source;
 	c->destroyed = 0;
@@ -150,6 +202,17 @@ static void apply_qp(struct qp_map *m, const struct pulse_hook_record *r)
 	memcpy(dev, b->dev, sizeof b->dev);
 	dev[sizeof b->dev] = '\0';
 	struct map_qp *q = find_qp(m, r->pid, dev, b->qpn);
+	if (!q && r->kind != PULSE_HOOK_QP_DESTROY && b->result == 0) {
+		/* a QP first seen in a profiler net record: now its device is known */
+		q = find_qp(m, r->pid, "", b->qpn);
+		if (q && q->state == QP_NET) {
+			memcpy(q->dev, dev, sizeof q->dev);
+			q->state = 1;
+			m->dirty = 1;
+		} else {
+			q = NULL;
+		}
+	}
 	if (r->kind == PULSE_HOOK_QP_DESTROY) {
 		/* kept, marked, until its process exits: the analyzer still has to
 		 * attribute the traffic it carried in the windows before */
@@ -194,6 +257,47 @@ static void apply_qp(struct qp_map *m, const struct pulse_hook_record *r)
 	m->dirty = 1;
 }
 
+static void apply_net(struct qp_map *m, const struct pulse_hook_record *r)
+{
+	const struct pulse_hook_net_qp_body *b = &r->u.net;
+	struct map_qp *q = NULL;
+	int live = 0;
+	for (uint32_t i = 0; i < m->nqps; i++) {
+		struct map_qp *x = &m->qps[i];
+		if (x->pid != r->pid || x->qpn != b->qpn || x->state == 3)
+			continue;
+		q = x;
+		live++;
+	}
+	if (live > 1)
+		return; /* the same QPN on two devices of this process: which one is unknown */
+	if (!q) {
+		if (grow((void **)&m->qps, &m->capqps, m->nqps, sizeof *m->qps, QP_MAP_MAX_QPS)) {
+			m->full_drops++;
+			return;
+		}
+		q = &m->qps[m->nqps++];
+		memset(q, 0, sizeof *q);
+		q->qpn = b->qpn;
+		q->pid = r->pid;
+		q->tid = r->tid;
+		q->rank = -1;
+		q->time_ns = r->time_ns;
+		q->state = QP_NET;
+		q->gpu.cuda_dev = -1;
+		m->dirty = 1;
+	}
+	/* PXN: the task is another process's; the communicator is the same,
+	 * the rank is not this QP's owner's. */
+	int32_t rank = (b->net_flags & PULSE_HOOK_NET_F_NO_PARENT) ? q->rank : b->rank;
+	if (q->have_comm != QP_COMM_NET || q->comm_id != b->comm_id || q->rank != rank) {
+		q->have_comm = QP_COMM_NET;
+		q->comm_id = b->comm_id;
+		q->rank = rank;
+		m->dirty = 1;
+	}
+}
+
 void qp_map_apply(struct qp_map *m, const struct pulse_hook_record *r)
 {
 	switch (r->kind) {
@@ -202,6 +306,7 @@ void qp_map_apply(struct qp_map *m, const struct pulse_hook_record *r)
 	case PULSE_HOOK_QP_CREATE:
 	case PULSE_HOOK_QP_RTR:
 	case PULSE_HOOK_QP_DESTROY: apply_qp(m, r); break;
+	case PULSE_HOOK_NET_QP: apply_net(m, r); break;
 	default: break;
 	}
 }
@@ -306,7 +411,8 @@ void qp_map_emit(struct qp_map *m)
 		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
 		jsonl_put_str(f, q->dev);
 		fprintf(f, ",\"port\":%u,\"qpn\":%u,\"state\":\"%s\",\"pid\":%u,\"tid\":%u", q->port, q->qpn,
-			q->state == 2 ? "rtr" : q->state == 3 ? "destroyed" : "created", q->pid, q->tid);
+			q->state == 2 ? "rtr" : q->state == 3 ? "destroyed" : q->state == QP_NET ? "net" : "created",
+			q->pid, q->tid);
 		put_id(f, "comm_id", q->comm_id, q->have_comm);
 		fprintf(f, ",\"rank\":%d", q->rank);
 		if (q->dest_qpn || q->gid_valid)
@@ -322,7 +428,8 @@ void qp_map_emit(struct qp_map *m)
 			fputs(",\"remote_gid\":null", f);
 		}
 		put_gpu(f, &q->gpu);
-		fputc('}', f);
+		fprintf(f, ",\"comm_from\":%s}",
+			q->have_comm == QP_COMM_NET ? "\"net\"" : q->have_comm ? "\"init\"" : "null");
 	}
 	fputs("]}\n", f);
 	jsonl_end();
