@@ -5,3 +5,17 @@ $(PROFILER_SO): $(BUILD)/obj/profiler/plugin.o $(BUILD)/obj/hook/ring.o
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libpulse-nccl-profiler.so -o $@ $^ -ldl $(HOST_LDLIBS)
 ALL += $(PROFILER_SO)
+
+# ---- net profiling with NCCL's threads, plain and TSan (tests/hook/test_profiler_threads.c) ----
+$(BUILD)/lib/tsan/libpulse-nccl-profiler.so: $(BUILD)/tsan/profiler/plugin.o $(BUILD)/tsan/hook/ring.o
+	@mkdir -p $(@D)
+	$(CC) -shared $(TSAN_CFLAGS) -Wl,-soname,libpulse-nccl-profiler.so -o $@ $^ -ldl $(HOST_LDLIBS)
+$(BUILD)/tests/test_profiler_threads: $(BUILD)/obj/tests/hook/test_profiler_threads.o \
+		$(BUILD)/lib/libpulse_hookring.a | $(PROFILER_SO)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -o $@ $(filter-out |,$^) -lcmocka -ldl $(HOST_LDLIBS) -lrt
+$(BUILD)/tests/tsan/test_profiler_threads: $(BUILD)/tsan/tests/hook/test_profiler_threads.o \
+		$(BUILD)/lib/tsan/libpulse_hookring.a | $(BUILD)/lib/tsan/libpulse-nccl-profiler.so
+	@mkdir -p $(@D)
+	$(CC) $(OPT) $(TSAN_CFLAGS) -o $@ $(filter-out |,$^) -lcmocka -ldl $(HOST_LDLIBS) -lrt
+TEST_PROGS += $(BUILD)/tests/test_profiler_threads $(BUILD)/tests/tsan/test_profiler_threads
