@@ -146,8 +146,31 @@ static void net_setup(void)
 	g_net = 2; /* on */
 }
 
+/* pid and tid cached (a syscall each costs about 1 us on some VMs); a fork
+ * gives the child its pid and a new tid generation. */
+static _Atomic uint32_t g_pid, g_gen;
+static __thread uint32_t t_tid, t_gen;
+
+static void atfork_child(void)
+{
+	atomic_store(&g_pid, (uint32_t)getpid());
+	atomic_fetch_add(&g_gen, 1);
+}
+
+static uint32_t tid_now(void)
+{
+	uint32_t gen = atomic_load_explicit(&g_gen, memory_order_relaxed) + 1;
+	if (t_gen != gen) {
+		t_tid = (uint32_t)syscall(SYS_gettid);
+		t_gen = gen;
+	}
+	return t_tid;
+}
+
 static void setup(void)
 {
+	atomic_store(&g_pid, (uint32_t)getpid());
+	pthread_atfork(NULL, NULL, atfork_child);
 	net_setup();
 	g_submit = (submit_fn)dlsym(RTLD_DEFAULT, "pulse_hook_submit");
 	g_init_id = (init_id_fn)dlsym(RTLD_DEFAULT, "pulse_hook_init_comm_id");
@@ -172,8 +195,8 @@ static void emit(struct pulse_hook_record *r, uint8_t kind)
 	r->kind = kind;
 	r->source = PULSE_HOOK_SRC_PROFILER;
 	r->version = PULSE_HOOK_RECORD_VERSION;
-	r->pid = (uint32_t)getpid();
-	r->tid = (uint32_t)syscall(SYS_gettid);
+	r->pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+	r->tid = tid_now();
 	if (g_submit) {
 		r->flags |= PULSE_HOOK_F_ANNOTATION;
 		g_submit(r);
@@ -360,7 +383,8 @@ static void *proxy_op_start(struct ctx *c, void *parent, int rank, const struct 
 	p->rank = rank;
 	p->peer = o->peer;
 	/* PXN: the parent is an address in another process; never read it. */
-	const struct task *t = o->pid == getpid() ? parent : NULL;
+	const struct task *t =
+		(uint32_t)o->pid == atomic_load_explicit(&g_pid, memory_order_relaxed) ? parent : NULL;
 	if (t && t->magic == MAGIC_TASK) {
 		p->op_type = t->op_type;
 		p->net_flags = t->is_p2p ? PULSE_HOOK_NET_F_P2P : 0;

@@ -19,3 +19,14 @@ $(BUILD)/tests/tsan/test_profiler_threads: $(BUILD)/tsan/tests/hook/test_profile
 	@mkdir -p $(@D)
 	$(CC) $(OPT) $(TSAN_CFLAGS) -o $@ $(filter-out |,$^) -lcmocka -ldl $(HOST_LDLIBS) -lrt
 TEST_PROGS += $(BUILD)/tests/test_profiler_threads $(BUILD)/tests/tsan/test_profiler_threads
+
+# ---- benchmark: make bench-profiler -> build/bench/profiler.md ----
+$(BUILD)/bench/bench_profiler: $(BUILD)/obj/tests/hook/bench_profiler.o $(BUILD)/lib/libpulse_hookring.a \
+		| $(PROFILER_SO)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter-out |,$^) -ldl $(HOST_LDLIBS) -lrt
+.PHONY: bench-profiler
+bench-profiler: $(BUILD)/bench/bench_profiler
+	@echo "== Profiler plugin: ns per event, net profiling on and off (this machine: $$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	$(BUILD)/bench/bench_profiler $(PROFILER_SO) | tee $(BUILD)/bench/profiler.md
+BENCH_TARGETS += bench-profiler
