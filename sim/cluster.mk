@@ -1,0 +1,24 @@
+# sim/cluster/: the cluster testbed simulator (sim/README.md, "run_cluster").
+# Installed as pulse-run-cluster; the user-facing entry point is the wrapper
+# script sim/run_cluster.
+
+CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
+CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
+CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
+CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
+	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c
+CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
+
+$(BUILD)/lib/libpulse_cluster.a: $(call objs,obj,$(CLUSTER_LIB_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_cluster.a: $(call objs,asan,$(CLUSTER_LIB_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(CLUSTER_LDLIBS)
+
+ALL += $(BUILD)/lib/libpulse_cluster.a $(BUILD)/bin/pulse-run-cluster
+INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster

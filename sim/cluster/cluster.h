@@ -1,0 +1,168 @@
+/* pulse-run-cluster: the cluster testbed simulator (sim/README.md,
+ * "run_cluster"). A discrete-event simulation, at NCCL slice granularity,
+ * of N hosts x G GPUs training a model, with one RDMA NIC per GPU, a
+ * fluid fair-share fabric, NCCL's ring/tree/P2P protocols with buffer slots,
+ * proxy latency and kernel launch, and injected failures. It writes what
+ * each host would see (include/pulse/cluster_run.h): per-NIC TX event
+ * streams with polls, per-process hook records, plus the ground truth. */
+#ifndef PULSE_SIM_CLUSTER_H
+#define PULSE_SIM_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pulse/hook_record.h"
+
+#define SC_MAX_HOSTS 256
+#define SC_MAX_GPUS 16
+#define SC_MAX_CHANNELS 16
+#define SC_NAME_LEN 64
+
+enum sc_workload { WL_GPT = 1, WL_MOE = 2, WL_STANDALONE = 3 };
+enum sc_pattern { PAT_NEIGHBOR = 1, PAT_ALL_TO_ONE = 2, PAT_ONE_TO_ALL = 3, PAT_COLLECTIVE = 4 };
+enum sc_algo { ALGO_RING = 0, ALGO_TREE = 1, ALGO_P2P = 2 };
+
+/* Failure types (truth.json "type"). */
+enum sc_fail {
+	F_NONE = 0,
+	F_NET_CONGESTION,
+	F_CPU_CONTENTION,
+	F_NIC_DOWN,
+	F_MOE_IMBALANCE,
+	F_PCIE_CONTENTION,
+	F_GPU_THROTTLING,
+	F_GPU_EXEC_ERROR,
+	F_CUDA_EXEC_ERROR,
+	F_CPU_THROTTLING,
+	F_PCIE_DOWNGRADE,
+	F_CROSS_NUMA,
+	F_MEM_MISALIGN,
+	/* peer systems' failure types */
+	F_CCLD_NOT_ENTERED,
+	F_CCLD_INCONSISTENT,
+	F_VT_SLOW_FORWARD,
+	F_VT_SLOW_BACKWARD,
+	F_VT_SLOW_TRANSMISSION,
+	F_HOLMES_SPIKE,
+	F_HOLMES_FLUCTUATION,
+	F_HOLMES_PERSISTENT,
+	F_VED_BACKGROUND,
+	F_VED_INCAST,
+	F_COUNT
+};
+
+struct sc_fail_info {
+	const char *name;
+	const char *klass; /* "computation" | "communication" */
+	const char *mode;  /* "fail-slow" | "fail-stop" */
+};
+extern const struct sc_fail_info sc_fail_table[F_COUNT];
+
+struct sc_failure {
+	int type; /* enum sc_fail */
+	int host, gpu;
+	double severity; /* meaning per type: sim/README.md */
+	int start_iteration;
+	double period_ns;   /* fluctuation / spike period */
+	double duration_ns; /* spike length */
+};
+
+/* The scenario, with every default filled in (sim/README.md). */
+struct sc_scenario {
+	char name[SC_NAME_LEN];
+	uint64_t seed;
+	int workload;
+	int hosts, gpus;
+	double nic_gbps, nvlink_gbps;
+	double clock_offset_ns, clock_drift_ppm, nic_drift_ppm;
+	uint64_t clock_base_ns;
+	double poll_ns, epoch_ns, tail_ns, start_ns;
+	int iterations;
+	/* NCCL */
+	int channels, p2p_channels, slots, algo; /* algo: ring|tree for all-reduce */
+	uint64_t slice_bytes;
+	double proxy_ns, launch_ns, call_ns, net_latency_ns;
+	int mtu;
+	uint64_t event_max_bytes;
+	double event_max_ns;
+	/* compute */
+	double jitter; /* relative sigma of compute durations */
+	/* GPT */
+	int pp, dp, microbatches;
+	double fwd_ns, bwd_ns, optimizer_ns;
+	uint64_t act_bytes, grad_bytes, tp_bytes;
+	int zero; /* 1: reduce-scatter + all-gather; 0: all-reduce */
+	/* MoE */
+	int ep, moe_layers;
+	double expert_ns, attn_ns;
+	uint64_t tokens_bytes;
+	double routing_skew;
+	/* standalone */
+	int pattern;
+	int collective_type; /* PAT_COLLECTIVE: a PULSE_HOOK_OP_* */
+	uint64_t msg_bytes;
+	double gap_ns;
+	/* fabric: extra paths with reduced capacity (background traffic) */
+	int npaths;
+	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];
+	struct sc_failure failure;
+};
+
+/* scenario.c */
+int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char *err,
+		      size_t errlen);
+int sc_scenario_load(const char *path, struct sc_scenario *s, char *err, size_t errlen);
+int sc_fail_from_name(const char *name);
+
+/* run.c */
+struct sc_stats {
+	uint64_t tx_events, polls, hook_records, ops, sim_events, flows;
+	double sim_ns, wall_s;
+	long peak_rss_kb;
+	int hung;
+};
+int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_stats *st,
+	   char *err, size_t errlen);
+
+/* Deterministic random numbers (splitmix64 / xoshiro256**). */
+struct sc_rng {
+	uint64_t s[4];
+};
+static inline uint64_t sc_splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+static inline void sc_rng_seed(struct sc_rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = sc_splitmix(&seed);
+}
+static inline uint64_t sc_rng_next(struct sc_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t x = s[1] * 5;
+	uint64_t res = ((x << 7) | (x >> 57)) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = (s[3] << 45) | (s[3] >> 19);
+	return res;
+}
+/* uniform in [0, 1) */
+static inline double sc_rng_unit(struct sc_rng *r)
+{
+	return (double)(sc_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+static inline double sc_rng_range(struct sc_rng *r, double lo, double hi)
+{
+	return lo + (hi - lo) * sc_rng_unit(r);
+}
+
+#endif

@@ -1,0 +1,276 @@
+/* Internal state of pulse-run-cluster (see cluster.h). Time is the true
+ * simulation clock in ns (double, from 0). */
+#ifndef PULSE_SIM_CLUSTER_INTERNAL_H
+#define PULSE_SIM_CLUSTER_INTERNAL_H
+
+#include "cluster.h"
+
+#define SC_INF 1e300
+
+/* ---------- event queue ---------- */
+enum ev_kind {
+	EV_RESUME = 1,   /* a rank's program continues (p: rank) */
+	EV_FLOW_DONE,    /* a network flow finishes (p: flow, ver) */
+	EV_PROXY_DONE,   /* the proxy posted a slice (p: conn) */
+	EV_ARRIVE,       /* a slice arrived at the receiver (p: conn, a: item) */
+	EV_LAUNCH,       /* a rank's kernel for an op starts (p: part) */
+	EV_NIC_RATE,     /* a NIC's rate factor changes (a: nic) */
+	EV_NIC_DOWN,     /* a NIC stops (a: nic) */
+	EV_INTRA_END,    /* an intra-host (NVLink) slice copy ends (p: conn, a: item) */
+	EV_OP_DONE,      /* an intra-host collective completes on all ranks (p: op) */
+};
+
+struct ev {
+	double t;
+	uint64_t seq;
+	void *p;
+	uint32_t a, ver;
+	uint8_t kind;
+};
+
+struct heap {
+	struct ev *v;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+/* ---------- fabric ---------- */
+struct flow;
+struct txrec {
+	double t;
+	uint32_t qpn;
+	uint32_t bytes;
+};
+
+struct nic {
+	int host, gpu;
+	char dev[20];
+	uint8_t gid[16];
+	char gidstr[48];
+	double cap;      /* bytes per ns at line rate */
+	double txf, rxf; /* current rate factors (failures), 1 = healthy */
+	int ntx, nrx;
+	struct flow *txl, *rxl;
+	struct txrec *ev;
+	size_t nev, evcap;
+	double clk_off, clk_rate; /* NIC clock = clk_off + t * clk_rate */
+	uint32_t next_qpn;
+	int arm_down;    /* NIC-down armed: stops shortly after its next flow starts */
+	int down;
+	double fluct_lo; /* cross-NUMA: factor drawn in [fluct_lo, 1] */
+};
+
+struct path {
+	int src, dst; /* nic indices */
+	double cap;
+	int n;
+	struct flow *l;
+};
+
+struct conn;
+struct flow {
+	struct conn *cn;
+	int item;
+	int src, dst, path;
+	double total, prog, rate, t_last, last_ev, t_start;
+	uint64_t emitted;
+	uint32_t ver, qpn;
+	struct flow *tx_prev, *tx_next, *rx_prev, *rx_next, *p_prev, *p_next;
+	struct flow *free_next;
+};
+
+/* ---------- NCCL ---------- */
+/* A connection's QP pair, created at communicator init. */
+struct qpc {
+	int comm, ch;
+	int src_rank, dst_rank; /* global ranks */
+	int src_nic, dst_nic;
+	uint32_t sqpn, rqpn;
+	int inter;
+};
+
+struct opinst;
+struct part {
+	struct opinst *op;
+	struct rankst *rk;
+	int idx;       /* index in op->parts */
+	int comm_rank; /* rank in the communicator */
+	int launched, done, called;
+	int pending;   /* items still to send or receive */
+	double call_t, launch_t, end_t;
+	double first_t, last_t; /* first/last byte on this rank's NIC */
+	uint64_t bytes_sent;    /* RDMA bytes */
+	uint64_t hook_seq, group_id, count;
+	int type, peer; /* op type; root (coll) or peer (p2p, comm rank) */
+	int bad;        /* called inconsistently: its kernel never matches (hang) */
+};
+
+struct conn {
+	struct opinst *op;
+	int from, to; /* part indices */
+	int qpc;      /* index into the qpc table */
+	int ch;
+	int nitems;
+	uint32_t *bytes;
+	uint8_t *deps;
+	int next_post, proxy_busy, n_posted, n_started, tx_busy, arrived, consumed;
+	int stalled; /* sender stopped (hang) */
+};
+
+enum op_kind { OPK_RING = 1, OPK_CHAIN, OPK_P2P, OPK_TREE };
+
+struct opinst {
+	struct comm *cm;
+	int kind, type, algo;
+	int n;        /* parts */
+	uint64_t bytes; /* buffer bytes (all-reduce: count*size; AG: sendcount; RS: recvcount) */
+	int root;     /* comm rank */
+	int K;        /* ring: steps per loop */
+	struct part *parts;
+	int nconn;
+	struct conn *conns;
+	int *chain;   /* OPK_CHAIN: comm ranks in chain order */
+	int nparts_called, nparts_done;
+	int intra;    /* all parts on one host: analytic */
+	uint64_t key;
+};
+
+struct comm {
+	uint64_t id;
+	int idx;
+	int n;
+	int *ranks; /* global ranks, by comm rank */
+	int intra;
+	int p2p;   /* has P2P connections */
+	int *ring_qpc; /* [ch * n + i]: i -> i+1 */
+	int *p2p_qpc;  /* [(ch * n + i) * n + j] */
+	/* collective instances by index */
+	struct opinst **coll;
+	size_t ncoll;
+	/* p2p instances: per ordered pair, by k */
+	struct opinst ***p2p_inst;
+	uint32_t *p2p_ns, *p2p_nr, *p2p_cap;
+	const char *label;
+};
+
+/* ---------- programs ---------- */
+enum instr_kind {
+	I_COMPUTE = 1,
+	I_OP,
+	I_GSTART,
+	I_GEND,
+	I_ITER,     /* a: iteration index starts */
+	I_ITER_END, /* a: iteration ends */
+	I_HALT,     /* the process gets stuck here (never calls anything again) */
+};
+enum phase { PH_OTHER = 0, PH_FWD, PH_BWD, PH_OPT, PH_ATTN, PH_EXPERT };
+
+struct instr {
+	uint8_t kind, type, phase, dtype;
+	int comm;
+	int peer;   /* comm rank: root / peer, -1 */
+	uint64_t bytes;
+	double dur;
+	int a;
+};
+
+struct rankst {
+	int g, host, gpu;
+	uint32_t pid, tid;
+	struct instr *prog;
+	size_t nprog, capprog;
+	size_t pc;
+	int pending;
+	int waiting;  /* blocked until pending == 0 */
+	int stopped;  /* fail-stop: the process stopped */
+	int in_group;
+	uint64_t group_ctr, group_id;
+	struct part **grp;
+	int ngrp, capgrp;
+	uint64_t *hook_seq; /* per comm */
+	uint64_t *coll_idx; /* per comm */
+	struct pulse_hook_record *rec;
+	size_t nrec, caprec;
+	double t_cpu; /* CPU is busy until */
+	int iter;
+	/* failure effects on this rank */
+	double compute_f, proxy_add, proxy_f, launch_add;
+	int fail_active;
+	int mark_bad;
+	double done_t;
+};
+
+struct host {
+	char name[16];
+	double off, drift_ppm;
+	double poll_phase;
+};
+
+struct sim {
+	const struct sc_scenario *s;
+	struct sc_rng rng;
+	double now;
+	struct heap q;
+	int nhosts, ngpus, nranks;
+	struct host *hosts;
+	struct nic *nics;
+	struct path *paths;
+	int npaths;
+	struct rankst *ranks;
+	struct comm *comms;
+	int ncomms, capcomms;
+	struct qpc *qpcs;
+	int nqpcs, capqpcs;
+	struct flow *flow_free;
+	double bw_nvlink; /* bytes per ns */
+	uint64_t stat_flows, stat_events;
+	int nactive_ranks;
+	/* truth */
+	double *iter_start, *iter_end;
+	double fail_start;
+	int fail_started;
+	FILE *truth_ops;
+	double last_activity;
+	int fail_rank;
+	char err[8400];
+};
+
+/* engine.c */
+void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);
+int heap_pop(struct heap *h, struct ev *out);
+void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, int src, int dst,
+		    uint32_t qpn);
+void net_flow_done(struct sim *sm, struct flow *f);
+void net_refresh_nic(struct sim *sm, int nic);
+double sim_jitter(struct sim *sm, double base);
+uint64_t host_clock(const struct sim *sm, int host, double t);
+
+/* nccl.c */
+int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *label);
+void comms_init(struct sim *sm);
+struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, uint64_t seq,
+		     uint64_t group_id);
+void op_launch(struct sim *sm, struct part *pt);
+void op_intra_done(struct sim *sm, struct opinst *op);
+void conn_proxy_done(struct sim *sm, struct conn *cn);
+void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t);
+void conn_arrive(struct sim *sm, struct conn *cn, int item);
+void ops_flush_truth(struct sim *sm);
+
+/* workload.c */
+int workload_build(struct sim *sm);
+void prog_add(struct rankst *rk, struct instr in);
+
+/* run.c */
+void rank_part_done(struct sim *sm, struct part *pt);
+void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
+		 double t, uint32_t tid);
+void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter);
+
+/* output.c */
+int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st);
+int out_mkdirs(const char *dir, const struct sim *sm);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t sz);
+
+#endif

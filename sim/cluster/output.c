@@ -1,0 +1,355 @@
+/* The run directory (include/pulse/cluster_run.h): cluster.json, per NIC
+ * <dev>.evs (TX events merged with the agent's polls), per process
+ * hook-<pid>.rec, truth.json and truth-ops.jsonl. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "pulse/cluster_run.h"
+#include "pulse/event_stream.h"
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static uint32_t nic_clock(const struct nic *n, double t)
+{
+	double v = n->clk_off + t * n->clk_rate;
+	return (uint32_t)(uint64_t)llround(v);
+}
+
+static int txrec_cmp(const void *a, const void *b)
+{
+	const struct txrec *x = a, *y = b;
+	if (x->t < y->t)
+		return -1;
+	if (x->t > y->t)
+		return 1;
+	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
+}
+
+/* True time of host h's k-th poll (its timer runs on its own clock). */
+static double poll_time(const struct sim *sm, int h, int nic_index, uint64_t k)
+{
+	const struct host *H = &sm->hosts[h];
+	return H->poll_phase + (double)k * sm->s->poll_ns / (1 + H->drift_ppm * 1e-6) +
+	       nic_index * 15e3;
+}
+
+static int write_evs(struct sim *sm, const char *dir, int i, double end, struct sc_stats *st)
+{
+	struct nic *n = &sm->nics[i];
+	char path[4200];
+	snprintf(path, sizeof path, "%s/hosts/%s/%s.evs", dir, sm->hosts[n->host].name, n->dev);
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	uint8_t hdr[PULSE_EVS_HEADER_SIZE];
+	pulse_evs_encode_header(hdr, n->dev);
+	fwrite(hdr, 1, sizeof hdr, f);
+	qsort(n->ev, n->nev, sizeof *n->ev, txrec_cmp);
+	size_t e = 0;
+	uint64_t k = 0;
+	for (;;) {
+		double tp = poll_time(sm, n->host, n->gpu, k);
+		while (e < n->nev && n->ev[e].t < tp) {
+			struct pulse_evs_record r;
+			memset(&r, 0, sizeof r);
+			r.kind = PULSE_EVS_TX;
+			r.ev.qpn = n->ev[e].qpn;
+			r.thread = (uint8_t)(n->ev[e].qpn % 16);
+			r.ev.ts_ns = nic_clock(n, n->ev[e].t);
+			uint32_t b = n->ev[e].bytes;
+			uint32_t u = (b + 16) / 32;
+			r.ev.sent_32b = (uint16_t)(u > 0xffff ? 0xffff : u);
+			r.ev.sent_pkts = (uint16_t)((b + (uint32_t)sm->s->mtu - 1) / (uint32_t)sm->s->mtu);
+			if (!r.ev.sent_pkts)
+				r.ev.sent_pkts = 1;
+			uint8_t out[PULSE_EVS_RECORD_SIZE];
+			pulse_evs_encode_record(out, &r);
+			fwrite(out, 1, sizeof out, f);
+			e++;
+			st->tx_events++;
+		}
+		/* the agent polls: host time when sent, NIC time when handled */
+		struct pulse_evs_record r;
+		memset(&r, 0, sizeof r);
+		r.kind = PULSE_EVS_POLL;
+		r.host_ns = host_clock(sm, n->host, tp);
+		r.ev.ts_ns = nic_clock(n, tp + 3000);
+		uint8_t out[PULSE_EVS_RECORD_SIZE];
+		pulse_evs_encode_record(out, &r);
+		fwrite(out, 1, sizeof out, f);
+		st->polls++;
+		k++;
+		if (e >= n->nev && tp > end)
+			break;
+	}
+	if (fclose(f)) {
+		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_rec(struct sim *sm, const char *dir, const struct rankst *rk, struct sc_stats *st)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/hosts/%s/hook-%u.rec", dir, sm->hosts[rk->host].name,
+		 rk->pid);
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	uint8_t hdr[PULSE_HKR_HEADER_SIZE];
+	pulse_hkr_encode_header(hdr, rk->pid);
+	fwrite(hdr, 1, sizeof hdr, f);
+	fwrite(rk->rec, sizeof *rk->rec, rk->nrec, f);
+	st->hook_records += rk->nrec;
+	if (fclose(f)) {
+		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *op_name(int t)
+{
+	static const char *const n[] = { "?", "allreduce", "allgather", "reducescatter",
+					 "broadcast", "reduce", "alltoall", "send", "recv" };
+	return t >= 1 && t <= 8 ? n[t] : "?";
+}
+
+static void write_part(struct sim *sm, FILE *f, const struct part *pt)
+{
+	const struct opinst *op = pt->op;
+	const struct comm *c = op->cm;
+	const struct rankst *rk = pt->rk;
+	const char *algo = op->kind == OPK_P2P ? "p2p" : op->kind == OPK_TREE ? "tree" : "ring";
+	fprintf(f,
+		"{\"host\":\"%s\",\"gpu\":%d,\"pid\":%u,\"rank_global\":%d,\"comm_id\":\"0x%016" PRIx64
+		"\",\"comm\":\"%s\",\"rank\":%d,\"nranks\":%d,\"seq\":%" PRIu64
+		",\"op\":\"%s\",\"algo\":\"%s\",\"count_bytes\":%" PRIu64 ",\"call_ns\":\"%" PRIu64
+		"\"",
+		sm->hosts[rk->host].name, rk->gpu, rk->pid, rk->g, c->id, c->label, pt->comm_rank, c->n,
+		pt->hook_seq, op_name(pt->type), algo, pt->count, host_clock(sm, rk->host, pt->call_t));
+	if (pt->bytes_sent)
+		fprintf(f, ",\"start_ns\":\"%" PRIu64 "\",\"end_ns\":\"%" PRIu64 "\"",
+			host_clock(sm, rk->host, pt->first_t), host_clock(sm, rk->host, pt->last_t));
+	else
+		fprintf(f, ",\"start_ns\":\"0\",\"end_ns\":\"0\"");
+	fprintf(f, ",\"done_ns\":\"%" PRIu64 "\",\"completed\":%s,\"bytes\":%" PRIu64 ",\"peers\":[",
+		pt->done ? host_clock(sm, rk->host, pt->end_t) : 0, pt->done ? "true" : "false",
+		pt->bytes_sent);
+	/* bytes per destination, over all channels */
+	int first = 1;
+	for (int to = 0; to < op->n; to++) {
+		uint64_t b = 0;
+		int any = 0;
+		for (int ci = 0; ci < op->nconn; ci++) {
+			const struct conn *cn = &op->conns[ci];
+			if (cn->from != pt->idx || cn->to != to)
+				continue;
+			any = 1;
+			const struct qpc *q = &sm->qpcs[cn->qpc];
+			if (!q->inter)
+				continue;
+			for (int it = 0; it < cn->n_started; it++)
+				b += cn->bytes[it];
+			if (cn->tx_busy && cn->n_started > 0)
+				b -= cn->bytes[cn->n_started - 1]; /* still on the wire, counted below */
+		}
+		if (!any)
+			continue;
+		const struct part *peer = &op->parts[to];
+		int g = c->ranks[peer->comm_rank];
+		fprintf(f, "%s{\"rank\":%d,\"rank_global\":%d,\"host\":\"%s\",\"gpu\":%d,\"bytes\":%" PRIu64 "}",
+			first ? "" : ",", peer->comm_rank, g, sm->hosts[sm->ranks[g].host].name,
+			sm->ranks[g].gpu, b);
+		first = 0;
+	}
+	fprintf(f, "],\"group_id\":%" PRIu64 "}\n", pt->group_id);
+}
+
+static int write_truth_ops(struct sim *sm, const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/truth-ops.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	/* per rank, in call order: walk every rank's parts by scanning instances */
+	for (int ci = 0; ci < sm->ncomms; ci++) {
+		struct comm *c = &sm->comms[ci];
+		for (size_t k = 0; k < c->ncoll; k++) {
+			struct opinst *op = c->coll[k];
+			if (!op)
+				continue;
+			for (int i = 0; i < op->n; i++)
+				if (op->parts[i].called)
+					write_part(sm, f, &op->parts[i]);
+		}
+		for (int p = 0; p < c->n * c->n; p++)
+			for (uint32_t k = 0; k < c->p2p_cap[p]; k++) {
+				struct opinst *op = c->p2p_inst[p][k];
+				if (!op)
+					continue;
+				for (int i = 0; i < 2; i++)
+					if (op->parts[i].called)
+						write_part(sm, f, &op->parts[i]);
+			}
+	}
+	if (fclose(f)) {
+		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *workload_name(int w)
+{
+	return w == WL_GPT ? "gpt" : w == WL_MOE ? "moe" : "standalone";
+}
+
+static int write_cluster(struct sim *sm, const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/cluster.json", dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	const struct sc_scenario *s = sm->s;
+	fprintf(f,
+		"{\"format\":\"%s\",\"version\":%d,\"scenario\":\"%s\",\"seed\":%" PRIu64
+		",\"workload\":\"%s\",\"epoch_ns\":%.0f,\"poll_ns\":%.0f,\"iterations\":%d,\n \"hosts\":[",
+		PULSE_CLUSTER_FORMAT, PULSE_CLUSTER_VERSION, s->name, s->seed,
+		workload_name(s->workload), s->epoch_ns, s->poll_ns, s->iterations);
+	for (int h = 0; h < sm->nhosts; h++) {
+		fprintf(f, "%s\n  {\"name\":\"%s\",\"gpus\":%d,\"processes\":[", h ? "," : "",
+			sm->hosts[h].name, sm->ngpus);
+		for (int g = 0; g < sm->ngpus; g++)
+			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g ? "," : "",
+				sm->ranks[h * sm->ngpus + g].pid, g);
+		fprintf(f, "],\"nics\":[");
+		for (int g = 0; g < sm->ngpus; g++) {
+			const struct nic *n = &sm->nics[h * sm->ngpus + g];
+			fprintf(f, "%s{\"dev\":\"%s\",\"gpu\":%d,\"gid\":\"%s\",\"gbps\":%g}", g ? "," : "",
+				n->dev, g, n->gidstr, s->nic_gbps);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}\n");
+	if (fclose(f)) {
+		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *st)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/truth.json", dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	const struct sc_scenario *s = sm->s;
+	const struct sc_failure *fl = &s->failure;
+	fprintf(f, "{\"format\":\"%s\",\"version\":1,\"scenario\":\"%s\",\"workload\":\"%s\",\"seed\":%" PRIu64 ",\n",
+		PULSE_TRUTH_FORMAT, s->name, workload_name(s->workload), s->seed);
+	if (fl->type == F_NONE) {
+		fprintf(f, " \"failure\":null,\n");
+	} else {
+		const struct sc_fail_info *fi = &sc_fail_table[fl->type];
+		int g = fl->host * s->gpus + fl->gpu;
+		fprintf(f,
+			" \"failure\":{\"type\":\"%s\",\"class\":\"%s\",\"mode\":\"%s\",\"host\":\"%s\","
+			"\"gpu\":%d,\"rank_global\":%d,\"severity\":%g,\"start_iteration\":%d,"
+			"\"activated\":%s,\"start_ns\":%.0f,\"start_host_ns\":\"%" PRIu64 "\"},\n",
+			fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
+			fl->start_iteration, sm->fail_started ? "true" : "false",
+			sm->fail_started ? sm->fail_start : 0.0,
+			sm->fail_started ? host_clock(sm, fl->host, sm->fail_start) : 0);
+	}
+	fprintf(f, " \"hung\":%s,\"sim_end_ns\":%.0f,\n \"hosts\":[", st->hung ? "true" : "false",
+		st->sim_ns);
+	for (int h = 0; h < sm->nhosts; h++)
+		fprintf(f, "%s{\"name\":\"%s\",\"clock_offset_ns\":%.0f,\"clock_drift_ppm\":%.3f}",
+			h ? "," : "", sm->hosts[h].name, sm->hosts[h].off, sm->hosts[h].drift_ppm);
+	fprintf(f, "],\n \"iterations\":[");
+	int first = 1;
+	for (int i = 0; i < s->iterations; i++) {
+		if (sm->iter_start[i] >= SC_INF)
+			continue;
+		fprintf(f, "%s{\"index\":%d,\"start_ns\":%.0f,\"end_ns\":%.0f,\"complete\":%s}",
+			first ? "" : ",", i, sm->iter_start[i], sm->iter_end[i],
+			sm->iter_end[i] > 0 ? "true" : "false");
+		first = 0;
+	}
+	fprintf(f, "]}\n");
+	if (fclose(f)) {
+		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st)
+{
+	(void)pcap;
+	if (mkdir_p(dir)) {
+		snprintf(sm->err, sizeof sm->err, "%s: cannot create: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (int h = 0; h < sm->nhosts; h++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/hosts/%s", dir, sm->hosts[h].name);
+		if (mkdir_p(path)) {
+			snprintf(sm->err, sizeof sm->err, "%s: cannot create: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	double end = st->sim_ns + sm->s->tail_ns;
+	if (write_cluster(sm, dir))
+		return -1;
+	for (int i = 0; i < sm->nranks; i++)
+		if (write_evs(sm, dir, i, end, st))
+			return -1;
+	for (int i = 0; i < sm->nranks; i++)
+		if (write_rec(sm, dir, &sm->ranks[i], st))
+			return -1;
+	if (write_truth(sm, dir, st) || write_truth_ops(sm, dir))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,492 @@
+/* The simulation driver: set-up (hosts, clocks, NICs, ranks), each rank's
+ * program (compute, operator calls, groups), failure activation, the main
+ * event loop. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "internal.h"
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fprintf(stderr, "run_cluster: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+void *xrealloc(void *p, size_t sz)
+{
+	void *q = realloc(p, sz ? sz : 1);
+	if (!q) {
+		fprintf(stderr, "run_cluster: out of memory\n");
+		exit(1);
+	}
+	return q;
+}
+
+void prog_add(struct rankst *rk, struct instr in)
+{
+	if (rk->nprog == rk->capprog) {
+		rk->capprog = rk->capprog ? rk->capprog * 2 : 256;
+		rk->prog = xrealloc(rk->prog, rk->capprog * sizeof *rk->prog);
+	}
+	rk->prog[rk->nprog++] = in;
+}
+
+void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
+		 double t, uint32_t tid)
+{
+	r->kind = kind;
+	r->source = PULSE_HOOK_SRC_HOOK;
+	r->version = PULSE_HOOK_RECORD_VERSION;
+	r->pid = rk->pid;
+	r->tid = tid;
+	r->time_ns = host_clock(sm, rk->host, t);
+	if (rk->nrec == rk->caprec) {
+		rk->caprec = rk->caprec ? rk->caprec * 2 : 256;
+		rk->rec = xrealloc(rk->rec, rk->caprec * sizeof *rk->rec);
+	}
+	rk->rec[rk->nrec++] = *r;
+}
+
+/* ---------- failures ---------- */
+static int fail_nic(const struct sim *sm)
+{
+	const struct sc_failure *f = &sm->s->failure;
+	return f->host * sm->ngpus + f->gpu;
+}
+
+static void fail_activate(struct sim *sm, struct rankst *rk)
+{
+	const struct sc_failure *f = &sm->s->failure;
+	struct nic *nic = &sm->nics[fail_nic(sm)];
+	sm->fail_started = 1;
+	sm->fail_start = sm->now;
+	rk->fail_active = 1;
+	switch (f->type) {
+	case F_NET_CONGESTION:
+	case F_VED_BACKGROUND:
+		for (int i = 0; i < sm->npaths; i++)
+			if (sm->paths[i].src == fail_nic(sm))
+				sm->paths[i].cap = nic->cap * f->severity;
+		net_refresh_nic(sm, fail_nic(sm));
+		break;
+	case F_PCIE_DOWNGRADE:
+	case F_MEM_MISALIGN:
+	case F_HOLMES_PERSISTENT:
+	case F_VT_SLOW_TRANSMISSION:
+		nic->txf = nic->rxf = f->severity;
+		net_refresh_nic(sm, fail_nic(sm));
+		break;
+	case F_PCIE_CONTENTION:
+		nic->txf = nic->rxf = 1 - f->severity;
+		net_refresh_nic(sm, fail_nic(sm));
+		break;
+	case F_CROSS_NUMA:
+	case F_HOLMES_FLUCTUATION:
+	case F_HOLMES_SPIKE:
+		nic->fluct_lo = f->severity;
+		heap_push(&sm->q, sm->now, EV_NIC_RATE, NULL, (uint32_t)fail_nic(sm), 0);
+		break;
+	case F_NIC_DOWN:
+		nic->arm_down = 1;
+		break;
+	case F_GPU_THROTTLING:
+		rk->compute_f = pow(700.0 / f->severity, 0.6);
+		break;
+	case F_CPU_CONTENTION:
+		rk->proxy_add = 50e3 * f->severity * f->severity;
+		rk->launch_add = 40e3 * f->severity;
+		break;
+	case F_CPU_THROTTLING:
+		rk->proxy_f = 3;
+		rk->proxy_add = 8e3;
+		rk->launch_add = 15e3;
+		break;
+	case F_CUDA_EXEC_ERROR:
+		rk->stopped = 1; /* the allocation fails: no further calls */
+		break;
+	default:
+		break;
+	}
+}
+
+void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter)
+{
+	const struct sc_failure *f = &sm->s->failure;
+	if (f->type == F_NONE || sm->fail_started || iter != f->start_iteration)
+		return;
+	if (rk->host != f->host || rk->gpu != f->gpu)
+		return;
+	fail_activate(sm, rk);
+}
+
+/* ---------- rank programs ---------- */
+static void rank_step(struct sim *sm, struct rankst *rk);
+
+void rank_part_done(struct sim *sm, struct part *pt)
+{
+	struct rankst *rk = pt->rk;
+	rk->pending--;
+	if (rk->pending == 0 && rk->waiting == 2) {
+		rk->waiting = 0;
+		if (rk->t_cpu < sm->now)
+			rk->t_cpu = sm->now;
+		rank_step(sm, rk);
+	}
+}
+
+static double launch_latency(struct sim *sm, const struct rankst *rk)
+{
+	double l = sm->s->launch_ns;
+	if (rk->launch_add > 0)
+		l += rk->launch_add * sc_rng_range(&sm->rng, 0.5, 1.5);
+	return l;
+}
+
+static void rank_finish(struct sim *sm, struct rankst *rk)
+{
+	rk->done_t = sm->now;
+	sm->nactive_ranks--;
+	rk->pc = rk->nprog + 1;
+}
+
+static void rank_step(struct sim *sm, struct rankst *rk)
+{
+	while (!rk->stopped && !rk->waiting && rk->pc < rk->nprog) {
+		const struct instr *in = &rk->prog[rk->pc];
+		if (rk->t_cpu < sm->now)
+			rk->t_cpu = sm->now;
+		switch (in->kind) {
+		case I_ITER:
+			rk->iter = in->a;
+			if (sm->now < sm->iter_start[in->a])
+				sm->iter_start[in->a] = sm->now;
+			fail_maybe_activate(sm, rk, in->a);
+			rk->pc++;
+			break;
+		case I_ITER_END:
+			if (sm->now > sm->iter_end[in->a])
+				sm->iter_end[in->a] = sm->now;
+			rk->pc++;
+			break;
+		case I_COMPUTE: {
+			double d = sim_jitter(sm, in->dur) * rk->compute_f;
+			rk->pc++;
+			const struct sc_failure *f = &sm->s->failure;
+			if (rk->fail_active && f->type == F_GPU_EXEC_ERROR &&
+			    (in->phase == PH_FWD || in->phase == PH_BWD || in->phase == PH_EXPERT)) {
+				/* invalid address access: the kernel faults, the process stops */
+				rk->stopped = 1;
+				return;
+			}
+			if (rk->fail_active && ((f->type == F_VT_SLOW_FORWARD && in->phase == PH_FWD) ||
+						(f->type == F_VT_SLOW_BACKWARD && in->phase == PH_BWD)))
+				d *= f->severity;
+			rk->waiting = 1;
+			heap_push(&sm->q, rk->t_cpu + d, EV_RESUME, rk, 0, 0);
+			return;
+		}
+		case I_GSTART: {
+			struct pulse_hook_record r;
+			memset(&r, 0, sizeof r);
+			rk->group_id = ++rk->group_ctr;
+			rk->in_group = 1;
+			r.u.group.group_id = rk->group_id;
+			r.u.group.depth = 1;
+			rank_record(sm, rk, &r, PULSE_HOOK_GROUP_START, rk->t_cpu, rk->tid);
+			rk->t_cpu += 300;
+			rk->pc++;
+			break;
+		}
+		case I_OP: {
+			uint64_t seq = rk->hook_seq[in->comm]++;
+			double tcall = rk->t_cpu;
+			double save = sm->now;
+			sm->now = tcall;
+			struct part *pt = op_call(sm, rk, in, seq, rk->in_group ? rk->group_id : 0);
+			sm->now = save;
+			struct pulse_hook_record r;
+			memset(&r, 0, sizeof r);
+			r.u.op.comm_id = sm->comms[in->comm].id;
+			r.u.op.seq = seq;
+			unsigned dsz = in->dtype == 7 ? 4 : 2; /* float32 or bfloat16 */
+			r.u.op.count = in->bytes / dsz;
+			r.u.op.stream = 0x7f3a40000000ull + (uint64_t)rk->gpu * 0x1000;
+			r.u.op.group_id = rk->in_group ? rk->group_id : 0;
+			r.u.op.root_peer = in->peer;
+			r.u.op.type = in->type;
+			r.u.op.datatype = in->dtype;
+			r.u.op.redop = (in->type == PULSE_HOOK_OP_ALLREDUCE ||
+					in->type == PULSE_HOOK_OP_REDUCESCATTER ||
+					in->type == PULSE_HOOK_OP_REDUCE)
+					       ? 0
+					       : 0xff;
+			rank_record(sm, rk, &r, PULSE_HOOK_OP, tcall, rk->tid);
+			rk->t_cpu += sm->s->call_ns;
+			rk->pending++;
+			rk->pc++;
+			if (rk->in_group) {
+				if (rk->ngrp == rk->capgrp) {
+					rk->capgrp = rk->capgrp ? rk->capgrp * 2 : 16;
+					rk->grp = xrealloc(rk->grp, (size_t)rk->capgrp * sizeof *rk->grp);
+				}
+				rk->grp[rk->ngrp++] = pt;
+			} else {
+				heap_push(&sm->q, rk->t_cpu + launch_latency(sm, rk), EV_LAUNCH, pt, 0, 0);
+				rk->waiting = 2;
+			}
+			break;
+		}
+		case I_GEND: {
+			struct pulse_hook_record r;
+			memset(&r, 0, sizeof r);
+			r.u.group.group_id = rk->group_id;
+			r.u.group.depth = 1;
+			rank_record(sm, rk, &r, PULSE_HOOK_GROUP_END, rk->t_cpu, rk->tid);
+			rk->t_cpu += 300;
+			double tl = rk->t_cpu + launch_latency(sm, rk);
+			for (int i = 0; i < rk->ngrp; i++)
+				heap_push(&sm->q, tl, EV_LAUNCH, rk->grp[i], 0, 0);
+			rk->ngrp = 0;
+			rk->in_group = 0;
+			rk->pc++;
+			if (rk->pending > 0)
+				rk->waiting = 2;
+			break;
+		}
+		case I_HALT:
+			rk->stopped = 1;
+			rk->pc++;
+			return;
+		default:
+			rk->pc++;
+			break;
+		}
+	}
+	if (!rk->stopped && !rk->waiting && rk->pc == rk->nprog)
+		rank_finish(sm, rk);
+}
+
+/* ---------- set-up ---------- */
+static void setup(struct sim *sm, const struct sc_scenario *s)
+{
+	memset(sm, 0, sizeof *sm);
+	sm->s = s;
+	sc_rng_seed(&sm->rng, s->seed);
+	sm->nhosts = s->hosts;
+	sm->ngpus = s->gpus;
+	sm->nranks = s->hosts * s->gpus;
+	sm->bw_nvlink = s->nvlink_gbps / 8.0;
+	sm->hosts = xcalloc((size_t)s->hosts, sizeof *sm->hosts);
+	for (int h = 0; h < s->hosts; h++) {
+		struct host *H = &sm->hosts[h];
+		snprintf(H->name, sizeof H->name, "host%d", h);
+		H->off = sc_rng_range(&sm->rng, -s->clock_offset_ns, s->clock_offset_ns);
+		H->drift_ppm = sc_rng_range(&sm->rng, -s->clock_drift_ppm, s->clock_drift_ppm);
+		H->poll_phase = sc_rng_range(&sm->rng, 0, 100e3);
+	}
+	sm->nics = xcalloc((size_t)sm->nranks, sizeof *sm->nics);
+	sm->ranks = xcalloc((size_t)sm->nranks, sizeof *sm->ranks);
+	for (int h = 0; h < s->hosts; h++) {
+		uint32_t used[SC_MAX_GPUS];
+		for (int g = 0; g < s->gpus; g++) {
+			int i = h * s->gpus + g;
+			struct nic *n = &sm->nics[i];
+			n->host = h;
+			n->gpu = g;
+			snprintf(n->dev, sizeof n->dev, "mlx5_%d", g);
+			memset(n->gid, 0, 16);
+			n->gid[10] = n->gid[11] = 0xff;
+			n->gid[12] = 10;
+			n->gid[13] = (uint8_t)h;
+			n->gid[14] = (uint8_t)g;
+			n->gid[15] = (uint8_t)(1 + (h >> 8));
+			snprintf(n->gidstr, sizeof n->gidstr, "::ffff:10.%d.%d.%d", h & 255, g,
+				 1 + (h >> 8));
+			n->cap = s->nic_gbps / 8.0;
+			n->txf = n->rxf = 1;
+			n->clk_off = (double)(sc_rng_next(&sm->rng) % 4000000000ull);
+			n->clk_rate = 1 + sc_rng_range(&sm->rng, -s->nic_drift_ppm, s->nic_drift_ppm) * 1e-6;
+			n->next_qpn = 0x100 + (uint32_t)(sc_rng_next(&sm->rng) % 0x400000);
+			struct rankst *rk = &sm->ranks[i];
+			rk->g = i;
+			rk->host = h;
+			rk->gpu = g;
+			uint32_t pid;
+			for (;;) {
+				pid = 2000 + (uint32_t)(sc_rng_next(&sm->rng) % 200000);
+				int dup = 0;
+				for (int k = 0; k < g; k++)
+					if (used[k] == pid || used[k] + 3 == pid || used[k] == pid + 3)
+						dup = 1;
+				if (!dup)
+					break;
+			}
+			used[g] = pid;
+			rk->pid = pid;
+			rk->tid = pid;
+			rk->compute_f = 1;
+			rk->proxy_f = 1;
+		}
+	}
+	/* background paths (scenario) and the congestion failure's paths */
+	int maxp = s->npaths + sm->nranks;
+	sm->paths = xcalloc((size_t)maxp, sizeof *sm->paths);
+	for (int i = 0; i < s->npaths; i++) {
+		struct path *p = &sm->paths[sm->npaths++];
+		p->src = s->paths[i].src_host * s->gpus + s->paths[i].src_gpu;
+		p->dst = s->paths[i].dst_host * s->gpus + s->paths[i].dst_gpu;
+		p->cap = sm->nics[p->src].cap * s->paths[i].frac;
+	}
+	if (s->failure.type == F_NET_CONGESTION || s->failure.type == F_VED_BACKGROUND) {
+		int src = s->failure.host * s->gpus + s->failure.gpu;
+		for (int d = 0; d < sm->nranks; d++) {
+			if (sm->nics[d].host == sm->nics[src].host)
+				continue;
+			struct path *p = &sm->paths[sm->npaths++];
+			p->src = src;
+			p->dst = d;
+			p->cap = sm->nics[src].cap;
+		}
+	}
+	sm->fail_rank = s->failure.type != F_NONE ? s->failure.host * s->gpus + s->failure.gpu : -1;
+	sm->iter_start = xcalloc((size_t)s->iterations, sizeof *sm->iter_start);
+	sm->iter_end = xcalloc((size_t)s->iterations, sizeof *sm->iter_end);
+	for (int i = 0; i < s->iterations; i++)
+		sm->iter_start[i] = SC_INF;
+}
+
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_maxrss;
+}
+
+int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_stats *st,
+	   char *err, size_t errlen)
+{
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	struct sim *sm = xcalloc(1, sizeof *sm);
+	setup(sm, s);
+	if (workload_build(sm)) {
+		snprintf(err, errlen, "%s", sm->err);
+		return -1;
+	}
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *rk = &sm->ranks[r];
+		rk->hook_seq = xcalloc((size_t)sm->ncomms, sizeof *rk->hook_seq);
+		rk->coll_idx = xcalloc((size_t)sm->ncomms, sizeof *rk->coll_idx);
+	}
+	comms_init(sm);
+	sm->nactive_ranks = sm->nranks;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *rk = &sm->ranks[r];
+		double t = rk->t_cpu > s->start_ns ? rk->t_cpu : s->start_ns;
+		rk->t_cpu = t + sc_rng_range(&sm->rng, 0, 50e3);
+		heap_push(&sm->q, rk->t_cpu, EV_RESUME, rk, 0, 0);
+		rk->waiting = 1;
+	}
+	struct ev e;
+	uint64_t nev = 0;
+	double limit = 3600e9;
+	while (heap_pop(&sm->q, &e)) {
+		if (e.t > limit)
+			break;
+		sm->now = e.t;
+		nev++;
+		switch (e.kind) {
+		case EV_RESUME: {
+			struct rankst *rk = e.p;
+			rk->waiting = 0;
+			rank_step(sm, rk);
+			break;
+		}
+		case EV_FLOW_DONE: {
+			struct flow *f = e.p;
+			if (f->ver == e.ver)
+				net_flow_done(sm, f);
+			break;
+		}
+		case EV_PROXY_DONE:
+			conn_proxy_done(sm, e.p);
+			break;
+		case EV_ARRIVE:
+			conn_arrive(sm, e.p, (int)e.a);
+			break;
+		case EV_INTRA_END:
+			conn_flow_end(sm, e.p, (int)e.a, sm->now);
+			break;
+		case EV_LAUNCH:
+			op_launch(sm, e.p);
+			break;
+		case EV_OP_DONE:
+			op_intra_done(sm, e.p);
+			break;
+		case EV_NIC_RATE: {
+			struct nic *n = &sm->nics[e.a];
+			if (n->down || sm->nactive_ranks == 0 || sm->now > sm->last_activity + 50e6)
+				break;
+			const struct sc_failure *f = &s->failure;
+			double next;
+			if (f->type == F_HOLMES_SPIKE) {
+				/* healthy most of the time, a short deep dip now and then */
+				if (n->txf < 1) {
+					n->txf = n->rxf = 1;
+					next = f->period_ns * sc_rng_range(&sm->rng, 0.5, 1.5);
+				} else {
+					n->txf = n->rxf = n->fluct_lo;
+					next = f->duration_ns;
+				}
+			} else if (f->type == F_HOLMES_FLUCTUATION) {
+				/* periodic: half a period low, half a period healthy */
+				n->txf = n->rxf = n->txf < 1 ? 1 : n->fluct_lo;
+				next = f->period_ns / 2;
+			} else {
+				/* cross-NUMA: a rate that wanders between fluct_lo and 1 */
+				double v = sc_rng_range(&sm->rng, n->fluct_lo, 1.0);
+				n->txf = n->rxf = v;
+				next = sc_rng_range(&sm->rng, 20e3, 200e3);
+			}
+			net_refresh_nic(sm, (int)e.a);
+			heap_push(&sm->q, sm->now + next, EV_NIC_RATE, NULL, e.a, 0);
+			break;
+		}
+		case EV_NIC_DOWN: {
+			struct nic *n = &sm->nics[e.a];
+			n->down = 1;
+			n->txf = n->rxf = 0;
+			net_refresh_nic(sm, (int)e.a);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	double end = sm->last_activity;
+	for (int r = 0; r < sm->nranks; r++)
+		if (sm->ranks[r].done_t > end)
+			end = sm->ranks[r].done_t;
+	st->hung = sm->nactive_ranks > 0;
+	st->sim_ns = end;
+	st->sim_events = nev;
+	st->flows = sm->stat_flows;
+	sm->now = end;
+	int rc = out_write_all(sm, outdir, pcap, st);
+	if (rc)
+		snprintf(err, errlen, "%s", sm->err);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	st->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
+	st->peak_rss_kb = peak_rss_kb();
+	return rc;
+}

@@ -1,0 +1,424 @@
+/* Workloads: each rank's program (compute phases, operator calls, groups),
+ * and the communicators they use.
+ *
+ * GPT: TP = the GPUs of a host (intra-host, invisible to NICs), DP and PP
+ *   across hosts (Megatron order: TP fastest, then DP, then PP: host h is
+ *   DP index h % dp, stage h / dp). 1F1B schedule over micro-batches; P2P
+ *   as Megatron's batched isend/irecv (ncclGroupStart/End around
+ *   ncclSend/ncclRecv); the last stage all-reduces the loss over DP; DP
+ *   gradient reduce-scatter, optimizer, all-gather (ZeRO-2), or all-reduce.
+ * MoE: TP inside a host; EP across ep hosts (all-to-all dispatch and
+ *   combine as groups of uneven send/recv, in forward and backward); DP
+ *   over all hosts for the attention gradients.
+ * Standalone: neighbor exchange on a 2-D torus, all-to-one, one-to-all
+ *   (groups of send/recv), or one collective, repeated. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void add(struct rankst *rk, uint8_t kind)
+{
+	struct instr in;
+	memset(&in, 0, sizeof in);
+	in.kind = kind;
+	in.peer = -1;
+	prog_add(rk, in);
+}
+
+static void compute(struct rankst *rk, double d, uint8_t phase)
+{
+	struct instr in;
+	memset(&in, 0, sizeof in);
+	in.kind = I_COMPUTE;
+	in.dur = d;
+	in.phase = phase;
+	in.peer = -1;
+	prog_add(rk, in);
+}
+
+static void op(struct rankst *rk, int comm, uint8_t type, uint64_t bytes, int peer, uint8_t dtype)
+{
+	struct instr in;
+	memset(&in, 0, sizeof in);
+	in.kind = I_OP;
+	in.type = type;
+	in.comm = comm;
+	in.bytes = bytes;
+	in.peer = peer;
+	in.dtype = dtype;
+	in.a = rk->mark_bad;
+	rk->mark_bad = 0;
+	prog_add(rk, in);
+}
+
+static void mark(struct rankst *rk, uint8_t kind, int a)
+{
+	struct instr in;
+	memset(&in, 0, sizeof in);
+	in.kind = kind;
+	in.a = a;
+	in.peer = -1;
+	prog_add(rk, in);
+}
+
+#define BF16 9
+#define F32 7
+
+/* CCL-D hangs: on the faulty rank, in the failure's iteration, the first
+ * collective of the given communicator is either never called (the process
+ * is stuck before it: the program ends there) or called with a different
+ * count. Returns 1 when the program must end here. */
+static int ccld_hook(struct sim *sm, struct rankst *rk, int it, int comm, uint64_t *bytes,
+		     int *done)
+{
+	const struct sc_failure *f = &sm->s->failure;
+	if (*done || rk->g != sm->fail_rank || it != f->start_iteration)
+		return 0;
+	if (f->type == F_CCLD_NOT_ENTERED) {
+		*done = 1;
+		mark(rk, I_HALT, 0);
+		return 1;
+	}
+	if (f->type == F_CCLD_INCONSISTENT) {
+		*done = 1;
+		*bytes = *bytes * 2; /* the next op is called with a different count */
+		rk->mark_bad = 1;
+	}
+	(void)comm;
+	return 0;
+}
+
+/* ---------- GPT ---------- */
+static void tp_ar(struct sim *sm, struct rankst *rk, int tp)
+{
+	if (tp >= 0 && sm->s->gpus > 1)
+		op(rk, tp, PULSE_HOOK_OP_ALLREDUCE, sm->s->tp_bytes, -1, BF16);
+}
+
+static void fwd(struct sim *sm, struct rankst *rk, int tp)
+{
+	compute(rk, sm->s->fwd_ns / 2, PH_FWD);
+	tp_ar(sm, rk, tp);
+	compute(rk, sm->s->fwd_ns / 2, PH_FWD);
+	tp_ar(sm, rk, tp);
+}
+
+static void bwd(struct sim *sm, struct rankst *rk, int tp)
+{
+	compute(rk, sm->s->bwd_ns / 2, PH_BWD);
+	tp_ar(sm, rk, tp);
+	compute(rk, sm->s->bwd_ns / 2, PH_BWD);
+	tp_ar(sm, rk, tp);
+}
+
+/* one batched P2P exchange with the pipeline neighbours */
+static void p2p(struct rankst *rk, int comm, uint64_t bytes, int send_to, int recv_from)
+{
+	if (send_to < 0 && recv_from < 0)
+		return;
+	add(rk, I_GSTART);
+	if (send_to >= 0)
+		op(rk, comm, PULSE_HOOK_OP_SEND, bytes, send_to, BF16);
+	if (recv_from >= 0)
+		op(rk, comm, PULSE_HOOK_OP_RECV, bytes, recv_from, BF16);
+	add(rk, I_GEND);
+}
+
+static int build_gpt(struct sim *sm)
+{
+	const struct sc_scenario *s = sm->s;
+	int H = s->hosts, G = s->gpus, DP = s->dp, PP = s->pp;
+	int *tp = xcalloc((size_t)sm->nranks, sizeof *tp);
+	int *dpc = xcalloc((size_t)sm->nranks, sizeof *dpc);
+	int *ppc = xcalloc((size_t)sm->nranks, sizeof *ppc);
+	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
+	for (int r = 0; r < sm->nranks; r++)
+		tp[r] = dpc[r] = ppc[r] = -1;
+	if (G > 1)
+		for (int h = 0; h < H; h++) {
+			for (int g = 0; g < G; g++)
+				members[g] = h * G + g;
+			int c = comm_create(sm, members, G, 0, "tp");
+			for (int g = 0; g < G; g++)
+				tp[h * G + g] = c;
+		}
+	if (DP > 1)
+		for (int p = 0; p < PP; p++)
+			for (int g = 0; g < G; g++) {
+				for (int d = 0; d < DP; d++)
+					members[d] = (p * DP + d) * G + g;
+				int c = comm_create(sm, members, DP, 0, "dp");
+				for (int d = 0; d < DP; d++)
+					dpc[members[d]] = c;
+			}
+	if (PP > 1)
+		for (int d = 0; d < DP; d++)
+			for (int g = 0; g < G; g++) {
+				for (int p = 0; p < PP; p++)
+					members[p] = (p * DP + d) * G + g;
+				int c = comm_create(sm, members, PP, 1, "pp");
+				for (int p = 0; p < PP; p++)
+					ppc[members[p]] = c;
+			}
+	int M = s->microbatches;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *rk = &sm->ranks[r];
+		int h = rk->host, st = h / DP;
+		int prev = st > 0 ? st - 1 : -1, next = st < PP - 1 ? st + 1 : -1;
+		int pc = ppc[r], t = tp[r];
+		int ccld_done = 0;
+		for (int it = 0; it < s->iterations; it++) {
+			mark(rk, I_ITER, it);
+			int warm = PP - st - 1;
+			if (warm > M)
+				warm = M;
+			int rem = M - warm;
+			for (int i = 0; i < warm; i++) {
+				p2p(rk, pc, s->act_bytes, -1, prev);
+				fwd(sm, rk, t);
+				p2p(rk, pc, s->act_bytes, next, -1);
+			}
+			if (rem > 0)
+				p2p(rk, pc, s->act_bytes, -1, prev);
+			for (int i = 0; i < rem; i++) {
+				fwd(sm, rk, t);
+				p2p(rk, pc, s->act_bytes, next, next);
+				bwd(sm, rk, t);
+				if (i == rem - 1)
+					p2p(rk, pc, s->act_bytes, prev, -1);
+				else
+					p2p(rk, pc, s->act_bytes, prev, prev);
+			}
+			for (int i = 0; i < warm; i++) {
+				p2p(rk, pc, s->act_bytes, -1, next);
+				bwd(sm, rk, t);
+				p2p(rk, pc, s->act_bytes, prev, -1);
+			}
+			if (dpc[r] >= 0) {
+				uint64_t b = 8;
+				if (st == PP - 1)
+					op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, F32);
+				if (s->zero) {
+					b = s->grad_bytes / (uint64_t)DP;
+					if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done))
+						break;
+					op(rk, dpc[r], PULSE_HOOK_OP_REDUCESCATTER, b, -1, BF16);
+					compute(rk, s->optimizer_ns, PH_OPT);
+					op(rk, dpc[r], PULSE_HOOK_OP_ALLGATHER, s->grad_bytes / (uint64_t)DP, -1,
+					   BF16);
+				} else {
+					b = s->grad_bytes;
+					if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done))
+						break;
+					op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
+					compute(rk, s->optimizer_ns, PH_OPT);
+				}
+			} else {
+				compute(rk, s->optimizer_ns, PH_OPT);
+			}
+			mark(rk, I_ITER_END, it);
+		}
+	}
+	free(tp);
+	free(dpc);
+	free(ppc);
+	return 0;
+}
+
+/* ---------- MoE ---------- */
+/* Bytes rank i of an EP group dispatches to rank j, for one layer of one
+ * iteration: equal on both sides (a pure function of the seed). */
+static uint64_t route_bytes(const struct sim *sm, int it, int layer, int grp, int i, int j, int ep)
+{
+	const struct sc_scenario *s = sm->s;
+	uint64_t x = s->seed ^ ((uint64_t)it << 40) ^ ((uint64_t)layer << 28) ^
+		     ((uint64_t)grp << 16) ^ ((uint64_t)i << 8) ^ (uint64_t)j;
+	double u = (double)(sc_splitmix(&x) >> 11) * (1.0 / 9007199254740992.0);
+	double w = 1 + s->routing_skew * (2 * u - 1);
+	/* expert imbalance: the failure's rank hosts a hot expert */
+	if (s->failure.type == F_MOE_IMBALANCE && it >= s->failure.start_iteration) {
+		int hot = s->failure.host % ep;
+		if (j == hot)
+			w *= 1 + s->failure.severity;
+	}
+	double b = (double)s->tokens_bytes / ep * w;
+	return (uint64_t)b / 4096 * 4096;
+}
+
+static void a2a(struct rankst *rk, int comm, const uint64_t *send, const uint64_t *recv, int n,
+		int me)
+{
+	add(rk, I_GSTART);
+	for (int k = 1; k < n; k++) {
+		int j = (me + k) % n, i = (me - k + n) % n;
+		op(rk, comm, PULSE_HOOK_OP_SEND, send[j], j, BF16);
+		op(rk, comm, PULSE_HOOK_OP_RECV, recv[i], i, BF16);
+	}
+	add(rk, I_GEND);
+}
+
+static int build_moe(struct sim *sm)
+{
+	const struct sc_scenario *s = sm->s;
+	int H = s->hosts, G = s->gpus, EP = s->ep;
+	int *tp = xcalloc((size_t)sm->nranks, sizeof *tp);
+	int *dpc = xcalloc((size_t)sm->nranks, sizeof *dpc);
+	int *epc = xcalloc((size_t)sm->nranks, sizeof *epc);
+	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
+	for (int r = 0; r < sm->nranks; r++)
+		tp[r] = dpc[r] = epc[r] = -1;
+	if (G > 1)
+		for (int h = 0; h < H; h++) {
+			for (int g = 0; g < G; g++)
+				members[g] = h * G + g;
+			int c = comm_create(sm, members, G, 0, "tp");
+			for (int g = 0; g < G; g++)
+				tp[h * G + g] = c;
+		}
+	if (H > 1)
+		for (int g = 0; g < G; g++) {
+			for (int h = 0; h < H; h++)
+				members[h] = h * G + g;
+			int c = comm_create(sm, members, H, 0, "dp");
+			for (int h = 0; h < H; h++)
+				dpc[members[h]] = c;
+		}
+	if (EP > 1)
+		for (int e0 = 0; e0 < H; e0 += EP)
+			for (int g = 0; g < G; g++) {
+				for (int e = 0; e < EP; e++)
+					members[e] = (e0 + e) * G + g;
+				int c = comm_create(sm, members, EP, 1, "ep");
+				for (int e = 0; e < EP; e++)
+					epc[members[e]] = c;
+			}
+	uint64_t *snd = xcalloc((size_t)EP, sizeof *snd), *rcv = xcalloc((size_t)EP, sizeof *rcv);
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *rk = &sm->ranks[r];
+		int grp = rk->host / EP, me = rk->host % EP;
+		int ccld_done = 0, halted = 0;
+		for (int it = 0; it < s->iterations && !halted; it++) {
+			mark(rk, I_ITER, it);
+			for (int pass = 0; pass < 2; pass++) { /* forward, backward */
+				for (int l = 0; l < s->moe_layers; l++) {
+					int layer = pass ? s->moe_layers - 1 - l : l;
+					compute(rk, s->attn_ns * (pass ? 2 : 1), pass ? PH_BWD : PH_ATTN);
+					tp_ar(sm, rk, tp[r]);
+					if (epc[r] < 0) {
+						compute(rk, s->expert_ns * (pass ? 2 : 1), PH_EXPERT);
+						continue;
+					}
+					uint64_t in_total = 0;
+					for (int j = 0; j < EP; j++) {
+						snd[j] = route_bytes(sm, it, layer, grp, me, j, EP);
+						rcv[j] = route_bytes(sm, it, layer, grp, j, me, EP);
+						in_total += rcv[j];
+					}
+					/* dispatch: tokens to experts; combine: results back */
+					a2a(rk, epc[r], pass ? rcv : snd, pass ? snd : rcv, EP, me);
+					double load = (double)in_total / (double)(s->tokens_bytes ? s->tokens_bytes : 1);
+					compute(rk, s->expert_ns * load * (pass ? 2 : 1), PH_EXPERT);
+					a2a(rk, epc[r], pass ? snd : rcv, pass ? rcv : snd, EP, me);
+				}
+			}
+			if (dpc[r] >= 0) {
+				uint64_t b = s->grad_bytes;
+				if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done)) {
+					halted = 1;
+					break;
+				}
+				op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
+			}
+			compute(rk, s->optimizer_ns, PH_OPT);
+			mark(rk, I_ITER_END, it);
+		}
+	}
+	free(snd);
+	free(rcv);
+	free(tp);
+	free(dpc);
+	free(epc);
+	return 0;
+}
+
+/* ---------- standalone ---------- */
+static int build_standalone(struct sim *sm)
+{
+	const struct sc_scenario *s = sm->s;
+	int n = sm->nranks;
+	int *all = xcalloc((size_t)n, sizeof *all);
+	for (int i = 0; i < n; i++)
+		all[i] = i;
+	int world = comm_create(sm, all, n, s->pattern != PAT_COLLECTIVE, "world");
+	free(all);
+	/* 2-D torus for neighbor exchange: rows x cols, rows <= cols */
+	int rows = (int)floor(sqrt((double)n));
+	while (rows > 1 && n % rows)
+		rows--;
+	int cols = n / rows;
+	for (int r = 0; r < n; r++) {
+		struct rankst *rk = &sm->ranks[r];
+		int ccld_done = 0;
+		for (int it = 0; it < s->iterations; it++) {
+			mark(rk, I_ITER, it);
+			compute(rk, s->gap_ns, PH_OTHER);
+			uint64_t b = s->msg_bytes;
+			if (ccld_hook(sm, rk, it, world, &b, &ccld_done))
+				break;
+			if (s->pattern == PAT_COLLECTIVE) {
+				op(rk, world, (uint8_t)s->collective_type, b, 0, BF16);
+			} else {
+				int peers[4], np = 0;
+				if (s->pattern == PAT_NEIGHBOR) {
+					int x = r % cols, y = r / cols;
+					int cand[4] = { y * cols + (x + 1) % cols, y * cols + (x + cols - 1) % cols,
+							((y + 1) % rows) * cols + x,
+							((y + rows - 1) % rows) * cols + x };
+					for (int k = 0; k < 4; k++) {
+						int dup = cand[k] == r;
+						for (int q = 0; q < np; q++)
+							dup |= peers[q] == cand[k];
+						if (!dup)
+							peers[np++] = cand[k];
+					}
+					add(rk, I_GSTART);
+					for (int k = 0; k < np; k++) {
+						op(rk, world, PULSE_HOOK_OP_SEND, b, peers[k], BF16);
+						op(rk, world, PULSE_HOOK_OP_RECV, s->msg_bytes, peers[k], BF16);
+					}
+					add(rk, I_GEND);
+				} else {
+					int to_root = s->pattern == PAT_ALL_TO_ONE;
+					add(rk, I_GSTART);
+					if (r == 0) {
+						for (int j = 1; j < n; j++)
+							op(rk, world, to_root ? PULSE_HOOK_OP_RECV : PULSE_HOOK_OP_SEND,
+							   s->msg_bytes, j, BF16);
+					} else {
+						op(rk, world, to_root ? PULSE_HOOK_OP_SEND : PULSE_HOOK_OP_RECV, b, 0,
+						   BF16);
+					}
+					add(rk, I_GEND);
+				}
+			}
+			mark(rk, I_ITER_END, it);
+		}
+	}
+	return 0;
+}
+
+int workload_build(struct sim *sm)
+{
+	switch (sm->s->workload) {
+	case WL_GPT:
+		return build_gpt(sm);
+	case WL_MOE:
+		return build_moe(sm);
+	case WL_STANDALONE:
+		return build_standalone(sm);
+	}
+	snprintf(sm->err, sizeof sm->err, "unknown workload");
+	return -1;
+}
