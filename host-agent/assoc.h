@@ -29,6 +29,11 @@ struct assoc_cfg {
 	uint64_t delta_ns;  /* Algorithm 1's δ; 0: default (2 ms) */
 	uint64_t hang_ns;   /* an operator not complete this long after its call
 			     * (or its first byte) is reported hung; 0: default (5 s) */
+	uint64_t short_gap_ns; /* back-to-back operators: once a peer reached its
+			     * expected volume and the next operator of the
+			     * communicator was called, an idle gap this long
+			     * (shorter than δ) also ends the segment;
+			     * 0: default (4 epochs) */
 };
 
 struct assoc;

@@ -1,0 +1,24 @@
+# host-agent/assoc*: flow-operator association (host-agent/assoc.h), linked
+# into pulse-host-agent and its replay mode as a static library; its tests
+# (tests/assoc/) and benchmark (make bench-assoc, BENCHMARKS.md "Association").
+
+ASSOC_SRCS := host-agent/assoc.c host-agent/assoc_expect.c host-agent/assoc_infer.c \
+	host-agent/assoc_segment.c host-agent/assoc_parallel.c
+
+$(BUILD)/lib/libpulse_assoc.a: $(call objs,obj,$(ASSOC_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_assoc.a: $(call objs,asan,$(ASSOC_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+ALL += $(BUILD)/lib/libpulse_assoc.a
+
+CFLAGS_tests/assoc/ := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson) -Ihost-agent
+
+# Unit tests on synthetic windows (ring/tree, back-to-back, gaps, hang,
+# spanning windows, poll gap, groups, 100 operators without drift).
+$(BUILD)/tests/test_assoc: $(call objs,asan,tests/assoc/test_assoc.c) $(BUILD)/lib/asan/libpulse_assoc.a \
+		$(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
+TEST_PROGS += $(BUILD)/tests/test_assoc

@@ -1,0 +1,194 @@
+/* Ring or tree, from the active-peer pattern on the rate curves (pulse.txt
+ * §5.1).
+ *
+ * The first time a collective (communicator, type, count, datatype) is seen
+ * and its algorithm is not known, the rank's traffic to all peers from the
+ * call on is read WITHOUT consuming it: Algorithm 1 at the rank level, with
+ * a lower bound every algorithm satisfies (all-reduce: N = count x size,
+ * since a tree rank sends N/2 to its parent or children in each of the two
+ * trees, and a ring rank 2N(s-1)/s >= N; the other collectives run on
+ * rings only: their ring volume). When that segment has ended, the peers
+ * that received a real share of its bytes (>= 1/5 of the largest; the
+ * receiver-side clear-to-send writes are far below that) are the active
+ * peers:
+ *   one active peer   ring (its successor), except that a tree rank may
+ *                     also send to a single peer (root or leaf of a single
+ *                     tree, or a neighbour in both trees): N/2 or N, while
+ *                     a ring successor gets 2N(s-1)/s >= 4N/3 for s >= 3;
+ *                     the volume decides (midpoint); s = 2 is a ring;
+ *   several           tree: parent and children. Each gets a whole number
+ *                     of N/2 (one per tree in which it is a neighbour).
+ * The answer (algorithm and the expected volume per peer) is kept per
+ * (communicator, rank, type, count, datatype) and reused for the periodic
+ * repeats of the operator (algo_source "reused"). When the profiler plugin
+ * named the algorithm, its name goes in the record, and a disagreement with
+ * the inference is counted (algo_conflicts) and marked "conflict".
+ *
+ * Not handled: channels that follow different rings (several successors)
+ * read as a tree. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "assoc_int.h"
+
+uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_t npeers,
+			 const int32_t *rank, const uint64_t *bytes, uint64_t *expected_out)
+{
+	(void)rank;
+	uint64_t max = 0;
+	uint32_t imax = 0, nd = 0;
+	for (uint32_t i = 0; i < npeers; i++) {
+		expected_out[i] = 0;
+		if (bytes[i] > max) {
+			max = bytes[i];
+			imax = i;
+		}
+	}
+	if (max == 0)
+		return PULSE_ALGO_UNKNOWN;
+	for (uint32_t i = 0; i < npeers; i++)
+		if (bytes[i] * 5 >= max)
+			nd++;
+	uint64_t ring = 0;
+	if (type != PULSE_HOOK_OP_ALLREDUCE) {
+		expected_out[imax] = as_ring_total(type, n_bytes, 0, nranks); /* datatype 0: 1 byte */
+		return PULSE_ALGO_RING;
+	}
+	ring = as_ring_total(type, n_bytes, 0, nranks);
+	if (nd == 1) {
+		/* ring: 2N(s-1)/s; tree: N/2 or N to one peer */
+		if (nranks <= 2 || 2 * max >= n_bytes + ring) {
+			expected_out[imax] = ring;
+			return PULSE_ALGO_RING;
+		}
+	}
+	uint64_t q = n_bytes / 2;
+	if (q == 0)
+		q = 1;
+	for (uint32_t i = 0; i < npeers; i++) {
+		if (bytes[i] * 5 < max)
+			continue;
+		uint64_t m = (bytes[i] + q / 8) / q;
+		expected_out[i] = (m ? m : 1) * q;
+	}
+	return PULSE_ALGO_TREE;
+}
+
+static uint8_t prof_name_algo(uint8_t a)
+{
+	return a;
+}
+
+int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t horizon)
+{
+	uint32_t np = rs->npeers;
+	if (np == 0)
+		return 0;
+	uint32_t *ix = calloc(np, sizeof *ix);
+	uint64_t *by = calloc(np, sizeof *by);
+	int32_t *rk = calloc(np, sizeof *rk);
+	uint64_t *ex = calloc(np, sizeof *ex);
+	int done = 0;
+	if (!ix || !by || !rk || !ex)
+		goto out;
+	uint64_t n = op->count * (as_dtype_size(op->datatype) ? as_dtype_size(op->datatype) : 1);
+	uint64_t lower = op->type == PULSE_HOOK_OP_ALLREDUCE
+				 ? n
+				 : as_ring_total(op->type, op->count, op->datatype, rs->nranks);
+	lower -= as_tolerance(lower, rs->nranks) < lower ? as_tolerance(lower, rs->nranks) : lower;
+	uint64_t floor = as_call_floor(a, op);
+	uint64_t ep = a->epoch_ns;
+	/* the next operator's call, for back-to-back operators */
+	uint64_t next_call = UINT64_MAX;
+	if (rs->qhead + 1 < rs->qn)
+		next_call = rs->q[rs->qhead + 1].call_ns;
+	for (uint32_t i = 0; i < np; i++) {
+		rk[i] = rs->peers[i].rank;
+		ix[i] = rs->peers[i].buf.head;
+		/* skip what came before the call */
+		while (ix[i] < rs->peers[i].buf.n && rs->peers[i].buf.v[ix[i]].t + ep < floor)
+			ix[i]++;
+	}
+	uint64_t tmp = 0, last = 0;
+	int open = 0, ended = 0;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+		uint64_t bt = UINT64_MAX;
+		for (uint32_t i = 0; i < np; i++) {
+			const struct as_buf *b = &rs->peers[i].buf;
+			if (ix[i] < b->n && b->v[ix[i]].t < bt) {
+				bt = b->v[ix[i]].t;
+				best = i;
+			}
+		}
+		if (best == UINT32_MAX)
+			break;
+		if (open && tmp >= lower && bt > last + ep &&
+		    (bt - last >= a->delta_ns || (bt - (last + ep) >= a->short_gap_ns && next_call <= bt))) {
+			ended = 1;
+			break;
+		}
+		const struct as_ev *e = &rs->peers[best].buf.v[ix[best]++];
+		open = 1;
+		tmp += e->b;
+		by[best] += e->b;
+		last = e->t;
+	}
+	if (!ended && open && tmp >= lower && horizon >= last + ep &&
+	    (horizon - last >= a->delta_ns || (horizon - (last + ep) >= a->short_gap_ns && next_call <= horizon)))
+		ended = 1;
+	if (!ended && open && op->tainted && horizon >= last + a->delta_ns)
+		ended = 1;
+	if (!ended)
+		goto out;
+	uint8_t algo = as_infer_pattern(op->type, rs->nranks, n, np, rk, by, ex);
+	if (algo == PULSE_ALGO_UNKNOWN)
+		goto out;
+	done = 1;
+	op->algo = algo;
+	op->algo_source = PULSE_ALGO_SRC_INFERRED;
+	if (op->prof_algo) {
+		if (prof_name_algo(op->prof_algo) != algo) {
+			a->st.algo_conflicts++;
+			op->algo = op->prof_algo;
+			op->algo_source = PULSE_ALGO_SRC_CONFLICT;
+		} else {
+			op->algo_source = PULSE_ALGO_SRC_PROFILER;
+		}
+	}
+	op->npeers = 0;
+	struct as_learn l;
+	memset(&l, 0, sizeof l);
+	l.type = op->type;
+	l.datatype = op->datatype;
+	l.count = op->count;
+	l.algo = op->algo;
+	for (uint32_t i = 0; i < np; i++) {
+		if (!ex[i])
+			continue;
+		as_op_add_peer(op, rk[i], ex[i], 0);
+		if (l.npeers < AS_OP_MAX_PEERS) {
+			l.rank[l.npeers] = rk[i];
+			l.expected[l.npeers] = ex[i];
+			l.npeers++;
+		}
+		if (algo == PULSE_ALGO_RING)
+			rs->ring_next = rk[i];
+	}
+	op->set_up = 1;
+	if (rs->nlearn == rs->learn_cap) {
+		uint32_t nc = rs->learn_cap ? rs->learn_cap * 2 : 8;
+		struct as_learn *p = realloc(rs->learn, (size_t)nc * sizeof *p);
+		if (!p)
+			goto out;
+		rs->learn = p;
+		rs->learn_cap = nc;
+	}
+	rs->learn[rs->nlearn++] = l;
+out:
+	free(ix);
+	free(by);
+	free(rk);
+	free(ex);
+	return done;
+}

@@ -1,0 +1,139 @@
+/* Segmentation (pulse.txt §5.2, Algorithm 1), per peer over all channels'
+ * QPs to that peer.
+ *
+ * Algorithm 1 ends a segment at the last non-zero epoch before a silence of
+ * at least δ, once the segment holds at least the expected volume (a lower
+ * bound: headers, synchronization messages and retransmissions only add).
+ * Gaps inside an operator (µs-scale NCCL gaps, ms-scale receiver stalls
+ * before the volume is reached) do not end it; retransmitted or extra bytes
+ * stay with their operator because the cut waits for silence, so errors do
+ * not accumulate from one operator to the next (the drift of volume-only
+ * segmentation, pulse.txt Figure 31).
+ *
+ * Extensions, all needed by the streaming form:
+ *  - state lives across poll windows: a segment that is still open at the
+ *    end of the data keeps its state; it is closed by silence once the
+ *    NIC's data horizon is δ past its last epoch;
+ *  - back-to-back operators: when the next operator of the communicator
+ *    has been called and the volume is reached, an idle gap of
+ *    short_gap_ns (a few epochs) also ends the segment: NCCL runs a
+ *    communicator's operators in order, so that traffic is the next one's;
+ *  - epochs from before the operator's call (less a clock slack) cannot be
+ *    its traffic: they are counted as unmatched and dropped;
+ *  - an operator that lost NIC data (poll gap) cannot reach its volume: its
+ *    segment ends at the first silence of δ whatever the volume.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "assoc_int.h"
+
+uint32_t as_alg1(const struct as_ev *ev, uint32_t n, uint64_t size, uint64_t delta_ns,
+		 uint64_t *starts, uint64_t *ends, uint32_t max)
+{
+	uint64_t last_t = 0, tmp = 0;
+	uint32_t ns = 0, ne = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t t = ev[i].t;
+		if (t - last_t >= delta_ns && tmp >= size) {
+			if (ne < max)
+				ends[ne] = last_t;
+			ne++;
+			tmp = 0;
+		}
+		if (tmp == 0) {
+			if (ns < max)
+				starts[ns] = t;
+			ns++;
+		}
+		last_t = t;
+		tmp += ev[i].b;
+	}
+	(void)ne;
+	return ns < max ? ns : max;
+}
+
+uint64_t as_call_floor(const struct assoc *a, const struct as_op *op)
+{
+	uint64_t slack = a->delta_ns / 2;
+	return op->call_ns > slack ? op->call_ns - slack : 0;
+}
+
+void as_take(struct assoc *a, struct as_op *op, struct as_op_peer *p, const struct as_ev *e)
+{
+	(void)a;
+	struct as_seg *s = &p->seg;
+	if (!s->open) {
+		s->open = 1;
+		s->start = e->t;
+		op->peers_with_bytes++;
+	}
+	s->last = e->t;
+	s->tmp += e->b;
+	s->epochs++;
+	if (p->extra)
+		return;
+	if (op->nut == UINT32_MAX)
+		return;
+	if (op->nut == op->utcap) {
+		uint32_t nc = op->utcap ? op->utcap * 2 : 64;
+		uint64_t *u = realloc(op->ut, (size_t)nc * sizeof *u);
+		if (!u) {
+			/* no memory: the union falls back to the sum of the
+			 * peers' epochs (nut no longer matches) */
+			op->nut = UINT32_MAX;
+			return;
+		}
+		op->ut = u;
+		op->utcap = nc;
+	}
+	op->ut[op->nut++] = e->t;
+}
+
+static int reached(const struct as_op_peer *p, int32_t nranks)
+{
+	return p->expected > 0 && p->seg.tmp + as_tolerance(p->expected, nranks) >= p->expected;
+}
+
+int as_segment_peer(struct assoc *a, const struct as_rank *rs, struct as_op *op,
+		    struct as_op_peer *p, struct as_buf *b, uint64_t horizon, uint64_t next_call)
+{
+	struct as_seg *s = &p->seg;
+	if (s->closed)
+		return 1;
+	uint64_t floor = as_call_floor(a, op);
+	uint64_t ep = a->epoch_ns;
+	while (b->head < b->n) {
+		const struct as_ev *e = &b->v[b->head];
+		if (!s->open) {
+			if (e->t + ep < floor) {
+				/* before the call: not this operator's */
+				a->st.unmatched_segments++;
+				b->head++;
+				continue;
+			}
+		} else {
+			uint64_t idle = e->t - (s->last + ep); /* silent time between */
+			int ok = reached(p, rs->nranks);
+			if ((ok && e->t - s->last >= a->delta_ns) ||
+			    (ok && idle >= a->short_gap_ns && next_call <= e->t) ||
+			    (op->tainted && e->t - s->last >= a->delta_ns)) {
+				s->closed = 1;
+				return 1;
+			}
+		}
+		as_take(a, op, p, e);
+		b->head++;
+	}
+	/* no more data: closed by silence once the horizon is far enough */
+	if (s->open && horizon >= s->last + ep) {
+		uint64_t idle = horizon - (s->last + ep);
+		int ok = reached(p, rs->nranks);
+		if (((ok || op->tainted) && horizon - s->last >= a->delta_ns) ||
+		    (ok && idle >= a->short_gap_ns && next_call <= horizon)) {
+			s->closed = 1;
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,638 @@
+/* Flow-operator association (host-agent/assoc.h) on synthetic poll windows
+ * with known epochs: ring and tree all-reduce over two channels,
+ * back-to-back operators, gaps inside an operator, extra bytes, hangs, an
+ * operator spanning two windows, a poll gap, a group all-to-all with uneven
+ * counts and one P2P incomplete, 100 back-to-back operators without drift
+ * (and a volume-only baseline that drifts), no-RDMA operators, profiler
+ * conflicts, parallelism labels. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "assoc.h"
+#include "assoc_int.h"
+#include "pulse/op_record.h"
+
+#define EP 32000ull               /* epoch, ns */
+#define OFF 1700000000000000000ll /* host = nic + OFF */
+#define WIN_EPOCHS 31250u         /* 1 s windows */
+#define MS 1000000ull
+
+/* ---- traffic: (nic, qpn, absolute epoch, bytes), cut into windows ---- */
+struct tev {
+	uint16_t nic;
+	uint32_t qpn;
+	uint64_t epoch;
+	uint64_t bytes;
+};
+struct traffic {
+	struct tev *v;
+	size_t n, cap;
+};
+
+static void tadd(struct traffic *t, uint16_t nic, uint32_t qpn, uint64_t epoch, uint64_t bytes)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		t->v = realloc(t->v, t->cap * sizeof *t->v);
+		assert_non_null(t->v);
+	}
+	t->v[t->n++] = (struct tev){ nic, qpn, epoch, bytes };
+}
+
+/* bytes spread over consecutive epochs from `epoch`, `per` bytes each;
+ * returns the epoch after the last */
+static uint64_t tsend(struct traffic *t, uint16_t nic, uint32_t qpn, uint64_t epoch, uint64_t bytes,
+		      uint64_t per)
+{
+	while (bytes) {
+		uint64_t b = bytes < per ? bytes : per;
+		tadd(t, nic, qpn, epoch++, b);
+		bytes -= b;
+	}
+	return epoch;
+}
+
+static int cmp_tev(const void *x, const void *y)
+{
+	const struct tev *a = x, *b = y;
+	if (a->nic != b->nic)
+		return a->nic < b->nic ? -1 : 1;
+	if (a->qpn != b->qpn)
+		return a->qpn < b->qpn ? -1 : 1;
+	if (a->epoch != b->epoch)
+		return a->epoch < b->epoch ? -1 : 1;
+	return 0;
+}
+
+/* Builds the window [w0, w0 + len) epochs of one NIC from the traffic. */
+static void make_window(const struct traffic *t, uint16_t nic, uint64_t w0, uint64_t len, uint32_t seq,
+			struct pulse_window *w)
+{
+	memset(w, 0, sizeof *w);
+	w->window_seq = seq;
+	w->complete = 1;
+	w->epoch_ns = (uint32_t)EP;
+	w->nic_start_ns = w0 * EP;
+	w->nic_end_ns = (w0 + len) * EP;
+	size_t cap = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tev *e = &t->v[i];
+		if (e->nic != nic || e->epoch < w0 || e->epoch >= w0 + len)
+			continue;
+		struct pulse_qp_series *s = w->flow_count ? &w->flows[w->flow_count - 1] : NULL;
+		if (!s || s->qpn != e->qpn) {
+			if (w->flow_count == cap) {
+				cap = cap ? cap * 2 : 8;
+				w->flows = realloc(w->flows, cap * sizeof *w->flows);
+				assert_non_null(w->flows);
+			}
+			s = &w->flows[w->flow_count++];
+			memset(s, 0, sizeof *s);
+			s->qpn = e->qpn;
+		}
+		if (s->count == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 64;
+			s->epoch = realloc(s->epoch, s->cap * sizeof *s->epoch);
+			s->bytes = realloc(s->bytes, s->cap * sizeof *s->bytes);
+			assert_non_null(s->epoch);
+			assert_non_null(s->bytes);
+		}
+		if (s->count && s->epoch[s->count - 1] == (uint32_t)(e->epoch - w0)) {
+			s->bytes[s->count - 1] += e->bytes;
+		} else {
+			s->epoch[s->count] = (uint32_t)(e->epoch - w0);
+			s->bytes[s->count++] = e->bytes;
+		}
+		s->total_bytes += e->bytes;
+	}
+}
+
+static void free_window(struct pulse_window *w)
+{
+	for (uint32_t i = 0; i < w->flow_count; i++) {
+		free(w->flows[i].epoch);
+		free(w->flows[i].bytes);
+	}
+	free(w->flows);
+	memset(w, 0, sizeof *w);
+}
+
+/* ---- collected records ---- */
+struct recs {
+	struct pulse_op_record *v;
+	size_t n, cap;
+};
+static void collect(void *ctx, const struct pulse_op_record *r)
+{
+	struct recs *c = ctx;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->v = realloc(c->v, c->cap * sizeof *c->v);
+		assert_non_null(c->v);
+	}
+	c->v[c->n++] = *r;
+	/* every record must survive the wire codec */
+	char *js = pulse_op_record_to_json(r);
+	assert_non_null(js);
+	struct pulse_op_record back;
+	char err[160];
+	assert_int_equal(pulse_op_record_from_json(js, strlen(js), &back, err, sizeof err), 0);
+	assert_int_equal(back.status, r->status);
+	assert_int_equal(back.start_ns, r->start_ns);
+	free(js);
+}
+
+static uint64_t host_ns(uint64_t epoch)
+{
+	return (uint64_t)((int64_t)(epoch * EP) + OFF);
+}
+
+/* Feeds windows [from, to) (window index k covers k*WIN..(k+1)*WIN epochs)
+ * of NIC 0 and flushes at each window's end. skip: a window index not
+ * delivered (poll gap): the next one carries gap flags. */
+static void run_windows(struct assoc *a, struct traffic *t, uint32_t from, uint32_t to, int skip,
+			uint64_t win_epochs, struct recs *out)
+{
+	qsort(t->v, t->n, sizeof *t->v, cmp_tev);
+	unsigned gap = 0;
+	for (uint32_t k = from; k < to; k++) {
+		if ((int)k == skip) {
+			gap = 2; /* GAP_SEQ */
+			continue;
+		}
+		struct pulse_window w;
+		make_window(t, 0, (uint64_t)k * win_epochs, win_epochs, k, &w);
+		assoc_window(a, 0, &w, OFF, gap);
+		gap = 0;
+		assoc_flush(a, host_ns((uint64_t)(k + 1) * win_epochs), collect, out);
+		free_window(&w);
+	}
+}
+
+/* ---- the set-up: communicator C, 4 ranks on h0..h3, local rank 1 ---- */
+#define COMM 0xC0FFEEull
+#define PID 100u
+
+static struct assoc *new_assoc(void)
+{
+	struct assoc_cfg cfg = { .host = "h1", .epoch_ns = (uint32_t)EP, .delta_ns = 2 * MS,
+				 .hang_ns = 5000 * MS };
+	struct assoc *a = assoc_new(&cfg);
+	assert_non_null(a);
+	return a;
+}
+
+static void members(struct assoc *a, uint64_t comm, int nranks, int local_rank)
+{
+	for (int r = 0; r < nranks; r++) {
+		char h[16];
+		snprintf(h, sizeof h, "h%d", r);
+		struct assoc_member m = { .comm_id = comm, .rank = r, .nranks = nranks, .host = h,
+					  .gpu = 0, .pid = r == local_rank ? PID : 0,
+					  .local = r == local_rank };
+		assoc_member(a, &m);
+	}
+}
+
+static void qp(struct assoc *a, uint32_t qpn, uint64_t comm, int rank, int remote)
+{
+	char h[16];
+	snprintf(h, sizeof h, "h%d", remote);
+	struct assoc_qp q = { .nic = 0, .qpn = qpn, .pid = PID, .comm_id = comm, .rank = rank,
+			      .remote_rank = remote, .remote_host = h, .remote_gpu = 0 };
+	assoc_qp(a, &q);
+}
+
+static void call(struct assoc *a, uint64_t comm, uint64_t seq, uint8_t type, uint64_t count,
+		 uint8_t dtype, int32_t peer, uint64_t group, uint64_t t_ns)
+{
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.kind = PULSE_HOOK_OP;
+	r.source = PULSE_HOOK_SRC_HOOK;
+	r.version = PULSE_HOOK_RECORD_VERSION;
+	r.pid = PID;
+	r.time_ns = t_ns;
+	r.u.op.comm_id = comm;
+	r.u.op.seq = seq;
+	r.u.op.count = count;
+	r.u.op.type = type;
+	r.u.op.datatype = dtype;
+	r.u.op.root_peer = peer;
+	r.u.op.group_id = group;
+	assoc_call(a, &r);
+}
+
+static void group_mark(struct assoc *a, uint8_t kind, uint64_t group, uint64_t t_ns)
+{
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.kind = kind;
+	r.source = PULSE_HOOK_SRC_HOOK;
+	r.version = PULSE_HOOK_RECORD_VERSION;
+	r.pid = PID;
+	r.time_ns = t_ns;
+	r.u.group.group_id = group;
+	r.u.group.depth = 1;
+	assoc_call(a, &r);
+}
+
+static const struct pulse_op_peer *peer_of(const struct pulse_op_record *r, int32_t rank)
+{
+	for (uint32_t i = 0; i < r->npeers; i++)
+		if (r->peers[i].rank == rank)
+			return &r->peers[i];
+	return NULL;
+}
+
+/* ring set-up: rank 1 of 4, ring 0 -> 1 -> 2 -> 3, two channels: send QPs
+ * 10, 12 to rank 2; receive-side QPs 11, 13 to rank 0 (clear-to-send). */
+static void ring_setup(struct assoc *a)
+{
+	members(a, COMM, 4, 1);
+	qp(a, 10, COMM, 1, 2);
+	qp(a, 12, COMM, 1, 2);
+	qp(a, 11, COMM, 1, 0);
+	qp(a, 13, COMM, 1, 0);
+}
+
+/* one ring all-reduce of n bytes (float32) at epoch e0 over both channels,
+ * with CTS writes on the receive QPs; per: bytes per epoch per channel;
+ * extra: added bytes (retransmissions); hole: a silent stretch (epochs)
+ * after half the data. Returns the epoch after its last byte. */
+static uint64_t ring_op(struct traffic *t, uint64_t e0, uint64_t n, uint64_t per, uint64_t extra,
+			uint64_t hole)
+{
+	uint64_t v = 2 * n * 3 / 4 + extra;
+	uint64_t half = v / 2;
+	uint64_t h1 = half / 2, h2 = half - h1;
+	uint64_t e = tsend(t, 0, 10, e0, h1, per);
+	tsend(t, 0, 12, e0, h1, per);
+	e += hole;
+	uint64_t end = tsend(t, 0, 10, e, h2, per);
+	uint64_t end2 = tsend(t, 0, 12, e, v - half - h1, per);
+	if (end2 > end)
+		end = end2;
+	for (uint64_t x = e0; x < end; x += 8) {
+		tadd(t, 0, 11, x, 64);
+		tadd(t, 0, 13, x, 64);
+	}
+	return end;
+}
+
+static void test_ring_allreduce_two_channels(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 4u << 20; /* 1 Mi floats */
+	uint64_t e0 = 1000;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 10));
+	uint64_t end = ring_op(&t, e0, n, 200000, 0, 0);
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 1);
+	const struct pulse_op_record *r = &out.v[0];
+	assert_int_equal(r->status, PULSE_OP_COMPLETE);
+	assert_int_equal(r->algo, PULSE_ALGO_RING);
+	assert_int_equal(r->algo_source, PULSE_ALGO_SRC_INFERRED);
+	assert_int_equal(r->op, PULSE_HOOK_OP_ALLREDUCE);
+	assert_int_equal(r->rank, 1);
+	assert_int_equal(r->nranks, 4);
+	assert_int_equal(r->start_ns, host_ns(e0));
+	assert_int_equal(r->end_ns, host_ns(end));
+	assert_int_equal(r->duration_ns, (end - e0) * EP);
+	const struct pulse_op_peer *p2 = peer_of(r, 2), *p0 = peer_of(r, 0);
+	assert_non_null(p2);
+	assert_int_equal(p2->expected_bytes, 2 * n * 3 / 4); /* Appendix B: 2N(s-1)/s */
+	assert_int_equal(p2->actual_bytes, 2 * n * 3 / 4);
+	assert_true(p2->complete);
+	assert_string_equal(p2->host, "h2");
+	/* the receive side's clear-to-send writes: extra bytes, not expected */
+	assert_non_null(p0);
+	assert_int_equal(p0->expected_bytes, 0);
+	assert_true(p0->actual_bytes > 0);
+	assert_int_equal(r->expected_bytes, 2 * n * 3 / 4);
+	assert_int_equal(r->actual_bytes, p2->actual_bytes + p0->actual_bytes);
+	assert_int_equal(r->active_ns, (end - e0) * EP);
+	struct assoc_stats st;
+	assoc_get_stats(a, &st);
+	assert_int_equal(st.complete, 1);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* tree: rank 1 of 4; tree 0: parent 0, child 2; tree 1: leaf under 3.
+ * Channel 0 follows tree 0, channel 1 tree 1; each tree edge carries N/2. */
+static void test_tree_allreduce_two_channels(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, COMM, 4, 1);
+	qp(a, 20, COMM, 1, 0); /* ch0 to parent 0 */
+	qp(a, 21, COMM, 1, 2); /* ch0 to child 2 */
+	qp(a, 22, COMM, 1, 3); /* ch1 to parent 3 */
+	struct traffic t = { 0 };
+	uint64_t n = 8u << 20, e0 = 500;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 2, 6 /* fp16 */, -1, 0, host_ns(e0 - 3));
+	/* reduce up and broadcast down pipelined: parents from the start,
+	 * the child a little later */
+	uint64_t e1 = tsend(&t, 0, 20, e0, n / 2, 100000);
+	uint64_t e2 = tsend(&t, 0, 22, e0, n / 2, 100000);
+	uint64_t e3 = tsend(&t, 0, 21, e0 + 5, n / 2, 100000);
+	uint64_t end = e1 > e2 ? e1 : e2;
+	end = end > e3 ? end : e3;
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 1);
+	const struct pulse_op_record *r = &out.v[0];
+	assert_int_equal(r->status, PULSE_OP_COMPLETE);
+	assert_int_equal(r->algo, PULSE_ALGO_TREE);
+	assert_int_equal(r->algo_source, PULSE_ALGO_SRC_INFERRED);
+	for (int peer = 0; peer < 4; peer++) {
+		if (peer == 1)
+			continue;
+		const struct pulse_op_peer *p = peer_of(r, peer);
+		assert_non_null(p);
+		assert_int_equal(p->expected_bytes, n / 2);
+		assert_int_equal(p->actual_bytes, n / 2);
+	}
+	assert_int_equal(r->expected_bytes, 3 * n / 2);
+	assert_int_equal(r->start_ns, host_ns(e0));
+	assert_int_equal(r->end_ns, host_ns(end));
+	/* the union of the three peers' epochs */
+	assert_int_equal(r->active_ns, (end - e0) * EP);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* three all-reduces back to back: 10 idle epochs between them (well under
+ * δ), each called before the previous one ends; then a repeat reuses the
+ * inferred algorithm. */
+static void test_back_to_back(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 2u << 20, e = 2000;
+	uint64_t s[3], en[3];
+	for (int i = 0; i < 3; i++) {
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0,
+		     host_ns(i == 0 ? e - 5 : s[i - 1] + 3));
+		s[i] = e;
+		en[i] = ring_op(&t, e, n, 150000, 3000 /* retransmitted */, 0);
+		e = en[i] + 10;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 3);
+	for (int i = 0; i < 3; i++) {
+		const struct pulse_op_record *r = &out.v[i];
+		if (getenv("ASSOC_DEBUG"))
+			fprintf(stderr, "op %d seq %llu status %d algo %d src %d start %llu end %llu act %llu\n", i,
+				(unsigned long long)r->seq, r->status, r->algo, r->algo_source,
+				(unsigned long long)(r->start_ns - host_ns(0)) / EP,
+				(unsigned long long)(r->end_ns - host_ns(0)) / EP,
+				(unsigned long long)r->actual_bytes);
+		assert_int_equal(r->seq, (uint64_t)i);
+		assert_int_equal(r->status, PULSE_OP_COMPLETE);
+		assert_int_equal(r->start_ns, host_ns(s[i]));
+		assert_int_equal(r->end_ns, host_ns(en[i]));
+		assert_int_equal(peer_of(r, 2)->actual_bytes, 2 * n * 3 / 4 + 3000);
+		assert_int_equal(r->algo, PULSE_ALGO_RING);
+		assert_int_equal(r->algo_source, i == 0 ? PULSE_ALGO_SRC_INFERRED : PULSE_ALGO_SRC_REUSED);
+	}
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* a 3 ms silence inside an operator, before its volume is reached (a
+ * receiver stall), does not split it; 20% extra bytes stay with it. */
+static void test_gap_inside_and_extra_bytes(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 4u << 20, e0 = 100;
+	uint64_t v = 2 * n * 3 / 4;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0));
+	uint64_t end0 = ring_op(&t, e0, n, 100000, 0, 3 * MS / EP + 1);
+	/* the second one: 20% retransmitted bytes */
+	uint64_t e1 = end0 + 4 * MS / EP;
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(end0 + 1));
+	uint64_t end1 = ring_op(&t, e1, n, 100000, v / 5, 0);
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[0].start_ns, host_ns(e0));
+	assert_int_equal(out.v[0].end_ns, host_ns(end0));
+	assert_int_equal(peer_of(&out.v[0], 2)->actual_bytes, v);
+	/* duration includes the stall, the actual communication time does not */
+	assert_true(out.v[0].duration_ns >= out.v[0].active_ns + 3 * MS);
+	assert_int_equal(out.v[1].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[1].start_ns, host_ns(e1));
+	assert_int_equal(out.v[1].end_ns, host_ns(end1));
+	assert_int_equal(peer_of(&out.v[1], 2)->actual_bytes, v + v / 5);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* an operator that stops at half its volume is reported hung once the
+ * hang bound passed, with what it sent; the next one, never started,
+ * not_started; neither as complete, neither as zeros. */
+static void test_hang(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 4u << 20, e0 = 100;
+	/* a first complete one teaches the algorithm */
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0));
+	uint64_t end0 = ring_op(&t, e0, n, 100000, 0, 0);
+	uint64_t e1 = end0 + 200;
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e1 - 1));
+	tsend(&t, 0, 10, e1, n / 2, 100000); /* stops at a third of 2N(s-1)/s */
+	call(a, COMM, 2, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e1 + 100));
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 5, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 1); /* 4 s after the call: not yet hung */
+	run_windows(a, &t, 5, 8, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[1].status, PULSE_OP_HUNG);
+	assert_int_equal(out.v[1].seq, 1);
+	assert_int_equal(peer_of(&out.v[1], 2)->actual_bytes, n / 2);
+	assert_false(peer_of(&out.v[1], 2)->complete);
+	assert_int_equal(out.v[1].start_ns, host_ns(e1));
+	assert_int_equal(out.v[2].status, PULSE_OP_NOT_STARTED);
+	assert_int_equal(out.v[2].actual_bytes, 0);
+	struct assoc_stats st;
+	assoc_get_stats(a, &st);
+	assert_int_equal(st.hung, 1);
+	assert_int_equal(st.not_started, 1);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* an operator whose traffic begins in one poll window and ends in the
+ * next is one record; with 2 ms windows it spans several. */
+static void test_spanning_windows(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 64u << 20;
+	uint64_t win = 2 * MS / EP; /* 62 epochs */
+	uint64_t e0 = 3 * win - 20;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 1));
+	uint64_t end = ring_op(&t, e0, n, 400000, 0, 0); /* ~250 epochs: 5 windows */
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, (uint32_t)(end / win + 3), -1, win, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[0].start_ns, host_ns(e0));
+	assert_int_equal(out.v[0].end_ns, host_ns(end));
+	assert_int_equal(peer_of(&out.v[0], 2)->actual_bytes, 2 * n * 3 / 4);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* a poll window lost while an operator runs: status gap, not zeros and not
+ * complete; the operator after it is measured normally. */
+static void test_poll_gap(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 64u << 20;
+	uint64_t win = 2 * MS / EP;
+	uint64_t e0 = 2 * win - 30;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 1));
+	uint64_t end = ring_op(&t, e0, n, 400000, 0, 0);
+	/* the next one 5 ms later */
+	uint64_t e1 = end + 5 * MS / EP;
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e1 - 1));
+	uint64_t end1 = ring_op(&t, e1, n, 400000, 0, 0);
+	struct recs out = { 0 };
+	/* window 2 (inside the first operator) never arrives */
+	run_windows(a, &t, 0, (uint32_t)(end1 / win + 3), 2, win, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].status, PULSE_OP_GAP);
+	assert_int_equal(out.v[0].seq, 0);
+	assert_true(out.v[0].actual_bytes < 2 * n * 3 / 4);
+	assert_int_equal(out.v[1].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[1].seq, 1);
+	assert_int_equal(out.v[1].start_ns, host_ns(e1));
+	assert_int_equal(out.v[1].end_ns, host_ns(end1));
+	struct assoc_stats st;
+	assoc_get_stats(a, &st);
+	assert_int_equal(st.gaps, 1);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* all-to-all as a group of send/recv with uneven counts (EP comm of 4,
+ * local rank 1): sends to 0, 2, 3; the send to 3 never completes. One
+ * record: op group, a peer entry per send with its completion, the
+ * rank-level active time = the union, hung after the hang bound. A
+ * complete group first. */
+#define EPCOMM 0xE9ull
+static void test_group_alltoall(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, EPCOMM, 4, 1);
+	qp(a, 30, EPCOMM, 1, 0);
+	qp(a, 31, EPCOMM, 1, 2);
+	qp(a, 32, EPCOMM, 1, 3);
+	qp(a, 33, EPCOMM, 1, 0); /* second channel to 0 */
+	struct traffic t = { 0 };
+	const uint64_t cnt[4] = { 300000, 0, 50000, 120000 }; /* bf16 elements per peer */
+	uint64_t e0 = 100;
+	uint64_t seq = 0;
+	for (int g = 0; g < 2; g++) {
+		uint64_t gid = 7 + (uint64_t)g;
+		uint64_t base = g == 0 ? e0 : e0 + 5000;
+		group_mark(a, PULSE_HOOK_GROUP_START, gid, host_ns(base - 5));
+		for (int p = 0; p < 4; p++) {
+			if (p == 1)
+				continue;
+			call(a, EPCOMM, seq++, PULSE_HOOK_OP_SEND, cnt[p], 9, p, gid, host_ns(base - 4));
+			call(a, EPCOMM, seq++, PULSE_HOOK_OP_RECV, cnt[p] / 2, 9, p, gid, host_ns(base - 4));
+		}
+		group_mark(a, PULSE_HOOK_GROUP_END, gid, host_ns(base - 3));
+		/* to 0 over two channels, to 2 late (a slow receiver), to 3 */
+		tsend(&t, 0, 30, base, cnt[0], 50000);
+		tsend(&t, 0, 33, base, cnt[0], 50000);
+		tsend(&t, 0, 31, base + 30, cnt[2] * 2, 20000);
+		tsend(&t, 0, 32, base, g == 0 ? cnt[3] * 2 : cnt[3], 30000); /* group 2: half */
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 8, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	const struct pulse_op_record *r = &out.v[0];
+	assert_int_equal(r->op, PULSE_OP_GROUP);
+	assert_int_equal(r->status, PULSE_OP_COMPLETE);
+	assert_int_equal(r->group_id, 7);
+	assert_int_equal(r->seq, 0);
+	assert_int_equal(r->algo, PULSE_ALGO_P2P);
+	assert_int_equal(r->npeers, 3);
+	assert_int_equal(peer_of(r, 0)->expected_bytes, cnt[0] * 2);
+	assert_int_equal(peer_of(r, 2)->expected_bytes, cnt[2] * 2);
+	assert_int_equal(peer_of(r, 3)->expected_bytes, cnt[3] * 2);
+	assert_int_equal(r->expected_bytes, (cnt[0] + cnt[2] + cnt[3]) * 2);
+	assert_int_equal(r->actual_bytes, r->expected_bytes);
+	/* union: 0 (two channels, 6 epochs) and 3 (8 epochs) from e0 on, 2
+	 * from e0+30 (5 epochs) */
+	assert_int_equal(r->rank_active_ns, (8 + 5) * EP);
+	assert_int_equal(r->start_ns, host_ns(e0));
+	assert_int_equal(r->end_ns, host_ns(e0 + 35));
+	assert_true(r->rank_rate_gbps > 0);
+	const struct pulse_op_record *h = &out.v[1];
+	assert_int_equal(h->op, PULSE_OP_GROUP);
+	assert_int_equal(h->status, PULSE_OP_HUNG);
+	assert_true(peer_of(h, 0)->complete);
+	assert_true(peer_of(h, 2)->complete);
+	assert_false(peer_of(h, 3)->complete);
+	assert_int_equal(peer_of(h, 3)->actual_bytes, cnt[3]);
+	assert_int_equal(assoc_parallelism(a, EPCOMM), PULSE_PAR_EP);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_allreduce_two_channels),
+		cmocka_unit_test(test_tree_allreduce_two_channels),
+		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_gap_inside_and_extra_bytes),
+		cmocka_unit_test(test_hang),
+		cmocka_unit_test(test_spanning_windows),
+		cmocka_unit_test(test_poll_gap),
+		cmocka_unit_test(test_group_alltoall),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
