@@ -30,3 +30,11 @@ bench-profiler: $(BUILD)/bench/bench_profiler
 	@echo "== Profiler plugin: ns per event, net profiling on and off (this machine: $$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
 	$(BUILD)/bench/bench_profiler $(PROFILER_SO) | tee $(BUILD)/bench/profiler.md
 BENCH_TARGETS += bench-profiler
+
+# ---- ring_dump: a process's ring as JSON lines (the GPU smoke test reads it) ----
+$(HOOK_TDIR)/ring_dump: $(BUILD)/obj/tests/hook/ring_dump.o $(BUILD)/lib/libpulse_hookring.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(HOST_LDLIBS) -lrt
+ALL += $(HOOK_TDIR)/ring_dump
+TEST_SCRIPTS += tests/hook/torch_smoke_standin.sh
+tests/hook/torch_smoke_standin.sh: | $(HOOK_TDIR)/ring_dump

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Pulse interception against the real NCCL, through PyTorch (issue #5).
+
+Runs a small torch.distributed NCCL workload (world size 1 by default: five
+all-reduces and one grouped send/recv to itself) in a child process under
+  LD_PRELOAD=libpulse-hook.so  and  NCCL_PROFILER_PLUGIN=libpulse-nccl-profiler.so,
+then reads the child's interception ring (/dev/shm/pulse-hook.<pid>) with
+build/tests/hook/ring_dump and prints what was captured: communicators,
+operators, group brackets, QPs, the profiler's view (commHash, seqNumber,
+algo, proto, nChannels) and its net records (QPNs per operator). It ends
+with PASS/FAIL lines for what must be there and exits 1 if any failed.
+
+  python3 tests/hook/gpu/torch_nccl_smoke.py                 # one GPU
+  python3 tests/hook/gpu/torch_nccl_smoke.py --world 2       # two GPUs on one
+      host, P2P and SHM disabled so NCCL goes through the RDMA NIC (verbs QPs,
+      net profiling): only where an RDMA NIC is present
+  python3 tests/hook/gpu/torch_nccl_smoke.py --stand-in      # no GPU: the same
+      capture and report on the stand-in NCCL (tests/hook/train); make test
+
+World size 1 makes NCCL use no network at all: no QP and no net record is
+expected there, and the report says so rather than failing.
+Build first: make build/lib/libpulse-hook.so build/lib/libpulse-nccl-profiler.so
+build/tests/hook/ring_dump (or plain `make`).
+"""
+import argparse
+import collections
+import json
+import os
+import socket
+import subprocess
+import sys
+
+OP_NAMES = {1: "allreduce", 2: "allgather", 3: "reducescatter", 4: "broadcast", 5: "reduce",
+            6: "alltoall", 7: "send", 8: "recv", 15: "other"}
+HOW = {1: "init_rank", 2: "init_rank_config", 3: "init_all", 4: "split", 5: "init_rank_scalable",
+       6: "destroy", 7: "abort", 8: "profiler"}
+F_ANNOTATION = 1
+
+
+def workload(rank, world, port, n_allreduce):
+    """The training-side code: plain PyTorch, nothing of Pulse."""
+    import torch
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
+    x = torch.ones(1 << 20, device="cuda")
+    for _ in range(n_allreduce):
+        dist.all_reduce(x)
+    peer_to, peer_from = (rank + 1) % world, (rank - 1 + world) % world
+    s = torch.full((4096,), float(rank), device="cuda")
+    r = torch.empty(4096, device="cuda")
+    reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, s, peer_to), dist.P2POp(dist.irecv, r, peer_from)])
+    for q in reqs:
+        q.wait()
+    torch.cuda.synchronize()
+    ok = abs(x[0].item() - world ** n_allreduce) < 1e-3 and abs(r[0].item() - peer_from) < 1e-3
+    print("workload rank %d: %d all-reduces and a send/recv group done, results %s"
+          % (rank, n_allreduce, "correct" if ok else "WRONG"), flush=True)
+    dist.destroy_process_group()
+    return 0 if ok else 1
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_children(args, build):
+    hook = os.path.abspath(os.path.join(build, "lib", "libpulse-hook.so"))
+    plugin = os.path.abspath(os.path.join(build, "lib", "libpulse-nccl-profiler.so"))
+    for f in (hook, plugin):
+        if not os.path.exists(f):
+            sys.exit("torch_nccl_smoke: %s not built (run make)" % f)
+    env = dict(os.environ)
+    if not args.no_hook:
+        env["LD_PRELOAD"] = hook
+    if not args.no_plugin:
+        env["NCCL_PROFILER_PLUGIN"] = plugin
+    env["PULSE_HOOK_KEEP_RING"] = "1"  # the ring outlives the process, for ring_dump
+    env.setdefault("NCCL_DEBUG", "INFO")
+    env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
+    procs = []
+    if args.stand_in:
+        hdir = os.path.abspath(os.path.join(build, "tests", "hook"))
+        env["LD_LIBRARY_PATH"] = hdir
+        env["FAKE_NCCL_UID"] = "torch-smoke"
+        for rank in range(args.world):
+            procs.append(subprocess.Popen([os.path.join(hdir, "train"), str(rank), str(max(args.world, 2)), "1"],
+                                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    else:
+        if args.world > 1:
+            env.setdefault("NCCL_P2P_DISABLE", "1")  # force the network path between the two GPUs
+            env.setdefault("NCCL_SHM_DISABLE", "1")
+        port = free_port()
+        for rank in range(args.world):
+            procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", str(rank),
+                                           "--world", str(args.world), "--port", str(port),
+                                           "--allreduces", str(args.allreduces)],
+                                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = []
+    for p in procs:
+        out, _ = p.communicate(timeout=600)
+        outs.append((p.pid, p.returncode, out))
+    return outs
+
+
+def dump_ring(build, pid):
+    tool = os.path.join(build, "tests", "hook", "ring_dump")
+    if not os.path.exists(tool):
+        sys.exit("torch_nccl_smoke: %s not built (make %s)" % (tool, tool))
+    res = subprocess.run([tool, str(pid), "--unlink"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if res.returncode != 0:
+        return None, res.stderr.strip()
+    return [json.loads(l) for l in res.stdout.splitlines() if l.strip()], ""
+
+
+def report(pid, rc, out, recs, args):
+    checks = []
+
+    def check(cond, what):
+        checks.append(bool(cond))
+        print("  %s %s" % ("PASS" if cond else "FAIL", what))
+
+    print("=" * 78)
+    print("process %d (exit %d)" % (pid, rc))
+    for l in out.splitlines():
+        if ("workload" in l or "profiler" in l.lower() or "NET/IB" in l or "NET/Socket" in l
+                or l.startswith("fake-nccl: profiler") or "Using network" in l):
+            print("  | " + l[:160])
+    if recs is None:
+        check(False, "interception ring readable")
+        return checks
+    stats = recs[-1] if recs and recs[-1]["kind"] == "stats" else {}
+    recs = [r for r in recs if r["kind"] != "stats"]
+    hook = [r for r in recs if r["source"] == "hook"]
+    prof = [r for r in recs if r["source"] == "profiler"]
+    print("ring: %d records (%d from the hook, %d from the profiler plugin), dropped %s/%s, hook loaded %s"
+          % (len(recs), len(hook), len(prof), stats.get("dropped_full"), stats.get("dropped_no_reader"),
+             stats.get("hook_loaded")))
+    print("communicators:")
+    for r in recs:
+        if r["kind"] in ("comm_init", "comm_destroy"):
+            print("  %-12s %-8s comm_id %s rank %d/%d how %s nccl_hash %s nnodes %d gpu %s %s%s"
+                  % (r["kind"], r["source"], r["comm_id"], r["rank"], r["nranks"], HOW.get(r["how"], r["how"]),
+                     r["nccl_hash"], r["nnodes"], r["cuda_dev"], r["pci_bus_id"],
+                     " (annotation)" if r["flags"] & F_ANNOTATION else ""))
+    print("operators (hook: the calls; profiler: NCCL's view, annotations when the hook is loaded):")
+    for r in recs:
+        if r["kind"] == "op":
+            print("  %-8s %-13s comm %s seq %d count %d dtype %d peer/root %d group %d nccl_seq %d %s/%s ch %d"
+                  % (r["source"], OP_NAMES.get(r["type"], r["type"]), r["comm_id"], r["seq"], r["count"],
+                     r["datatype"], r["root_peer"], r["group_id"], r["nccl_seq"], r["algo"], r["proto"],
+                     r["nchannels"]))
+        elif r["kind"] in ("group_start", "group_end"):
+            print("  %-8s %s %d depth %d" % (r["source"], r["kind"], r["group_id"], r["depth"]))
+    qps = [r for r in recs if r["kind"].startswith("qp_")]
+    print("QPs (verbs, through the hook): %d records" % len(qps))
+    for r in qps:
+        print("  %-10s dev %s qpn %d dest_qpn %d port %d result %d gpu %s"
+              % (r["kind"], r["dev"], r["qpn"], r["dest_qpn"], r["port"], r["result"], r["pci_bus_id"]))
+    nets = [r for r in recs if r["kind"] == "net_qp"]
+    print("net records (profiler: QPN per operator, channel, direction): %d" % len(nets))
+    for r in nets[:40]:
+        print("  comm %s seq %d nccl_seq %d %s ch %d %s peer %d qpn %d dev %d wrs %d bytes %d"
+              % (r["comm_id"], r["seq"], r["nccl_seq"], OP_NAMES.get(r["op_type"], r["op_type"]), r["channel"],
+                 "send" if r["is_send"] else "recv", r["peer"], r["qpn"], r["nccl_dev"], r["wrs"], r["bytes"]))
+    if len(nets) > 40:
+        print("  ... %d more" % (len(nets) - 40))
+
+    n_ar = args.allreduces if not args.stand_in else 1
+    hook_ops = collections.Counter(OP_NAMES.get(r["type"]) for r in hook if r["kind"] == "op")
+    prof_ops = collections.Counter(OP_NAMES.get(r["type"]) for r in prof if r["kind"] == "op")
+    if not args.no_hook:
+        check(any(r["kind"] == "comm_init" for r in hook), "hook: communicator init recorded")
+        check(hook_ops["allreduce"] >= n_ar, "hook: %d all-reduce calls recorded (>= %d)" % (hook_ops["allreduce"], n_ar))
+        check(hook_ops["send"] >= 1 and hook_ops["recv"] >= 1, "hook: send and recv recorded (%d, %d)"
+              % (hook_ops["send"], hook_ops["recv"]))
+        check(any(r["kind"] == "group_start" for r in hook), "hook: group brackets recorded")
+    if not args.no_plugin:
+        check(prof, "profiler plugin loaded by NCCL and writing (%d records)" % len(prof))
+        check(prof_ops["allreduce"] >= n_ar, "profiler: %d all-reduce tasks (>= %d)" % (prof_ops["allreduce"], n_ar))
+        if not args.no_hook:
+            hook_ids = {r["comm_id"] for r in hook if r["kind"] == "comm_init"}
+            ann = [r for r in prof if r["kind"] in ("comm_init", "op", "net_qp")]
+            check(ann and all(r["flags"] & F_ANNOTATION for r in ann),
+                  "profiler records are annotations (not counted twice)")
+            check(all(r["comm_id"] in hook_ids for r in prof if r["kind"] in ("comm_init", "op")),
+                  "profiler records carry the hook's communicator ids")
+        if nets or qps or args.world > 1:
+            created = {r["qpn"] for r in qps if r["kind"] == "qp_create"}
+            check(nets, "net profiling: NET_QP records present")
+            if qps:
+                check(all(r["qpn"] in created for r in nets), "net records name QPs the hook saw created")
+        else:
+            print("  NOTE no QP and no net record: world size 1 uses no network (expected)")
+    check(rc == 0, "workload exit 0")
+    check(stats.get("dropped_full", 1) == 0 and stats.get("dropped_no_reader", 1) == 0, "no record dropped")
+    return checks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
+    ap.add_argument("--world", type=int, default=1)
+    ap.add_argument("--allreduces", type=int, default=5)
+    ap.add_argument("--stand-in", action="store_true", help="the stand-in NCCL instead of PyTorch (no GPU)")
+    ap.add_argument("--no-hook", action="store_true")
+    ap.add_argument("--no-plugin", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child is not None:
+        return workload(args.child, args.world, args.port, args.allreduces)
+    if not args.stand_in:
+        try:
+            import torch
+            if not torch.cuda.is_available() or torch.cuda.device_count() < args.world:
+                print("torch_nccl_smoke: needs %d CUDA GPU(s); found %d. Nothing was run (use --stand-in "
+                      "to check the capture path without a GPU)." % (args.world, torch.cuda.device_count()))
+                return 77
+            v = torch.cuda.nccl.version()
+            v = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+            print("torch %s, CUDA %s, NCCL %s (the plugin's ABI: v4 for 2.27, v5 for 2.28, v6 for 2.29+), "
+                  "%d GPU(s): %s" % (torch.__version__, torch.version.cuda, v, torch.cuda.device_count(),
+                                    torch.cuda.get_device_name(0)))
+        except ImportError:
+            print("torch_nccl_smoke: PyTorch is not installed here. Nothing was run.")
+            return 77
+    results = []
+    for pid, rc, out in run_children(args, args.build):
+        recs, err = dump_ring(args.build, pid)
+        if recs is None:
+            print("process %d: ring: %s" % (pid, err))
+        results += report(pid, rc, out, recs, args)
+    print("=" * 78)
+    print("torch_nccl_smoke: %d checks, %d failed" % (len(results), results.count(False)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
