@@ -546,6 +546,14 @@ static void test_profiler_plugin_alone(void **state)
 		assert_int_equal(p->n, r->n); /* nothing else wrote */
 		check_prof(p, 1, 0, 0, 0);
 	}
+	/* An NCCL whose newest profiler ABI is v3 (2.26) finds no version it
+	 * knows in the plugin and runs without it: no records, no ring. */
+	const char *env3[] = { "LD_PRELOAD=", env_plugin, "FAKE_NCCL_PROFILER_ABI=3", NULL };
+	const char *argv3[] = { "train", "1", "2", "1", NULL };
+	run(r, argv3, env3);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	assert_null(strstr(r->out, "fake-nccl: profiler v"));
+	assert_int_not_equal(r->open_rc, 0);
 	free(r);
 	free(p);
 }
