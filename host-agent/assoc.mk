@@ -22,3 +22,13 @@ $(BUILD)/tests/test_assoc: $(call objs,asan,tests/assoc/test_assoc.c) $(BUILD)/l
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lcjson -lm
 TEST_PROGS += $(BUILD)/tests/test_assoc
+
+# The real captures of ../shared/traces/rdma_ib_tutorial/ (read in place)
+# replayed through the firmware core (libpulse_sim.a) into the association.
+CFLAGS_tests/assoc/test_assoc_trace.c := -Isim -DTRACE_DIR='"$(CURDIR)/../shared/traces/rdma_ib_tutorial"'
+$(BUILD)/tests/test_assoc_trace: $(call objs,asan,tests/assoc/test_assoc_trace.c) $(BUILD)/lib/asan/libpulse_assoc.a \
+		$(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_sim.a $(BUILD)/lib/asan/libpulse_unix.a \
+		$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_fw.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lpcap -lcjson -lm $(HOST_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_assoc_trace
