@@ -83,6 +83,8 @@ struct sc_scenario {
 	int channels, p2p_channels, slots, algo; /* algo: ring|tree for all-reduce */
 	uint64_t slice_bytes;
 	double proxy_ns, launch_ns, call_ns, net_latency_ns;
+	double cpu_frac; /* CPU time to launch a compute phase, as a fraction of it */
+	int gpu_queue;   /* stream items the CPU may run ahead by */
 	int mtu;
 	uint64_t event_max_bytes;
 	double event_max_ns;

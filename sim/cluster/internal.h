@@ -18,6 +18,7 @@ enum ev_kind {
 	EV_NIC_DOWN,     /* a NIC stops (a: nic) */
 	EV_INTRA_END,    /* an intra-host (NVLink) slice copy ends (p: conn, a: item) */
 	EV_OP_DONE,      /* an intra-host collective completes on all ranks (p: op) */
+	EV_GPU_DONE,     /* a rank's GPU finished a compute item (p: rank) */
 };
 
 struct ev {
@@ -95,7 +96,7 @@ struct part {
 	struct rankst *rk;
 	int idx;       /* index in op->parts */
 	int comm_rank; /* rank in the communicator */
-	int launched, done, called;
+	int launched, done, called, posted;
 	int pending;   /* items still to send or receive */
 	double call_t, launch_t, end_t;
 	double first_t, last_t; /* first/last byte on this rank's NIC */
@@ -130,6 +131,7 @@ struct opinst {
 	int nconn;
 	struct conn *conns;
 	int *chain;   /* OPK_CHAIN: comm ranks in chain order */
+	int *tup, *tdn; /* OPK_TREE: conn index of i's up conn [ch*n+i], down [(ch*n+i)*2+k] */
 	int nparts_called, nparts_done;
 	int intra;    /* all parts on one host: analytic */
 	uint64_t key;
@@ -144,6 +146,8 @@ struct comm {
 	int p2p;   /* has P2P connections */
 	int *ring_qpc; /* [ch * n + i]: i -> i+1 */
 	int *p2p_qpc;  /* [(ch * n + i) * n + j] */
+	int *tree_up;  /* [ch * n + i]: i -> parent (tree algorithm), -1 at the root */
+	int *tree_dn;  /* [(ch * n + i) * 2 + k]: i -> its k-th child, -1 none */
 	/* collective instances by index */
 	struct opinst **coll;
 	size_t ncoll;
@@ -174,15 +178,27 @@ struct instr {
 	int a;
 };
 
+/* an item on a rank's GPU stream: a compute phase, or the kernels of one
+ * operator call or one group */
+struct gitem {
+	double dur;
+	struct part **parts;
+	int nparts;
+	int phase;
+};
+
 struct rankst {
 	int g, host, gpu;
 	uint32_t pid, tid;
 	struct instr *prog;
 	size_t nprog, capprog;
 	size_t pc;
-	int pending;
-	int waiting;  /* blocked until pending == 0 */
-	int stopped;  /* fail-stop: the process stopped */
+	int waiting;  /* CPU: 1 timer, 3 GPU queue full, 4 sync with the GPU */
+	int stopped;  /* fail-stop: the process stopped calling */
+	int gpu_dead; /* the GPU stream stopped */
+	struct gitem *gq;
+	size_t gq_head, gq_n, gq_cap;
+	int gpu_busy, gpu_pending;
 	int in_group;
 	uint64_t group_ctr, group_id;
 	struct part **grp;
@@ -194,7 +210,7 @@ struct rankst {
 	double t_cpu; /* CPU is busy until */
 	int iter;
 	/* failure effects on this rank */
-	double compute_f, proxy_add, proxy_f, launch_add;
+	double compute_f, proxy_add, proxy_f, cpu_f;
 	int fail_active;
 	int mark_bad;
 	double done_t;
@@ -227,6 +243,7 @@ struct sim {
 	int nactive_ranks;
 	/* truth */
 	double *iter_start, *iter_end;
+	int *iter_nend; /* ranks that finished the iteration */
 	double fail_start;
 	int fail_started;
 	FILE *truth_ops;
@@ -251,6 +268,7 @@ void comms_init(struct sim *sm);
 struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, uint64_t seq,
 		     uint64_t group_id);
 void op_launch(struct sim *sm, struct part *pt);
+void op_posted(struct sim *sm, struct part *pt);
 void op_intra_done(struct sim *sm, struct opinst *op);
 void conn_proxy_done(struct sim *sm, struct conn *cn);
 void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t);

@@ -62,6 +62,29 @@ static int new_qpc(struct sim *sm, int comm, int ch, int src, int dst)
 	return sm->nqpcs++;
 }
 
+/* NCCL's double binary tree, simplified: tree 0 is a binary heap over the
+ * comm ranks (parent of position p is (p-1)/2), tree 1 the same over the
+ * mirrored order (position n-1-r), so most leaves of one tree are interior
+ * nodes of the other. Channel ch uses tree ch % 2. */
+static int tree_pos(int n, int t, int r)
+{
+	return t ? n - 1 - r : r;
+}
+static int tree_rank(int n, int t, int p)
+{
+	return t ? n - 1 - p : p;
+}
+int tree_parent(int n, int ch, int r)
+{
+	int p = tree_pos(n, ch % 2, r);
+	return p == 0 ? -1 : tree_rank(n, ch % 2, (p - 1) / 2);
+}
+int tree_child(int n, int ch, int r, int k)
+{
+	int p = tree_pos(n, ch % 2, r), c = 2 * p + 1 + k;
+	return c < n ? tree_rank(n, ch % 2, c) : -1;
+}
+
 int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *label)
 {
 	if (sm->ncomms == sm->capcomms) {
@@ -91,6 +114,22 @@ int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *la
 		for (int ch = 0; ch < C; ch++)
 			for (int i = 0; i < n; i++)
 				c->ring_qpc[ch * n + i] = new_qpc(sm, idx, ch, ranks[i], ranks[(i + 1) % n]);
+		if (sm->s->algo == ALGO_TREE && !c->intra && n > 2) {
+			c->tree_up = xcalloc((size_t)C * (size_t)n, sizeof *c->tree_up);
+			c->tree_dn = xcalloc((size_t)C * (size_t)n * 2, sizeof *c->tree_dn);
+			for (int ch = 0; ch < C; ch++)
+				for (int i = 0; i < n; i++) {
+					int pa = tree_parent(n, ch, i);
+					c->tree_up[ch * n + i] =
+						pa < 0 ? -1 : new_qpc(sm, idx, C + P + ch, ranks[i], ranks[pa]);
+					for (int k = 0; k < 2; k++) {
+						int ck = tree_child(n, ch, i, k);
+						c->tree_dn[(ch * n + i) * 2 + k] =
+							ck < 0 ? -1
+							       : new_qpc(sm, idx, C + P + ch, ranks[i], ranks[ck]);
+					}
+				}
+		}
 		if (p2p) {
 			c->p2p_qpc = xcalloc((size_t)P * (size_t)n * (size_t)n, sizeof *c->p2p_qpc);
 			for (int ch = 0; ch < P; ch++)
@@ -300,6 +339,60 @@ static void build_chain(struct sim *sm, struct opinst *op)
 	}
 }
 
+/* Tree all-reduce: per channel, reduce up (a node sends slice i to its
+ * parent once slice i arrived from all its children), then broadcast down
+ * (the root sends slice i to its children once it has all of them; an
+ * interior node forwards slice i once it arrived from its parent). */
+static void build_tree(struct sim *sm, struct opinst *op)
+{
+	const struct sc_scenario *s = sm->s;
+	int n = op->n, C = s->channels;
+	struct comm *c = op->cm;
+	op->nconn = C * 2 * (n - 1);
+	op->conns = xcalloc((size_t)op->nconn, sizeof *op->conns);
+	op->tup = xcalloc((size_t)C * (size_t)n, sizeof *op->tup);
+	op->tdn = xcalloc((size_t)C * (size_t)n * 2, sizeof *op->tdn);
+	int ci = 0;
+	for (int ch = 0; ch < C; ch++) {
+		uint64_t Tc = share(op->bytes, C, ch);
+		int ni = (int)((Tc + s->slice_bytes - 1) / s->slice_bytes);
+		for (int i = 0; i < n; i++) {
+			int nch = (tree_child(n, ch, i, 0) >= 0) + (tree_child(n, ch, i, 1) >= 0);
+			op->tup[ch * n + i] = -1;
+			for (int dir = 0; dir < 3; dir++) {
+				int to = dir == 0 ? tree_parent(n, ch, i) : tree_child(n, ch, i, dir - 1);
+				if (dir > 0)
+					op->tdn[(ch * n + i) * 2 + dir - 1] = -1;
+				if (to < 0)
+					continue;
+				struct conn *cn = &op->conns[ci];
+				cn->op = op;
+				cn->ch = ch;
+				cn->from = i;
+				cn->to = to;
+				cn->qpc = dir == 0 ? c->tree_up[ch * n + i] : c->tree_dn[(ch * n + i) * 2 + dir - 1];
+				conn_alloc(cn, ni);
+				int is_root = tree_parent(n, ch, i) < 0;
+				for (int it = 0; it < ni; it++) {
+					uint64_t b = Tc - (uint64_t)it * s->slice_bytes;
+					cn->bytes[it] = (uint32_t)(b > s->slice_bytes ? s->slice_bytes : b);
+					/* up: wait for all children; down: root waits for all
+					 * children, others for the parent */
+					cn->deps[it] = (uint8_t)(dir == 0 || is_root ? nch : 1);
+				}
+				if (dir == 0)
+					op->tup[ch * n + i] = ci;
+				else
+					op->tdn[(ch * n + i) * 2 + dir - 1] = ci;
+				op->parts[i].pending += ni;
+				op->parts[to].pending += ni;
+				ci++;
+			}
+		}
+	}
+	op->nconn = ci;
+}
+
 static void build_p2p(struct sim *sm, struct opinst *op, int i, int j)
 {
 	const struct sc_scenario *s = sm->s;
@@ -397,6 +490,10 @@ struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, 
 				if (in->type == PULSE_HOOK_OP_BROADCAST || in->type == PULSE_HOOK_OP_REDUCE) {
 					op->kind = OPK_CHAIN;
 					build_chain(sm, op);
+				} else if (in->type == PULSE_HOOK_OP_ALLREDUCE && c->tree_up) {
+					op->kind = OPK_TREE;
+					op->algo = ALGO_TREE;
+					build_tree(sm, op);
 				} else {
 					op->kind = OPK_RING;
 					build_ring(sm, op);
@@ -448,12 +545,13 @@ static void try_post(struct sim *sm, struct conn *cn)
 {
 	if (cn->proxy_busy || cn->next_post >= cn->nitems)
 		return;
-	struct part *S = &cn->op->parts[cn->from];
-	if (!S->launched || S->rk->stopped)
+	struct part *S = &cn->op->parts[cn->from], *R = &cn->op->parts[cn->to];
+	if (!S->launched || S->rk->gpu_dead)
 		return;
 	if (cn->deps[cn->next_post])
 		return;
-	if (cn->next_post >= cn->consumed + sm->s->slots)
+	/* the receiver's proxy offers `slots` buffers once its call is posted */
+	if (!R->posted || cn->next_post >= cn->consumed + sm->s->slots)
 		return;
 	cn->proxy_busy = 1;
 	heap_push(&sm->q, sm->now + proxy_latency(sm, S->rk), EV_PROXY_DONE, cn, 0, 0);
@@ -508,6 +606,30 @@ static void notify_dependents(struct sim *sm, struct conn *cn, int item)
 			nx->deps[item + 1]--;
 			try_post(sm, nx);
 		}
+	} else if (op->kind == OPK_TREE) {
+		int n = op->n, ch = cn->ch, X = cn->to;
+		int up = tree_parent(n, ch, cn->from) == X; /* this conn went up */
+		int xroot = tree_parent(n, ch, X) < 0;
+		if (up && !xroot) {
+			struct conn *nx = &op->conns[op->tup[ch * n + X]];
+			if (nx->deps[item]) {
+				nx->deps[item]--;
+				try_post(sm, nx);
+			}
+		} else {
+			/* the root got a child's slice, or a node got its parent's:
+			 * both feed the down conns of X */
+			for (int k = 0; k < 2; k++) {
+				int d = op->tdn[(ch * n + X) * 2 + k];
+				if (d < 0)
+					continue;
+				struct conn *nx = &op->conns[d];
+				if (nx->deps[item]) {
+					nx->deps[item]--;
+					try_post(sm, nx);
+				}
+			}
+		}
 	} else if (op->kind == OPK_CHAIN) {
 		int n = op->n;
 		int q = (int)(cn - op->conns) % (n - 1);
@@ -526,7 +648,7 @@ void conn_arrive(struct sim *sm, struct conn *cn, int item)
 	struct opinst *op = cn->op;
 	struct part *S = &op->parts[cn->from], *R = &op->parts[cn->to];
 	cn->arrived++;
-	if (R->launched && !R->rk->stopped) {
+	if (R->launched && !R->rk->gpu_dead) {
 		cn->consumed = cn->arrived;
 		try_post(sm, cn);
 	}
@@ -540,7 +662,7 @@ void conn_arrive(struct sim *sm, struct conn *cn, int item)
 void op_launch(struct sim *sm, struct part *pt)
 {
 	struct opinst *op = pt->op;
-	if (pt->rk->stopped || pt->bad)
+	if (pt->rk->gpu_dead || pt->bad)
 		return;
 	pt->launched = 1;
 	pt->launch_t = sm->now;
@@ -578,12 +700,23 @@ void op_launch(struct sim *sm, struct part *pt)
 	part_check_done(sm, pt);
 }
 
+/* The call reached the proxy (ncclGroupEnd for a group): receive buffers
+ * are offered to the senders. */
+void op_posted(struct sim *sm, struct part *pt)
+{
+	struct opinst *op = pt->op;
+	pt->posted = 1;
+	for (int c = 0; c < op->nconn; c++)
+		if (op->conns[c].to == pt->idx)
+			try_post(sm, &op->conns[c]);
+}
+
 void op_intra_done(struct sim *sm, struct opinst *op)
 {
 	for (int i = 0; i < op->n; i++) {
 		struct part *pt = &op->parts[i];
 		pt->pending = 0;
-		if (!pt->rk->stopped)
+		if (!pt->rk->gpu_dead)
 			part_check_done(sm, pt);
 	}
 }

@@ -312,9 +312,10 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 	for (int i = 0; i < s->iterations; i++) {
 		if (sm->iter_start[i] >= SC_INF)
 			continue;
+		int complete = sm->iter_nend[i] == sm->nranks;
 		fprintf(f, "%s{\"index\":%d,\"start_ns\":%.0f,\"end_ns\":%.0f,\"complete\":%s}",
-			first ? "" : ",", i, sm->iter_start[i], sm->iter_end[i],
-			sm->iter_end[i] > 0 ? "true" : "false");
+			first ? "" : ",", i, sm->iter_start[i], complete ? sm->iter_end[i] : 0.0,
+			complete ? "true" : "false");
 		first = 0;
 	}
 	fprintf(f, "]}\n");

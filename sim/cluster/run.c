@@ -102,16 +102,22 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 		rk->compute_f = pow(700.0 / f->severity, 0.6);
 		break;
 	case F_CPU_CONTENTION:
-		rk->proxy_add = 50e3 * f->severity * f->severity;
-		rk->launch_add = 40e3 * f->severity;
+		/* stress on (severity x) all cores: the proxy thread and the
+		 * training loop get a fraction of a core */
+		rk->proxy_add = 40e3 * f->severity * f->severity;
+		rk->cpu_f = 1 + 3 * f->severity;
 		break;
 	case F_CPU_THROTTLING:
-		rk->proxy_f = 3;
-		rk->proxy_add = 8e3;
-		rk->launch_add = 15e3;
+		/* powersave governor: everything on the CPU ~2.5x slower */
+		rk->proxy_f = 2.5;
+		rk->proxy_add = 6e3;
+		rk->cpu_f = 2.5;
 		break;
 	case F_CUDA_EXEC_ERROR:
-		rk->stopped = 1; /* the allocation fails: no further calls */
+		/* the allocation fails at the start of the iteration: the process
+		 * raises and never calls again; its queued kernels never run */
+		rk->stopped = 1;
+		rk->gpu_dead = 1;
 		break;
 	default:
 		break;
@@ -129,26 +135,93 @@ void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter)
 }
 
 /* ---------- rank programs ---------- */
-static void rank_step(struct sim *sm, struct rankst *rk);
+/* A rank is a CPU thread issuing calls and a GPU stream executing them in
+ * order. The CPU runs ahead of the GPU: a compute phase costs it only
+ * cpu_frac of the phase (kernel launches), an operator call call_ns; it
+ * blocks when gpu_queue items are waiting on the stream, and at the end of
+ * an iteration (the loss/optimizer step synchronises with the GPU). An
+ * operator call posts the rank's receive buffers (its proxy can accept
+ * `slots` slices); its kernel starts when the stream reaches it and only
+ * then sends, and drains received slices. */
+static void cpu_step(struct sim *sm, struct rankst *rk);
 
-void rank_part_done(struct sim *sm, struct part *pt)
+static void gq_push(struct rankst *rk, struct gitem it)
 {
-	struct rankst *rk = pt->rk;
-	rk->pending--;
-	if (rk->pending == 0 && rk->waiting == 2) {
-		rk->waiting = 0;
-		if (rk->t_cpu < sm->now)
-			rk->t_cpu = sm->now;
-		rank_step(sm, rk);
+	if (rk->gq_n == rk->gq_cap) {
+		size_t nc = rk->gq_cap ? rk->gq_cap * 2 : 8;
+		struct gitem *nq = xcalloc(nc, sizeof *nq);
+		for (size_t i = 0; i < rk->gq_n; i++)
+			nq[i] = rk->gq[(rk->gq_head + i) % rk->gq_cap];
+		free(rk->gq);
+		rk->gq = nq;
+		rk->gq_cap = nc;
+		rk->gq_head = 0;
 	}
+	rk->gq[(rk->gq_head + rk->gq_n++) % rk->gq_cap] = it;
 }
 
 static double launch_latency(struct sim *sm, const struct rankst *rk)
 {
-	double l = sm->s->launch_ns;
-	if (rk->launch_add > 0)
-		l += rk->launch_add * sc_rng_range(&sm->rng, 0.5, 1.5);
-	return l;
+	(void)rk;
+	return sm->s->launch_ns * sc_rng_range(&sm->rng, 0.8, 1.2);
+}
+
+static void cpu_wake(struct sim *sm, struct rankst *rk)
+{
+	if (rk->stopped)
+		return;
+	if ((rk->waiting == 3 && rk->gq_n < (size_t)sm->s->gpu_queue) ||
+	    (rk->waiting == 4 && rk->gq_n == 0 && !rk->gpu_busy)) {
+		rk->waiting = 0;
+		if (rk->t_cpu < sm->now)
+			rk->t_cpu = sm->now;
+		cpu_step(sm, rk);
+	}
+}
+
+static void gpu_kick(struct sim *sm, struct rankst *rk)
+{
+	if (rk->gpu_busy || rk->gq_n == 0 || rk->gpu_dead)
+		return;
+	struct gitem it = rk->gq[rk->gq_head];
+	rk->gq_head = (rk->gq_head + 1) % rk->gq_cap;
+	rk->gq_n--;
+	rk->gpu_busy = 1;
+	const struct sc_failure *f = &sm->s->failure;
+	if (it.nparts == 0) {
+		double d = it.dur;
+		if (rk->fail_active && f->type == F_GPU_EXEC_ERROR &&
+		    (it.phase == PH_FWD || it.phase == PH_BWD || it.phase == PH_EXPERT)) {
+			/* invalid address access: the kernel faults; the process dies
+			 * at its next CUDA call (no more records) */
+			rk->gpu_dead = 1;
+			rk->stopped = 1;
+			sm->fail_start = sm->now + d * sc_rng_range(&sm->rng, 0.1, 0.9);
+			return;
+		}
+		heap_push(&sm->q, sm->now + d, EV_GPU_DONE, rk, 0, 0);
+	} else {
+		rk->gpu_pending = it.nparts;
+		double tl = sm->now + launch_latency(sm, rk);
+		for (int i = 0; i < it.nparts; i++)
+			heap_push(&sm->q, tl, EV_LAUNCH, it.parts[i], 0, 0);
+		free(it.parts);
+	}
+	cpu_wake(sm, rk);
+}
+
+static void gpu_done(struct sim *sm, struct rankst *rk)
+{
+	rk->gpu_busy = 0;
+	gpu_kick(sm, rk);
+	cpu_wake(sm, rk);
+}
+
+void rank_part_done(struct sim *sm, struct part *pt)
+{
+	struct rankst *rk = pt->rk;
+	if (--rk->gpu_pending == 0)
+		gpu_done(sm, rk);
 }
 
 static void rank_finish(struct sim *sm, struct rankst *rk)
@@ -158,12 +231,24 @@ static void rank_finish(struct sim *sm, struct rankst *rk)
 	rk->pc = rk->nprog + 1;
 }
 
-static void rank_step(struct sim *sm, struct rankst *rk)
+static double cpu_cost(struct sim *sm, const struct rankst *rk, double base)
 {
+	return base * rk->cpu_f;
+	(void)sm;
+}
+
+static void cpu_step(struct sim *sm, struct rankst *rk)
+{
+	const struct sc_scenario *s = sm->s;
 	while (!rk->stopped && !rk->waiting && rk->pc < rk->nprog) {
 		const struct instr *in = &rk->prog[rk->pc];
 		if (rk->t_cpu < sm->now)
 			rk->t_cpu = sm->now;
+		if (rk->t_cpu > sm->now) {
+			rk->waiting = 1;
+			heap_push(&sm->q, rk->t_cpu, EV_RESUME, rk, 0, 0);
+			return;
+		}
 		switch (in->kind) {
 		case I_ITER:
 			rk->iter = in->a;
@@ -173,26 +258,33 @@ static void rank_step(struct sim *sm, struct rankst *rk)
 			rk->pc++;
 			break;
 		case I_ITER_END:
+			/* the step synchronises with the GPU */
+			if (rk->gq_n > 0 || rk->gpu_busy) {
+				rk->waiting = 4;
+				return;
+			}
 			if (sm->now > sm->iter_end[in->a])
 				sm->iter_end[in->a] = sm->now;
+			sm->iter_nend[in->a]++;
+			rk->t_cpu += cpu_cost(sm, rk, 20e3);
 			rk->pc++;
 			break;
 		case I_COMPUTE: {
-			double d = sim_jitter(sm, in->dur) * rk->compute_f;
-			rk->pc++;
-			const struct sc_failure *f = &sm->s->failure;
-			if (rk->fail_active && f->type == F_GPU_EXEC_ERROR &&
-			    (in->phase == PH_FWD || in->phase == PH_BWD || in->phase == PH_EXPERT)) {
-				/* invalid address access: the kernel faults, the process stops */
-				rk->stopped = 1;
+			if (rk->gq_n >= (size_t)s->gpu_queue) {
+				rk->waiting = 3;
 				return;
 			}
+			const struct sc_failure *f = &s->failure;
+			double d = sim_jitter(sm, in->dur) * rk->compute_f;
 			if (rk->fail_active && ((f->type == F_VT_SLOW_FORWARD && in->phase == PH_FWD) ||
 						(f->type == F_VT_SLOW_BACKWARD && in->phase == PH_BWD)))
 				d *= f->severity;
-			rk->waiting = 1;
-			heap_push(&sm->q, rk->t_cpu + d, EV_RESUME, rk, 0, 0);
-			return;
+			struct gitem it = { d, NULL, 0, in->phase };
+			gq_push(rk, it);
+			rk->t_cpu += cpu_cost(sm, rk, in->dur * s->cpu_frac);
+			rk->pc++;
+			gpu_kick(sm, rk);
+			break;
 		}
 		case I_GSTART: {
 			struct pulse_hook_record r;
@@ -202,17 +294,13 @@ static void rank_step(struct sim *sm, struct rankst *rk)
 			r.u.group.group_id = rk->group_id;
 			r.u.group.depth = 1;
 			rank_record(sm, rk, &r, PULSE_HOOK_GROUP_START, rk->t_cpu, rk->tid);
-			rk->t_cpu += 300;
+			rk->t_cpu += cpu_cost(sm, rk, 300);
 			rk->pc++;
 			break;
 		}
 		case I_OP: {
 			uint64_t seq = rk->hook_seq[in->comm]++;
-			double tcall = rk->t_cpu;
-			double save = sm->now;
-			sm->now = tcall;
 			struct part *pt = op_call(sm, rk, in, seq, rk->in_group ? rk->group_id : 0);
-			sm->now = save;
 			struct pulse_hook_record r;
 			memset(&r, 0, sizeof r);
 			r.u.op.comm_id = sm->comms[in->comm].id;
@@ -229,9 +317,8 @@ static void rank_step(struct sim *sm, struct rankst *rk)
 					in->type == PULSE_HOOK_OP_REDUCE)
 					       ? 0
 					       : 0xff;
-			rank_record(sm, rk, &r, PULSE_HOOK_OP, tcall, rk->tid);
-			rk->t_cpu += sm->s->call_ns;
-			rk->pending++;
+			rank_record(sm, rk, &r, PULSE_HOOK_OP, rk->t_cpu, rk->tid);
+			rk->t_cpu += cpu_cost(sm, rk, s->call_ns);
 			rk->pc++;
 			if (rk->in_group) {
 				if (rk->ngrp == rk->capgrp) {
@@ -240,8 +327,12 @@ static void rank_step(struct sim *sm, struct rankst *rk)
 				}
 				rk->grp[rk->ngrp++] = pt;
 			} else {
-				heap_push(&sm->q, rk->t_cpu + launch_latency(sm, rk), EV_LAUNCH, pt, 0, 0);
-				rk->waiting = 2;
+				op_posted(sm, pt);
+				struct part **one = xcalloc(1, sizeof *one);
+				one[0] = pt;
+				struct gitem it = { 0, one, 1, PH_OTHER };
+				gq_push(rk, it);
+				gpu_kick(sm, rk);
 			}
 			break;
 		}
@@ -251,19 +342,25 @@ static void rank_step(struct sim *sm, struct rankst *rk)
 			r.u.group.group_id = rk->group_id;
 			r.u.group.depth = 1;
 			rank_record(sm, rk, &r, PULSE_HOOK_GROUP_END, rk->t_cpu, rk->tid);
-			rk->t_cpu += 300;
-			double tl = rk->t_cpu + launch_latency(sm, rk);
-			for (int i = 0; i < rk->ngrp; i++)
-				heap_push(&sm->q, tl, EV_LAUNCH, rk->grp[i], 0, 0);
-			rk->ngrp = 0;
+			rk->t_cpu += cpu_cost(sm, rk, 300);
 			rk->in_group = 0;
 			rk->pc++;
-			if (rk->pending > 0)
-				rk->waiting = 2;
+			if (rk->ngrp > 0) {
+				struct part **ps = xcalloc((size_t)rk->ngrp, sizeof *ps);
+				memcpy(ps, rk->grp, (size_t)rk->ngrp * sizeof *ps);
+				for (int i = 0; i < rk->ngrp; i++)
+					op_posted(sm, ps[i]);
+				struct gitem it = { 0, ps, rk->ngrp, PH_OTHER };
+				rk->ngrp = 0;
+				gq_push(rk, it);
+				gpu_kick(sm, rk);
+			}
 			break;
 		}
 		case I_HALT:
 			rk->stopped = 1;
+			if (rk->g == sm->fail_rank)
+				sm->fail_start = sm->now;
 			rk->pc++;
 			return;
 		default:
@@ -335,6 +432,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 			rk->tid = pid;
 			rk->compute_f = 1;
 			rk->proxy_f = 1;
+			rk->cpu_f = 1;
 		}
 	}
 	/* background paths (scenario) and the congestion failure's paths */
@@ -360,6 +458,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 	sm->fail_rank = s->failure.type != F_NONE ? s->failure.host * s->gpus + s->failure.gpu : -1;
 	sm->iter_start = xcalloc((size_t)s->iterations, sizeof *sm->iter_start);
 	sm->iter_end = xcalloc((size_t)s->iterations, sizeof *sm->iter_end);
+	sm->iter_nend = xcalloc((size_t)s->iterations, sizeof *sm->iter_nend);
 	for (int i = 0; i < s->iterations; i++)
 		sm->iter_start[i] = SC_INF;
 }
@@ -408,10 +507,14 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 		switch (e.kind) {
 		case EV_RESUME: {
 			struct rankst *rk = e.p;
-			rk->waiting = 0;
-			rank_step(sm, rk);
+			if (rk->waiting == 1)
+				rk->waiting = 0;
+			cpu_step(sm, rk);
 			break;
 		}
+		case EV_GPU_DONE:
+			gpu_done(sm, e.p);
+			break;
 		case EV_FLOW_DONE: {
 			struct flow *f = e.p;
 			if (f->ver == e.ver)

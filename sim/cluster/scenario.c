@@ -171,6 +171,8 @@ static void defaults(struct sc_scenario *s)
 	s->event_max_bytes = 65536;
 	s->event_max_ns = 8000;
 	s->jitter = 0.02;
+	s->cpu_frac = 0.25;
+	s->gpu_queue = 1;
 	s->pp = 1;
 	s->dp = 2;
 	s->microbatches = 4;
@@ -316,9 +318,11 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	get_num(&c, nc, "nccl", "event_max_ns", &s->event_max_ns, 100, 1e6);
 
 	const cJSON *co = get_obj(&c, root, "compute");
-	static const char *const cok[] = { "jitter", NULL };
+	static const char *const cok[] = { "jitter", "cpu_frac", "gpu_queue", NULL };
 	check_known(&c, co, "compute", cok);
 	get_num(&c, co, "compute", "jitter", &s->jitter, 0, 0.5);
+	get_num(&c, co, "compute", "cpu_frac", &s->cpu_frac, 0, 1);
+	get_int(&c, co, "compute", "gpu_queue", &s->gpu_queue, 1, 1024);
 
 	const cJSON *g = get_obj(&c, root, "gpt");
 	static const char *const gk[] = { "pp", "dp", "microbatches", "fwd_ns", "bwd_ns",
