@@ -136,7 +136,6 @@ static const struct as_learn *learned(const struct as_rank *rs, const struct as_
 
 int as_expect_setup(struct assoc *a, struct as_rank *rs, struct as_op *op)
 {
-	(void)a;
 	op->npeers = 0;
 	if (rs->nqps == 0) {
 		/* every peer of this rank is on this host (NVLink/PCIe): the
@@ -183,10 +182,15 @@ int as_expect_setup(struct assoc *a, struct as_rank *rs, struct as_op *op)
 		if (l) {
 			op->algo = l->algo;
 			op->algo_source = PULSE_ALGO_SRC_REUSED;
-			if (op->prof_algo && op->prof_algo != l->algo)
+			if (op->prof_algo && op->prof_algo != l->algo) {
+				/* NCCL's own word goes in the record; the traffic
+				 * still gives the expected peers */
+				a->st.algo_conflicts++;
+				op->algo = op->prof_algo;
 				op->algo_source = PULSE_ALGO_SRC_CONFLICT;
-			else if (op->prof_algo)
+			} else if (op->prof_algo) {
 				op->algo_source = PULSE_ALGO_SRC_PROFILER;
+			}
 			for (uint32_t i = 0; i < l->npeers; i++)
 				as_op_add_peer(op, l->rank[i], l->expected[i], 0);
 			break;

@@ -622,6 +622,259 @@ static void test_group_alltoall(void **state)
 	assoc_free(a);
 }
 
+/* 100 back-to-back all-reduces (2 ms windows): 0-8% extra bytes each
+ * (retransmissions), a 2-epoch NCCL gap inside each, 5-30 idle epochs
+ * between them, each called while the previous one still runs. Every
+ * record's start and end must be within one epoch + δ of the truth (ours
+ * are exact); the volume-only segmentation of the same series (cut where
+ * the cumulative volume reaches the expected volume: the paper's Figure
+ * 31) drifts past that bound by the 100th operator. */
+static void test_no_drift_100_ops(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 4u << 20, v = 2 * n * 3 / 4;
+	enum { K = 100 };
+	uint64_t ts[K], te[K];
+	uint64_t e = 100, x = 12345;
+	for (int i = 0; i < K; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t extra = (x >> 33) % (v * 8 / 100);
+		uint64_t gap = 5 + (x >> 20) % 26;
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0,
+		     host_ns(i == 0 ? e - 1 : ts[i - 1] + 2));
+		ts[i] = e;
+		te[i] = ring_op(&t, e, n, 100000, extra, 2);
+		e = te[i] + gap;
+	}
+	uint64_t win = 2 * MS / EP;
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, (uint32_t)(e / win + 3), -1, win, &out);
+	assert_int_equal(out.n, K);
+	uint64_t tol = EP + 2 * MS, maxerr = 0;
+	for (int i = 0; i < K; i++) {
+		const struct pulse_op_record *r = &out.v[i];
+		assert_int_equal(r->seq, (uint64_t)i);
+		assert_int_equal(r->status, PULSE_OP_COMPLETE);
+		uint64_t es = r->start_ns > host_ns(ts[i]) ? r->start_ns - host_ns(ts[i]) : host_ns(ts[i]) - r->start_ns;
+		uint64_t ee = r->end_ns > host_ns(te[i]) ? r->end_ns - host_ns(te[i]) : host_ns(te[i]) - r->end_ns;
+		assert_true(es <= tol);
+		assert_true(ee <= tol);
+		maxerr = es > maxerr ? es : maxerr;
+		maxerr = ee > maxerr ? ee : maxerr;
+	}
+	/* the volume-only baseline over the successor's merged series */
+	qsort(t.v, t.n, sizeof *t.v, cmp_tev);
+	uint64_t *bytes = calloc(e + 1, sizeof *bytes);
+	assert_non_null(bytes);
+	for (size_t i = 0; i < t.n; i++)
+		if (t.v[i].qpn == 10 || t.v[i].qpn == 12)
+			bytes[t.v[i].epoch] += t.v[i].bytes;
+	uint64_t cum = 0, vs[K], ve[K];
+	int k = 0, open = 0;
+	for (uint64_t ep = 0; ep <= e && k < K; ep++) {
+		if (!bytes[ep])
+			continue;
+		if (!open) {
+			vs[k] = ep;
+			open = 1;
+		}
+		cum += bytes[ep];
+		if (cum >= v) {
+			ve[k++] = ep + 1;
+			cum = 0;
+			open = 0;
+		}
+	}
+	assert_int_equal(k, K);
+	uint64_t vs_err = (vs[K - 1] > ts[K - 1] ? vs[K - 1] - ts[K - 1] : ts[K - 1] - vs[K - 1]) * EP;
+	uint64_t ve_err = (ve[K - 1] > te[K - 1] ? ve[K - 1] - te[K - 1] : te[K - 1] - ve[K - 1]) * EP;
+	print_message("op 100: Algorithm 1 max error over 100 ops %llu ns; volume-only start error %llu ns, "
+		      "end error %llu ns (bound %llu ns)\n",
+		      (unsigned long long)maxerr, (unsigned long long)vs_err, (unsigned long long)ve_err,
+		      (unsigned long long)tol);
+	assert_true(vs_err > tol || ve_err > tol);
+	free(bytes);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* TP inside a host: a communicator with no QPs on this rank. Its calls
+ * are records with status no_traffic and their call time (the analyzer
+ * still sees them); a small (loss) all-reduce is labelled none. */
+#define TPCOMM 0x7Aull
+static void test_no_rdma_and_labels(void **state)
+{
+	(void)state;
+	struct assoc_cfg cfg = { .host = "h1", .epoch_ns = (uint32_t)EP };
+	struct assoc *a = assoc_new(&cfg);
+	assert_non_null(a);
+	/* TP: 4 ranks all on h1 (this host), local rank 2 is ours */
+	for (int r = 0; r < 4; r++) {
+		struct assoc_member m = { .comm_id = TPCOMM, .rank = r, .nranks = 4, .host = "h1", .gpu = r,
+					  .pid = r == 2 ? PID : 200u + (uint32_t)r, .local = 1 };
+		assoc_member(a, &m);
+	}
+	/* DP: 4 ranks on h0..h3, ours is 1 */
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t e = 100;
+	uint64_t seq_tp = 0;
+	for (int it = 0; it < 2; it++) {
+		for (int l = 0; l < 6; l++)
+			call(a, TPCOMM, seq_tp++, PULSE_HOOK_OP_ALLREDUCE, 8u << 20, 9, -1, 0, host_ns(e + (uint64_t)l));
+		/* DP gradients: fewer, bigger */
+		call(a, COMM, (uint64_t)(2 * it), PULSE_HOOK_OP_ALLREDUCE, 16u << 20, 9, -1, 0, host_ns(e + 10));
+		uint64_t end = ring_op(&t, e + 11, 32u << 20, 400000, 0, 0);
+		/* the loss: 8 bytes, below what the NIC sees as a bulk op */
+		call(a, COMM, (uint64_t)(2 * it + 1), PULSE_HOOK_OP_ALLREDUCE, 2, 7, -1, 0, host_ns(end + 100));
+		tsend(&t, 0, 10, end + 101, 12, 64);
+		e = end + 1000;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	int ntp = 0, ndp = 0, nloss = 0;
+	for (size_t i = 0; i < out.n; i++) {
+		const struct pulse_op_record *r = &out.v[i];
+		if (r->comm_id == TPCOMM) {
+			ntp++;
+			assert_int_equal(r->status, PULSE_OP_NO_TRAFFIC);
+			assert_int_equal(r->rank, 2);
+			assert_true(r->call_ns > 0);
+			assert_int_equal(r->actual_bytes, 0);
+			assert_int_equal(r->parallelism, PULSE_PAR_TP);
+		} else if (r->count == 2) {
+			nloss++;
+			assert_int_equal(r->status, PULSE_OP_COMPLETE);
+			assert_int_equal(r->parallelism, PULSE_PAR_NONE);
+		} else {
+			ndp++;
+			assert_int_equal(r->status, PULSE_OP_COMPLETE);
+			assert_int_equal(r->parallelism, PULSE_PAR_DP);
+		}
+	}
+	assert_int_equal(ntp, 12);
+	assert_int_equal(ndp, 2);
+	assert_int_equal(nloss, 2);
+	assert_int_equal(assoc_parallelism(a, TPCOMM), PULSE_PAR_TP);
+	assert_int_equal(assoc_parallelism(a, COMM), PULSE_PAR_DP);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* PP: sequential sends in groups (Megatron's batched isend/irecv), one
+ * peer per group: labelled pp; each group record expects only its send. */
+#define PPCOMM 0x99ull
+static void test_pp_label(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, PPCOMM, 4, 1);
+	qp(a, 40, PPCOMM, 1, 2); /* next stage */
+	qp(a, 41, PPCOMM, 1, 0); /* previous stage */
+	struct traffic t = { 0 };
+	uint64_t e = 100, seq = 0;
+	for (int mb = 0; mb < 4; mb++) {
+		uint64_t gid = 50 + (uint64_t)mb;
+		int fwd = mb < 2;
+		group_mark(a, PULSE_HOOK_GROUP_START, gid, host_ns(e - 2));
+		call(a, PPCOMM, seq++, PULSE_HOOK_OP_SEND, 1u << 20, 9, fwd ? 2 : 0, gid, host_ns(e - 1));
+		call(a, PPCOMM, seq++, PULSE_HOOK_OP_RECV, 1u << 20, 9, fwd ? 2 : 0, gid, host_ns(e - 1));
+		group_mark(a, PULSE_HOOK_GROUP_END, gid, host_ns(e - 1));
+		e = tsend(&t, 0, fwd ? 40 : 41, e, 2u << 20, 200000) + 200;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(out.v[i].op, PULSE_OP_GROUP);
+		assert_int_equal(out.v[i].status, PULSE_OP_COMPLETE);
+		assert_int_equal(out.v[i].npeers, 1);
+		assert_int_equal(out.v[i].expected_bytes, 2u << 20);
+		assert_int_equal(out.v[i].parallelism, PULSE_PAR_PP);
+	}
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* The profiler plugin names the algorithm: an annotation that agrees
+ * makes the source "profiler"; one that disagrees with the traffic is
+ * counted and marked "conflict". */
+static void test_profiler_algo(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 4u << 20, e = 100;
+	for (int i = 0; i < 2; i++) {
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e - 1));
+		struct pulse_hook_record r;
+		memset(&r, 0, sizeof r);
+		r.kind = PULSE_HOOK_OP;
+		r.source = PULSE_HOOK_SRC_PROFILER;
+		r.flags = PULSE_HOOK_F_ANNOTATION;
+		r.pid = PID;
+		r.u.op.comm_id = COMM;
+		r.u.op.seq = (uint64_t)i;
+		r.u.op.count = n / 4;
+		r.u.op.type = PULSE_HOOK_OP_ALLREDUCE;
+		memcpy(r.u.op.algo, i == 0 ? "Ring" : "Tree", 5);
+		assoc_call(a, &r);
+		e = ring_op(&t, e, n, 100000, 0, 0) + 500;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].algo, PULSE_ALGO_RING);
+	assert_int_equal(out.v[0].algo_source, PULSE_ALGO_SRC_PROFILER);
+	assert_int_equal(out.v[1].algo, PULSE_ALGO_TREE);
+	assert_int_equal(out.v[1].algo_source, PULSE_ALGO_SRC_CONFLICT);
+	assert_int_equal(out.v[1].status, PULSE_OP_COMPLETE);
+	struct assoc_stats st;
+	assoc_get_stats(a, &st);
+	assert_int_equal(st.algo_conflicts, 1);
+	assert_int_equal(st.calls, 2); /* annotations are not calls */
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
+/* Bad input: unknown NIC index, QPs of no communicator, an empty window,
+ * NULLs: counted or ignored, never a crash. */
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct assoc_cfg bad = { .host = "x", .epoch_ns = 0 };
+	assert_null(assoc_new(&bad));
+	assert_null(assoc_new(NULL));
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	tsend(&t, 0, 999, 10, 5000, 1000); /* a QP nobody told us about */
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 1, -1, WIN_EPOCHS, &out);
+	struct pulse_window w;
+	memset(&w, 0, sizeof w);
+	assoc_window(a, 200, &w, 0, 0);
+	assoc_window(a, 0, NULL, 0, 0);
+	assoc_call(a, NULL);
+	assoc_flush(NULL, 0, NULL, NULL);
+	struct assoc_stats st;
+	assoc_get_stats(a, &st);
+	assert_int_equal(st.unknown_qp_bytes, 5000);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(assoc_parallelism(a, 12345), PULSE_PAR_UNKNOWN);
+	free(t.v);
+	assoc_free(a);
+	assoc_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +886,11 @@ int main(void)
 		cmocka_unit_test(test_spanning_windows),
 		cmocka_unit_test(test_poll_gap),
 		cmocka_unit_test(test_group_alltoall),
+		cmocka_unit_test(test_no_drift_100_ops),
+		cmocka_unit_test(test_no_rdma_and_labels),
+		cmocka_unit_test(test_pp_label),
+		cmocka_unit_test(test_profiler_algo),
+		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
