@@ -12,7 +12,8 @@
  *   hook_drain.c interception rings (libpulse-hook.so): discovery, drain,
  *                drops, operator/group records as JSON lines
  *   qp_map.c     the host's mapping from those records: QPs and communicators
- *   loop.c       the poll scheduler
+ *   loop.c       the poll scheduler; the association's inputs each cycle
+ *   replay.c     --replay DIR: a run_cluster directory through the same code
  *   main.c       wiring
  * Hosted C11 + POSIX. */
 #ifndef PULSE_HOST_AGENT_H
@@ -31,12 +32,13 @@
 #define AGENT_NAME_MAX 128
 
 /* ---- options.c ---- */
-enum nic_kind { NIC_SIM, NIC_DOCA };
+enum nic_kind { NIC_SIM, NIC_DOCA, NIC_REPLAY /* replay.c: in-process firmware core */ };
 
 struct agent_opts {
 	int nnics;
 	enum nic_kind kind[AGENT_MAX_NICS];
 	const char *target[AGENT_MAX_NICS]; /* socket path or IB device name */
+	const char *dev[AGENT_MAX_NICS];    /* IB device name the QP mapping uses (--sim DEV=SOCKET) */
 	uint64_t poll_ns;
 	uint32_t epoch_ns;
 	uint32_t page_bytes;
@@ -54,6 +56,10 @@ struct agent_opts {
 	int quiet_windows;         /* no JSON lines (benchmarks) */
 	const char *hook_dir;      /* where to look for interception rings (NULL: /dev/shm) */
 	int no_hooks;              /* --no-hooks */
+	const char *replay_dir;    /* --replay DIR: a sim/run_cluster run directory */
+	const char *replay_host;   /* --host H (NULL: every host of the run) */
+	const char *host_name;     /* --host-name (NULL: gethostname) */
+	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 };
 
 /* Returns 0 to run, 1 when --help was printed (exit 0), 2 on bad usage
@@ -72,7 +78,12 @@ void agent_log(const char *level, const char *fmt, ...) __attribute__((format(pr
 #define LOGW(...) agent_log("warn", __VA_ARGS__)
 #define LOGE(...) agent_log("error", __VA_ARGS__)
 
+/* The host's CLOCK_REALTIME, as every part of the agent reads it. Replay
+ * (replay.c) sets a virtual time instead: the host time of the poll being
+ * replayed, so the live code paths run unchanged on recorded time. The log's
+ * own timestamps stay on the real clock. */
 uint64_t agent_realtime_ns(void);
+void agent_clock_set_virtual(uint64_t ns); /* 0: back to the real clock */
 uint64_t agent_mono_ns(void);
 
 /* ---- clock_sync.c ---- */
@@ -113,6 +124,7 @@ struct agent_nic {
 	char name[AGENT_NAME_MAX];   /* "sim:/path" or "mlx5_0" */
 	enum nic_kind kind;
 	const char *target;
+	char dev[24];                /* IB device name (QP mapping -> this NIC), "" unknown */
 	struct pulse_unix_client uc;
 	struct pulse_doca *doca;
 	struct pulse_nic_client cl;
@@ -278,6 +290,16 @@ int hooks_init(struct hooks *h, const char *dir, char *err, size_t errlen);
 /* One poll: discover, attach, drain every ring, drop exited ones, write
  * the JSON lines. Never blocks on a ring. Takes the agent lock for counters. */
 void hooks_poll(struct agent *a, struct hooks *h);
+/* The one place a record from either source is handled: a drained ring
+ * (hooks_poll) or a replayed hook-<pid>.rec file (replay.c). Checks kind and
+ * version (bad ones counted in *bad), applies it to the mapping, writes the
+ * hook_op/hook_group line and hands operator and group records to the
+ * association. Returns 1 for an operator record, else 0. f: the locked
+ * output stream (jsonl_begin) or NULL. */
+int hooks_apply(struct agent *a, struct hooks *h, FILE *f, const struct pulse_hook_record *r,
+		uint64_t *bad);
+/* A hooks instance with no ring directory (replay feeds it records). */
+void hooks_init_records(struct hooks *h);
 /* Final drain, then detach without removing live rings. */
 void hooks_close(struct agent *a, struct hooks *h);
 
@@ -297,7 +319,51 @@ int control_start(struct agent *a, const char *path, char *err, size_t errlen);
 void control_stop(void);
 
 /* ---- loop.c ---- */
+#include "pulse/qp_join.h"
+/* The remote ends of this host's QPs: every host's QPs and communicator
+ * members known to this agent, joined (wire/qp_join.c). Live, the local
+ * part is rebuilt from the mapping whenever it changes (the other hosts'
+ * parts come from the analyzer); in replay every host's records are read
+ * from the run directory first and the join is fixed. */
+struct agent_join {
+	struct pulse_join_qp *qps;
+	uint32_t nqps, capqps;
+	struct pulse_join_comm *comms;
+	uint32_t ncomms, capcomms;
+	struct pulse_join_gid *gids;
+	uint32_t ngids, capgids;
+	struct pulse_join_result *res; /* by QP index, valid after agent_join_run */
+	uint8_t *given;                /* comms handed to the association */
+	struct pulse_join_stats st;
+	int fixed;                     /* replay: never rebuilt from the local mapping */
+	int ran;
+};
+int agent_join_add_qp(struct agent_join *j, const struct pulse_join_qp *q);
+int agent_join_add_comm(struct agent_join *j, const struct pulse_join_comm *c);
+int agent_join_add_gid(struct agent_join *j, const struct pulse_join_gid *g);
+/* Removes one host's QPs and communicators (before adding its new ones). */
+void agent_join_drop_host(struct agent_join *j, const char *host);
+int agent_join_run(struct agent_join *j);
+void agent_join_free(struct agent_join *j);
+/* A mapping entry as join input. */
+void agent_join_qp_from_map(const struct map_qp *q, const char *host, struct pulse_join_qp *out);
+void agent_join_comm_from_map(const struct map_comm *c, const char *host,
+			      struct pulse_join_comm *out);
+
 int agent_run(struct agent *a);
+/* Called by nic_cycle for every window it accepted, after its JSON line:
+ * hands the window to the association (host time through the NIC's clock
+ * sync). */
+void agent_window_done(struct agent *a, struct agent_nic *n, const struct pulse_window *w,
+		       unsigned gap);
+/* After the NICs and the hooks of one cycle, at host time now_ns: mapping
+ * and join into the association, then its final records as "op" lines. */
+void agent_cycle_end(struct agent *a, uint64_t now_ns);
+
+/* ---- replay.c ---- */
+/* pulse-host-agent --replay DIR [--host H]: see replay.c. Returns the exit
+ * status. */
+int agent_replay(struct agent *a);
 
 /* ---- the agent ---- */
 struct agent {
@@ -309,6 +375,11 @@ struct agent {
 	uint64_t start_realtime_ns;
 	uint64_t cycles, overruns, dumps, dump_failures;
 	struct hooks *hooks;        /* NULL with --no-hooks */
+	char host_name[64];         /* --host-name, gethostname, or the replayed host */
+	struct assoc *assoc;        /* flow-operator association (assoc.h); NULL: none */
+	struct agent_join *join;    /* remote ends of local QPs (loop.c; replay.c fills it) */
+	uint64_t map_version_seen;  /* qp_map version last handed to the association */
+	uint64_t op_records;        /* "op" lines written */
 };
 
 #endif

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "assoc.h"
 #include "pulse/hook_ring.h"
 
 #define DRAIN_BATCH 512u
@@ -286,6 +287,32 @@ static void write_record(FILE *f, const struct pulse_hook_record *r)
 	}
 }
 
+int hooks_apply(struct agent *a, struct hooks *h, FILE *f, const struct pulse_hook_record *r,
+		uint64_t *bad)
+{
+	if (r->version != PULSE_HOOK_RECORD_VERSION || r->kind < PULSE_HOOK_COMM_INIT ||
+	    r->kind > PULSE_HOOK_KIND_MAX) {
+		(*bad)++;
+		return 0;
+	}
+	if (r->kind == PULSE_HOOK_OP || r->kind == PULSE_HOOK_GROUP_START ||
+	    r->kind == PULSE_HOOK_GROUP_END) {
+		if (f)
+			write_record(f, r);
+		if (a->assoc)
+			assoc_call(a->assoc, r);
+		return r->kind == PULSE_HOOK_OP;
+	}
+	qp_map_apply(&h->map, r);
+	return 0;
+}
+
+void hooks_init_records(struct hooks *h)
+{
+	memset(h, 0, sizeof *h);
+	qp_map_init(&h->map);
+}
+
 /* Drains at most one capacity's worth: never spins behind a fast producer. */
 static void drain_ring(struct agent *a, struct hooks *h, struct hook_ring_ent *e)
 {
@@ -298,29 +325,10 @@ static void drain_ring(struct agent *a, struct hooks *h, struct hook_ring_ent *e
 		if (!n)
 			break;
 		got += n;
-		FILE *f = NULL;
-		int locked = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct pulse_hook_record *r = &h->buf[i];
-			if (r->version != PULSE_HOOK_RECORD_VERSION || r->kind < PULSE_HOOK_COMM_INIT ||
-			    r->kind > PULSE_HOOK_QP_DESTROY) {
-				bad_kind++;
-				continue;
-			}
-			if (r->kind == PULSE_HOOK_OP || r->kind == PULSE_HOOK_GROUP_START ||
-			    r->kind == PULSE_HOOK_GROUP_END) {
-				if (!locked) {
-					f = jsonl_begin();
-					locked = f != NULL;
-				}
-				if (f)
-					write_record(f, r);
-				ops += r->kind == PULSE_HOOK_OP;
-			} else {
-				qp_map_apply(&h->map, r);
-			}
-		}
-		if (locked)
+		FILE *f = jsonl_begin();
+		for (size_t i = 0; i < n; i++)
+			ops += (uint64_t)hooks_apply(a, h, f, &h->buf[i], &bad_kind);
+		if (f)
 			jsonl_end();
 		if (n < want)
 			break;

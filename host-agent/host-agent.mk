@@ -3,21 +3,29 @@
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
-	host-agent/daemon.c host-agent/loop.c host-agent/hook_drain.c host-agent/qp_map.c
-AGENT_LDLIBS := -lmicrohttpd $(HOST_LDLIBS) -lrt
+	host-agent/daemon.c host-agent/loop.c host-agent/hook_drain.c host-agent/qp_map.c \
+	host-agent/replay.c
+CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
+AGENT_LDLIBS := -lmicrohttpd -lcjson -lm $(HOST_LDLIBS) -lrt
+
+# Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,
+# interception ring reader, firmware core (replay), wire codecs and QP join.
+AGENT_LIBS := $(BUILD)/lib/libpulse_assoc.a $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
+	$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_wire.a
+AGENT_ASAN_LIBS := $(BUILD)/lib/asan/libpulse_assoc.a $(BUILD)/lib/asan/libpulse_unix.a \
+	$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_hookring.a \
+	$(BUILD)/lib/asan/libpulse_fw.a $(BUILD)/lib/asan/libpulse_wire.a
 
 # The agent links the socket transport, the mailbox client and the DOCA
 # transport (the real one with the SDK, else the one that says it is absent).
 $(BUILD)/bin/pulse-host-agent: $(call objs,obj,$(AGENT_SRCS) host-agent/main.c $(DOCA_TRANSPORT_SRCS)) \
-		$(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a $(BUILD)/lib/libpulse_hookring.a \
-		$(DOCA_HOST_DEPS)
+		$(AGENT_LIBS) $(DOCA_HOST_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(filter %.o %.a,$^) $(DOCA_HOST_LDLIBS) $(AGENT_LDLIBS)
 
 # ASan+UBSan build of the same program, which the tests run.
 $(BUILD)/tests/pulse-host-agent-asan: $(call objs,asan,$(AGENT_SRCS) host-agent/main.c \
-		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a \
-		$(BUILD)/lib/asan/libpulse_hookring.a
+		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(AGENT_LDLIBS)
 
@@ -27,8 +35,7 @@ INSTALL_BINS += $(BUILD)/bin/pulse-host-agent
 # ---- tests ----
 # Unit tests: options, clock sync, retention ring, dump format, metrics text.
 $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agent.c $(AGENT_SRCS) \
-		mailbox/transport_doca_none.c) $(BUILD)/lib/asan/libpulse_unix.a $(BUILD)/lib/asan/libpulse_host.a \
-		$(BUILD)/lib/asan/libpulse_hookring.a
+		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_host_agent
@@ -49,8 +56,7 @@ test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hoo
 
 # ---- benchmarks (BENCHMARKS.md, "pulse-host-agent") ----
 $(BUILD)/bench/bench_host_agent: $(call objs,obj,tests/host-agent/bench_host_agent.c $(AGENT_SRCS) \
-		mailbox/transport_doca_none.c) $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
-		$(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_hookring.a
+		mailbox/transport_doca_none.c) $(AGENT_LIBS)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(AGENT_LDLIBS)
 .PHONY: bench-host-agent

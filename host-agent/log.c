@@ -14,8 +14,25 @@ static FILE *log_f;
 static const char *log_path;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static _Atomic uint64_t virtual_now; /* replay: the recorded host time; 0: real clock */
+
+void agent_clock_set_virtual(uint64_t ns)
+{
+	virtual_now = ns;
+}
+
+static uint64_t real_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t agent_realtime_ns(void)
 {
+	uint64_t v = virtual_now;
+	if (v)
+		return v;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -77,7 +94,7 @@ void agent_log(const char *level, const char *fmt, ...)
 	for (char *p = msg; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
-	uint64_t now = agent_realtime_ns();
+	uint64_t now = real_realtime_ns();
 	time_t s = (time_t)(now / 1000000000u);
 	struct tm tm;
 	gmtime_r(&s, &tm);

@@ -6,11 +6,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
+#include "assoc.h"
 
 static struct agent agent; /* large; one per process */
 static struct hooks hooks;
+static struct agent_join join;
+
+static void set_host_name(struct agent *a)
+{
+	if (a->opt.host_name) {
+		snprintf(a->host_name, sizeof a->host_name, "%s", a->opt.host_name);
+		return;
+	}
+	if (gethostname(a->host_name, sizeof a->host_name - 1) != 0 || !a->host_name[0])
+		snprintf(a->host_name, sizeof a->host_name, "unknown");
+	a->host_name[sizeof a->host_name - 1] = '\0';
+}
+
+/* --replay DIR: no NIC, no daemon outputs; replay.c does the rest. */
+static int replay_main(struct agent *a)
+{
+	agent_log_open(a->opt.log_path);
+	pthread_mutex_init(&a->lock, NULL);
+	a->start_realtime_ns = agent_realtime_ns();
+	if (a->opt.metrics_listen || a->opt.control_path || a->opt.dump_path || a->opt.hook_dir)
+		LOGW("--replay: --metrics-listen, --control, --dump-path and --hook-dir do not apply "
+		     "to a replay and are ignored");
+	agent_signals_install();
+	int per_host = a->opt.out_path && strstr(a->opt.out_path, "{host}");
+	if (!per_host && jsonl_open(a->opt.out_path))
+		return 1;
+	int status = agent_replay(a);
+	jsonl_close();
+	return status;
+}
 
 static int no_nic_message(void)
 {
@@ -36,6 +68,9 @@ int main(int argc, char **argv)
 		return 0;
 	if (rc)
 		return 2;
+	if (a->opt.replay_dir)
+		return replay_main(a);
+	set_host_name(a);
 	static char devs[AGENT_MAX_NICS][64];
 	if (a->opt.nnics == 0) {
 		/* No NIC named: every DOCA device with PCC, when there are any. */
@@ -47,6 +82,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n && i < AGENT_MAX_NICS; i++) {
 			a->opt.kind[i] = NIC_DOCA;
 			a->opt.target[i] = devs[i];
+			a->opt.dev[i] = devs[i];
 		}
 		a->opt.nnics = n < AGENT_MAX_NICS ? n : AGENT_MAX_NICS;
 	}
@@ -83,6 +119,8 @@ int main(int argc, char **argv)
 			status = 1;
 			goto out;
 		}
+		if (a->opt.dev[i])
+			snprintf(a->nics[a->nnics].dev, sizeof a->nics[a->nnics].dev, "%s", a->opt.dev[i]);
 		a->nnics++;
 	}
 	if (jsonl_open(a->opt.out_path)) {
@@ -101,6 +139,12 @@ int main(int argc, char **argv)
 			LOGW("%s: interception rings are not drained (--no-hooks silences this)", err);
 		}
 	}
+	/* the association: this host's operators from its windows and calls */
+	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns};
+	a->join = &join;
+	a->assoc = assoc_new(&acfg);
+	if (!a->assoc)
+		LOGE("the association could not start (out of memory): no \"op\" records");
 	if (a->opt.metrics_listen && metrics_start(a, a->opt.metrics_listen, err, sizeof err)) {
 		LOGE("%s", err);
 		status = 1;
@@ -152,6 +196,11 @@ out:
 		hooks_close(a, a->hooks);
 		a->hooks = NULL;
 	}
+	if (a->assoc)
+		assoc_free(a->assoc);
+	a->assoc = NULL;
+	agent_join_free(&join);
+	a->join = NULL;
 	jsonl_close();
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);

@@ -8,16 +8,31 @@
 #include "agent.h"
 
 static const char usage[] =
-"usage: pulse-host-agent (--sim SOCKET | --device IBDEV)... [options]\n"
+"usage: pulse-host-agent (--sim [DEV=]SOCKET | --device IBDEV)... [options]\n"
+"       pulse-host-agent --replay DIR [--host H] [--out FILE] [options]\n"
 "\n"
 "Polls the Pulse NIC agent of each NIC every poll period, keeps the last\n"
 "seconds of per-QP microsecond epochs in memory, and exports summaries and\n"
 "its own health.\n"
 "\n"
 "NICs (repeatable, up to 16 in all):\n"
-"  --sim SOCKET        a simulated NIC served by `sim/run_trace --serve SOCKET FILE`\n"
+"  --sim [DEV=]SOCKET  a simulated NIC served by `sim/run_trace --serve SOCKET FILE`;\n"
+"                      DEV (e.g. mlx5_0) names the device whose QPs it carries,\n"
+"                      so that intercepted QPs are tied to its windows\n"
 "  --device IBDEV      a BlueField-3 through DOCA PCC (e.g. mlx5_0); needs a build\n"
 "                      with the DOCA SDK (see docs/hardware.md)\n"
+"Replay (no NIC; faster than real time):\n"
+"  --replay DIR        run the hosts of a sim/run_cluster directory through the same\n"
+"                      code as live operation: each DIR/hosts/H/<dev>.evs feeds an\n"
+"                      in-process firmware core polled through the mailbox at every\n"
+"                      POLL record (host times from the record), the hook-<pid>.rec\n"
+"                      files stand for the interception rings, and the QP join uses\n"
+"                      every host's records; --epoch and --poll default to the run's\n"
+"  --host H            replay only host H (default: every host, one after another);\n"
+"                      --out may contain {host} for one file per host\n"
+"Identity:\n"
+"  --host-name NAME    this host's name in \"op\" records (default: gethostname;\n"
+"                      in replay: the replayed host's name)\n"
 "Polling:\n"
 "  --poll DUR          poll period, 1ms..2s (default 1s; e.g. 200ms, 500ms, 2s)\n"
 "  --epoch DUR         epoch length configured on the NIC, 8us..1024us (default 32us)\n"
@@ -25,7 +40,9 @@ static const char usage[] =
 "  --timeout DUR       limit for every mailbox exchange (default: a quarter of the\n"
 "                      poll period, at most 1s)\n"
 "Output:\n"
-"  --out FILE          JSON lines, one per poll per NIC (default: stdout; '-': stdout)\n"
+"  --out FILE          JSON lines (default: stdout; '-': stdout): one \"window\" per poll\n"
+"                      per NIC, interception records, and one \"op\" per measured\n"
+"                      communication operator (include/pulse/op_record.h)\n"
 "  --log FILE          log file (default: stderr), one line per event\n"
 "  --metrics-listen ADDR:PORT  OpenMetrics endpoint, e.g. 127.0.0.1:9464 (GET /metrics)\n"
 "Retention:\n"
@@ -112,7 +129,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -137,6 +154,9 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"no-windows", no_argument, 0, O_NOWIN},
 		{"hook-dir", required_argument, 0, O_HOOK_DIR},
 		{"no-hooks", no_argument, 0, O_NO_HOOKS},
+		{"replay", required_argument, 0, O_REPLAY},
+		{"host", required_argument, 0, O_HOST},
+		{"host-name", required_argument, 0, O_HOST_NAME},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -162,18 +182,36 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 			if (!*optarg)
 				return bad(c == O_SIM ? "--sim" : "--device", "''", "empty name");
 			o->kind[o->nnics] = c == O_SIM ? NIC_SIM : NIC_DOCA;
-			o->target[o->nnics++] = optarg;
+			o->target[o->nnics] = optarg;
+			o->dev[o->nnics] = c == O_DEVICE ? optarg : NULL;
+			if (c == O_SIM) {
+				/* DEV=SOCKET: a device name has no '/' and is short */
+				char *eq = strchr(optarg, '=');
+				if (eq && eq > optarg && (size_t)(eq - optarg) < 21 &&
+				    !memchr(optarg, '/', (size_t)(eq - optarg))) {
+					if (!eq[1])
+						return bad("--sim", optarg, "no socket after DEV=");
+					static char devs[AGENT_MAX_NICS][24];
+					snprintf(devs[o->nnics], sizeof devs[0], "%.*s", (int)(eq - optarg),
+						 optarg);
+					o->dev[o->nnics] = devs[o->nnics];
+					o->target[o->nnics] = eq + 1;
+				}
+			}
+			o->nnics++;
 			break;
 		case O_POLL:
 			if (agent_parse_duration(optarg, 1000000, &v) || v < 1000000 || v > 2000000000)
 				return bad("--poll", optarg, "must be a duration from 1ms to 2s (e.g. 500ms, 1s)");
 			o->poll_ns = v;
+			o->poll_set = 1;
 			break;
 		case O_EPOCH:
 			if (agent_parse_duration(optarg, 1000, &v) || v < PULSE_EPOCH_NS_MIN ||
 			    v > PULSE_EPOCH_NS_MAX)
 				return bad("--epoch", optarg, "must be from 8us to 1024us");
 			o->epoch_ns = (uint32_t)v;
+			o->epoch_set = 1;
 			break;
 		case O_PAGE:
 			v = strtoull(optarg, NULL, 10);
@@ -222,6 +260,21 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 			o->hook_dir = optarg;
 			break;
 		case O_NO_HOOKS: o->no_hooks = 1; break;
+		case O_REPLAY:
+			if (!*optarg)
+				return bad("--replay", "''", "empty path");
+			o->replay_dir = optarg;
+			break;
+		case O_HOST:
+			if (!*optarg || strchr(optarg, '/'))
+				return bad("--host", optarg, "must be a host name of the run (no '/')");
+			o->replay_host = optarg;
+			break;
+		case O_HOST_NAME:
+			if (!*optarg || strlen(optarg) >= 64)
+				return bad("--host-name", optarg, "must be 1..63 characters");
+			o->host_name = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -235,6 +288,16 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "pulse-host-agent: unexpected argument '%s'\nTry 'pulse-host-agent --help'.\n",
 			argv[optind]);
+		return 2;
+	}
+	if (o->replay_host && !o->replay_dir) {
+		fprintf(stderr, "pulse-host-agent: --host selects a host of --replay DIR; give --replay too "
+				"(for this host's own name use --host-name)\n");
+		return 2;
+	}
+	if (o->replay_dir && o->nnics) {
+		fprintf(stderr, "pulse-host-agent: --replay reads the NICs' recorded events; it cannot be "
+				"combined with --sim or --device\n");
 		return 2;
 	}
 	if (!timeout_set) {

@@ -3,7 +3,7 @@
 
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
-WIRE_SRCS := wire/op_record.c wire/frame.c
+WIRE_SRCS := wire/op_record.c wire/qp_join.c wire/frame.c
 WIRE_LDLIBS := -lcjson -lm
 
 $(BUILD)/lib/libpulse_wire.a: $(call objs,obj,$(WIRE_SRCS))

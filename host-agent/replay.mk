@@ -1,0 +1,18 @@
+# pulse-host-agent --replay and the cross-host QP join: tests.
+# (replay.c itself is in AGENT_SRCS, host-agent/host-agent.mk; the join,
+# wire/qp_join.c, is in libpulse_wire.a, wire/wire.mk.)
+
+CFLAGS_tests/replay/ := $(WIRE_PKG_CFLAGS)
+
+# End to end on a generated run directory, through the ASan agent.
+$(BUILD)/tests/test_replay: $(call objs,asan,tests/replay/test_replay.c tests/replay/gen_run.c)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lcjson
+TEST_PROGS += $(BUILD)/tests/test_replay
+$(BUILD)/tests/test_replay: | $(BUILD)/tests/pulse-host-agent-asan
+
+# The QP join's own cases.
+$(BUILD)/tests/test_qp_join: $(call objs,asan,tests/replay/test_qp_join.c) $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_qp_join
