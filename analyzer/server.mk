@@ -7,8 +7,13 @@
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
 AN_SERVER_SRCS := analyzer/server.c
+# analyzer/analyzer.mk links analyzer/server.c into pulse-analyzer when it
+# exists, with these libraries
+ANALYZER_SERVER_LDLIBS := -lcjson
 ALINK_SRCS := host-agent/analyzer_link.c
-CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS)
+CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS) -I. -Ianalyzer
+CFLAGS_analyzer/server.c := $(WIRE_PKG_CFLAGS)
+CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
 
 # ---- codec unit test ----
 $(BUILD)/tests/test_analyzer_wire: $(call objs,asan,tests/analyzer-wire/test_frame.c) \
@@ -16,6 +21,17 @@ $(BUILD)/tests/test_analyzer_wire: $(call objs,asan,tests/analyzer-wire/test_fra
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
+
+# ---- server and link over loopback, against a test double of the state ----
+# (the server needs the cross-host QP join, wire/qp_join.c, in libpulse_wire)
+ifneq ($(filter wire/qp_join.c,$(WIRE_SRCS)),)
+$(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_server.c \
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS)) \
+		$(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
+TEST_PROGS += $(BUILD)/tests/test_analyzer_server
+endif
 
 # ---- fuzz target for the wire decoder (libFuzzer; clang only) ----
 AW_FUZZ_BIN := $(BUILD)/fuzz/fuzz_analyzer_wire

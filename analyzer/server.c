@@ -1,0 +1,1362 @@
+/* pulse-analyzer's TCP service for live host agents (analyzer/server.h).
+ * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "analyzer.h"
+#include "pulse/analyzer_wire.h"
+#include "pulse/qp_join.h"
+#include "server.h"
+
+#define MAX_HOSTS 4096
+#define LOG_FIRST 20      /* per connection: the first this many bad events are logged, */
+#define LOG_EVERY 1000    /* then every this many */
+
+enum { C_NEW = 0, C_READY = 1, C_DEAD = 2 };
+
+struct host_ent {
+	char name[PULSE_AW_NAME_LEN];
+	struct conn *conn;           /* its current connection, or NULL */
+	/* its latest hook_map, parsed for the join */
+	struct pulse_join_qp *qps;
+	uint32_t nqps;
+	struct pulse_join_comm *comms;
+	uint32_t ncomms;
+	int have_map;
+	char *last_join;             /* what it was last sent (t_ns and version zeroed) */
+	uint64_t agent_dropped;      /* the agent's own drops, from its HEARTBEAT */
+	int skewed;
+	int64_t skew_ns;
+};
+
+struct conn {
+	int fd;
+	int state;
+	char peer[80];
+	struct host_ent *host;
+	uint16_t version;
+	struct pulse_aw_decoder dec;
+	uint8_t *out;
+	size_t out_len, out_off, out_alloc;
+	uint32_t seq;
+	uint64_t t_accept, t_rx;     /* monotonic ns */
+	double tokens;
+	uint64_t t_tokens;
+	uint64_t flood_sec, flood_run, flood_sec_drops;
+	uint64_t nlog;
+	uint64_t frames, lines;
+};
+
+struct an_srv {
+	struct an_state *state;
+	struct an_srv_cfg cfg;
+	FILE *log;
+	int lfd;
+	int port;
+	char job[PULSE_AW_NAME_LEN];
+	struct conn **conns;
+	uint32_t nconns, capconns;
+	struct host_ent *hosts;
+	uint32_t nhosts;
+	struct an_srv_stats st;
+	uint64_t t_start, t_tick, join_due;
+	uint64_t join_gen;
+	int stop;
+	struct pollfd *pfd;
+	uint32_t cappfd;
+};
+
+static volatile sig_atomic_t sig_stop, sig_usr1;
+static struct an_srv_stats last_stats;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	uint64_t t = real_ns();
+	time_t sec = (time_t)(t / 1000000000u);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	fprintf(s->log, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ pulse-analyzer %s: %s\n", tm.tm_year + 1900,
+		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		(unsigned)(t % 1000000000u / 1000000u), level, msg);
+	fflush(s->log);
+}
+
+/* Rate limit for one connection's bad-input lines. */
+static int conn_logok(struct conn *c)
+{
+	c->nlog++;
+	return c->nlog <= LOG_FIRST || c->nlog % LOG_EVERY == 0;
+}
+
+static const char *cname(const struct conn *c)
+{
+	return c->host ? c->host->name : "(no HELLO yet)";
+}
+
+void an_srv_cfg_default(struct an_srv_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->listen = ":7410";
+	c->max_conns = 256;
+	c->max_payload = PULSE_AW_MAX_PAYLOAD;
+	c->out_cap = 8u << 20;
+	c->max_frames_per_s = 20000;
+	c->flood_close_s = 3;
+	c->read_per_turn = 256u << 10;
+	c->max_skew_ns = 50000000ull;
+	c->hello_timeout_ms = 5000;
+	c->idle_timeout_ms = 30000;
+	c->heartbeat_ms = 1000;
+	c->tick_ms = 200;
+	c->join_delay_ms = 100;
+}
+
+/* ---- stats ---- */
+
+#define STAT_FIELDS(X)                                                                             \
+	X(accepted) X(refused_full) X(closed) X(agents_now) X(agents_max) X(hellos) X(hello_bad)   \
+	X(hello_version) X(hello_job) X(replaced) X(byes) X(agent_errors) X(hello_timeouts)        \
+	X(idle_timeouts) X(mid_frame_disconnects) X(mid_frame_bytes) X(frames_in) X(bytes_in)      \
+	X(frames_out) X(bytes_out) X(bad_magic) X(oversize) X(bad_frames) X(bad_payload)           \
+	X(protocol_errors) X(flood_dropped) X(flood_closes) X(out_overflows) X(lines)              \
+	X(lines_used) X(lines_ignored) X(lines_rejected) X(skew_events) X(skew_dropped)            \
+	X(agent_dropped) X(maps) X(map_bad) X(join_runs) X(joins_sent) X(join_oversize)            \
+	X(join_qps) X(join_paired) X(join_no_partner) X(join_ambiguous) X(join_not_connected)      \
+	X(ticks) X(diagnoses) X(stats_requests)
+
+void an_srv_stats_print(FILE *f, const struct an_srv_stats *st)
+{
+	fputs("server:", f);
+#define P(n) fprintf(f, " " #n "=%" PRIu64, st->n);
+	STAT_FIELDS(P)
+#undef P
+	fprintf(f, " max_skew_ms=%.3f\n", (double)st->max_skew_ns / 1e6);
+}
+
+void *an_srv_stats_json(const struct an_srv_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+#define J(n) cJSON_AddNumberToObject(o, #n, (double)st->n);
+	STAT_FIELDS(J)
+#undef J
+	cJSON_AddNumberToObject(o, "max_skew_ms", (double)st->max_skew_ns / 1e6);
+	return o;
+}
+
+const struct an_srv_stats *an_srv_stats(const struct an_srv *srv)
+{
+	return &srv->st;
+}
+
+const struct an_srv_stats *an_serve_last_stats(void)
+{
+	return &last_stats;
+}
+
+/* ---- listening ---- */
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* "ADDR:PORT", "[V6]:PORT", ":PORT", "*:PORT", "PORT" */
+static int split_addr(const char *in, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	const char *colon;
+	host[0] = 0;
+	if (in[0] == '[') {
+		const char *rb = strchr(in, ']');
+		if (!rb || rb[1] != ':' || (size_t)(rb - in - 1) >= hostlen)
+			return -1;
+		memcpy(host, in + 1, (size_t)(rb - in - 1));
+		host[rb - in - 1] = 0;
+		colon = rb + 1;
+	} else if ((colon = strrchr(in, ':'))) {
+		if ((size_t)(colon - in) >= hostlen)
+			return -1;
+		memcpy(host, in, (size_t)(colon - in));
+		host[colon - in] = 0;
+		if (!strcmp(host, "*"))
+			host[0] = 0;
+	} else {
+		colon = in - 1; /* just a port */
+	}
+	const char *p = colon + 1;
+	if (!*p || strlen(p) >= portlen || strspn(p, "0123456789") != strlen(p) || atol(p) > 65535)
+		return -1;
+	strcpy(port, p);
+	return 0;
+}
+
+static int listen_on(struct an_srv *s, const char *addr, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	if (!addr || split_addr(addr, host, sizeof host, port, sizeof port)) {
+		snprintf(err, errlen, "--listen %s: want ADDR:PORT, [IPV6]:PORT or :PORT",
+			 addr ? addr : "(none)");
+		return -1;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(host[0] ? host : "::", port, &hints, &res);
+	if (rc && !host[0]) { /* no IPv6 here: any IPv4 address */
+		rc = getaddrinfo("0.0.0.0", port, &hints, &res);
+	}
+	if (rc) {
+		snprintf(err, errlen, "--listen %s: %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	int last = 0;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			last = errno;
+			continue;
+		}
+		int one = 1, zero = 0;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (ai->ai_family == AF_INET6 && !host[0]) /* any address: IPv4 too */
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128) || set_nonblock(fd)) {
+			last = errno;
+			close(fd);
+			continue;
+		}
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		getsockname(fd, (struct sockaddr *)&ss, &sl);
+		s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							 : ((struct sockaddr_in *)&ss)->sin_port);
+		s->lfd = fd;
+		freeaddrinfo(res);
+		return 0;
+	}
+	freeaddrinfo(res);
+	snprintf(err, errlen, "--listen %s: %s", addr, strerror(last ? last : EADDRNOTAVAIL));
+	return -1;
+}
+
+/* ---- hosts ---- */
+
+static struct host_ent *host_get(struct an_srv *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		if (!strcmp(s->hosts[i].name, name))
+			return &s->hosts[i];
+	if (s->nhosts == MAX_HOSTS)
+		return NULL;
+	struct host_ent *h = &s->hosts[s->nhosts++];
+	memset(h, 0, sizeof *h);
+	snprintf(h->name, sizeof h->name, "%s", name);
+	return h;
+}
+
+static void host_free(struct host_ent *h)
+{
+	free(h->qps);
+	free(h->comms);
+	free(h->last_join);
+	h->qps = NULL;
+	h->comms = NULL;
+	h->last_join = NULL;
+}
+
+/* ---- output ---- */
+
+static void conn_kill(struct an_srv *s, struct conn *c);
+
+static int conn_flush(struct an_srv *s, struct conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			s->st.bytes_out += (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return 0;
+		if (c->state != C_DEAD && conn_logok(c))
+			slog(s, "warn", "agent %s [%s]: send failed: %s; closing", cname(c), c->peer,
+			     n < 0 ? strerror(errno) : "closed");
+		conn_kill(s, c);
+		return -1;
+	}
+	c->out_off = c->out_len = 0;
+	return 0;
+}
+
+static int conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len)
+{
+	if (c->state == C_DEAD)
+		return -1;
+	size_t need = PULSE_AW_HDR_LEN + len;
+	if (c->out_len - c->out_off + need > s->cfg.out_cap) {
+		s->st.out_overflows++;
+		slog(s, "warn",
+		     "agent %s [%s]: output over its cap of %" PRIu32 " bytes (the agent does not read); "
+		     "closing",
+		     cname(c), c->peer, s->cfg.out_cap);
+		conn_kill(s, c);
+		return -1;
+	}
+	if (c->out_off && c->out_alloc - c->out_len < need) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_alloc - c->out_len < need) {
+		size_t na = c->out_alloc ? c->out_alloc : 4096;
+		while (na - c->out_len < need)
+			na *= 2;
+		uint8_t *nb = realloc(c->out, na);
+		if (!nb) {
+			slog(s, "error", "agent %s: out of memory for output; closing", cname(c));
+			conn_kill(s, c);
+			return -1;
+		}
+		c->out = nb;
+		c->out_alloc = na;
+	}
+	uint16_t ver = c->version ? c->version : PULSE_AW_VERSION_MIN;
+	if (type == PULSE_AW_HELLO_ACK)
+		ver = PULSE_AW_VERSION_MIN;
+	size_t n = pulse_aw_frame(c->out + c->out_len, c->out_alloc - c->out_len, (uint8_t)ver, type,
+				  c->seq++, p, len);
+	if (!n)
+		return -1;
+	c->out_len += n;
+	s->st.frames_out++;
+	return conn_flush(s, c);
+}
+
+static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* ERROR to the agent (best effort, nonblocking), then close. */
+static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const char *fmt, ...)
+{
+	struct pulse_aw_status st = {.code = code};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st.text, sizeof st.text, fmt, ap);
+	va_end(ap);
+	uint8_t b[4 + PULSE_AW_TEXT_LEN];
+	size_t n = pulse_aw_status_encode(b, sizeof b, &st);
+	if (c->state != C_DEAD)
+		conn_send(s, c, PULSE_AW_ERROR, b, n);
+	conn_kill(s, c);
+}
+
+static void conn_kill(struct an_srv *s, struct conn *c)
+{
+	if (c->state == C_DEAD)
+		return;
+	if (c->state == C_READY && s->st.agents_now)
+		s->st.agents_now--;
+	c->state = C_DEAD;
+	if (c->host && c->host->conn == c)
+		c->host->conn = NULL;
+	shutdown(c->fd, SHUT_RDWR);
+	close(c->fd);
+	c->fd = -1;
+	s->st.closed++;
+}
+
+/* ---- clock skew ---- */
+
+static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, const char *what)
+{
+	uint64_t now = real_ns();
+	int64_t skew = (int64_t)(agent_rt - now);
+	struct host_ent *h = c->host;
+	h->skew_ns = skew;
+	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
+	uint64_t maxmag = s->st.max_skew_ns < 0 ? (uint64_t)-s->st.max_skew_ns : (uint64_t)s->st.max_skew_ns;
+	if (mag > maxmag)
+		s->st.max_skew_ns = skew;
+	if (mag > s->cfg.max_skew_ns) {
+		s->st.skew_events++;
+		if (!h->skewed)
+			slog(s, "warn",
+			     "agent %s: clock skew %+.3f ms (its %s realtime against ours) beyond the bound of "
+			     "%.3f ms; %s",
+			     h->name, (double)skew / 1e6, what, (double)s->cfg.max_skew_ns / 1e6,
+			     s->cfg.drop_skewed ? "its data is dropped until it is back within"
+						: "its data is kept, cross-host times are off by that much");
+		h->skewed = 1;
+	} else if (h->skewed) {
+		slog(s, "info", "agent %s: clock skew %+.3f ms, back within the bound", h->name,
+		     (double)skew / 1e6);
+		h->skewed = 0;
+	}
+}
+
+/* ---- the join ---- */
+
+static int jnum(const cJSON *o, const char *k, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	if (!cJSON_IsNumber(x))
+		return -1;
+	*v = x->valuedouble;
+	return 0;
+}
+
+static int jid(const cJSON *o, const char *k, uint64_t *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	if (cJSON_IsNull(x) || !x) {
+		*v = 0;
+		return 0;
+	}
+	if (!cJSON_IsString(x) || strncmp(x->valuestring, "0x", 2))
+		return -1;
+	char *end;
+	errno = 0;
+	*v = strtoull(x->valuestring + 2, &end, 16);
+	return errno || *end || !x->valuestring[2] ? -1 : 0;
+}
+
+static int32_t jgpu(const cJSON *o)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
+	double d;
+	if (cJSON_IsObject(g) && !jnum(g, "cuda_dev", &d) && d >= -1 && d < 1 << 20)
+		return (int32_t)d;
+	if (cJSON_IsNumber(g) && g->valuedouble >= -1 && g->valuedouble < 1 << 20)
+		return (int32_t)g->valuedouble;
+	return -1;
+}
+
+/* Parses a hook_map line (host-agent/qp_map.c) into h's join input. */
+static int parse_map(struct host_ent *h, const char *line, size_t len, char *err, size_t errlen)
+{
+	cJSON *o = cJSON_ParseWithLength(line, len);
+	const cJSON *qa = cJSON_GetObjectItemCaseSensitive(o, "qps");
+	const cJSON *ca = cJSON_GetObjectItemCaseSensitive(o, "comms");
+	if (!cJSON_IsObject(o) || !cJSON_IsArray(qa) || !cJSON_IsArray(ca)) {
+		snprintf(err, errlen, "hook_map: not an object with \"qps\" and \"comms\" arrays");
+		cJSON_Delete(o);
+		return -1;
+	}
+	double tmap = 0;
+	jnum(o, "t_ns", &tmap);
+	int nq = cJSON_GetArraySize(qa), nc = cJSON_GetArraySize(ca);
+	if (nq > 1 << 20 || nc > 1 << 20) {
+		snprintf(err, errlen, "hook_map: %d QPs / %d communicators, too many", nq, nc);
+		cJSON_Delete(o);
+		return -1;
+	}
+	struct pulse_join_qp *qps = calloc((size_t)nq + 1, sizeof *qps);
+	struct pulse_join_comm *comms = calloc((size_t)nc + 1, sizeof *comms);
+	uint32_t iq = 0, ic = 0;
+	if (!qps || !comms) {
+		snprintf(err, errlen, "hook_map: out of memory");
+		goto bad;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, qa)
+	{
+		struct pulse_join_qp *q = &qps[iq];
+		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(e, "dev");
+		const cJSON *stt = cJSON_GetObjectItemCaseSensitive(e, "state");
+		const cJSON *rq = cJSON_GetObjectItemCaseSensitive(e, "remote_qpn");
+		const cJSON *rg = cJSON_GetObjectItemCaseSensitive(e, "remote_gid");
+		double qpn, pid, rank = -1;
+		if (!cJSON_IsString(dev) || strlen(dev->valuestring) >= sizeof q->dev ||
+		    !cJSON_IsString(stt) || jnum(e, "qpn", &qpn) || qpn < 0 || qpn > 0xffffff ||
+		    jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 ||
+		    jid(e, "comm_id", &q->comm_id)) {
+			snprintf(err, errlen, "hook_map: QP entry %u malformed", iq);
+			goto bad;
+		}
+		jnum(e, "rank", &rank);
+		snprintf(q->host, sizeof q->host, "%s", h->name);
+		snprintf(q->dev, sizeof q->dev, "%s", dev->valuestring);
+		q->qpn = (uint32_t)qpn;
+		q->pid = (uint32_t)pid;
+		q->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
+		q->gpu = jgpu(e);
+		q->destroyed = !strcmp(stt->valuestring, "destroyed");
+		if (cJSON_IsNumber(rq) && rq->valuedouble >= 0 && rq->valuedouble <= 0xffffff) {
+			q->connected = 1;
+			q->dest_qpn = (uint32_t)rq->valuedouble;
+		}
+		if (cJSON_IsString(rg) && !pulse_join_parse_gid(rg->valuestring, q->remote_gid))
+			q->gid_valid = 1;
+		q->first_ns = 0;
+		q->last_ns = q->destroyed && tmap > 0 ? (uint64_t)tmap : UINT64_MAX;
+		iq++;
+	}
+	cJSON_ArrayForEach(e, ca)
+	{
+		struct pulse_join_comm *m = &comms[ic];
+		double pid, rank = -1, nranks = -1, t = 0;
+		if (jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 || jid(e, "comm_id", &m->comm_id)) {
+			snprintf(err, errlen, "hook_map: communicator entry %u malformed", ic);
+			goto bad;
+		}
+		const cJSON *des = cJSON_GetObjectItemCaseSensitive(e, "destroyed");
+		if (cJSON_IsTrue(des))
+			continue; /* gone: not a member any more */
+		jnum(e, "rank", &rank);
+		jnum(e, "nranks", &nranks);
+		jnum(e, "t_ns", &t);
+		m->pid = (uint32_t)pid;
+		m->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
+		m->nranks = nranks >= -1 && nranks < 1 << 24 ? (int32_t)nranks : -1;
+		snprintf(m->host, sizeof m->host, "%s", h->name);
+		m->gpu = jgpu(e);
+		m->time_ns = t > 0 ? (uint64_t)t : 0;
+		ic++;
+	}
+	cJSON_Delete(o);
+	free(h->qps);
+	free(h->comms);
+	h->qps = qps;
+	h->nqps = iq;
+	h->comms = comms;
+	h->ncomms = ic;
+	h->have_map = 1;
+	return 0;
+bad:
+	cJSON_Delete(o);
+	free(qps);
+	free(comms);
+	return -1;
+}
+
+static void run_join(struct an_srv *s)
+{
+	uint64_t nq = 0, nc = 0;
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		nq += s->hosts[i].nqps;
+		nc += s->hosts[i].ncomms;
+	}
+	struct pulse_join_qp *qps = calloc(nq + 1, sizeof *qps);
+	uint32_t *owner = calloc(nq + 1, sizeof *owner);
+	struct pulse_join_result *res = calloc(nq + 1, sizeof *res);
+	struct pulse_join_comm *comms = calloc(nc + 1, sizeof *comms);
+	struct pulse_join_comm *mem = calloc(nc + 1, sizeof *mem);
+	struct pulse_aw_join_qp *jq = calloc(nq + 1, sizeof *jq);
+	struct pulse_aw_join_member *jm = calloc(nc + 1, sizeof *jm);
+	if (!qps || !owner || !res || !comms || !mem || !jq || !jm) {
+		slog(s, "error", "join: out of memory for %" PRIu64 " QPs; not joined", nq);
+		goto out;
+	}
+	uint32_t k = 0, kc = 0;
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		for (uint32_t j = 0; j < s->hosts[i].nqps; j++) {
+			owner[k] = i;
+			qps[k++] = s->hosts[i].qps[j];
+		}
+		for (uint32_t j = 0; j < s->hosts[i].ncomms; j++)
+			comms[kc++] = s->hosts[i].comms[j];
+	}
+	struct pulse_join_stats js;
+	memset(&js, 0, sizeof js);
+	if (pulse_qp_join(qps, k, NULL, 0, comms, kc, res, &js)) {
+		slog(s, "error", "join: out of memory; not joined");
+		goto out;
+	}
+	uint32_t conflicts = 0;
+	uint32_t nm = pulse_join_members(comms, kc, mem, &conflicts);
+	s->st.join_runs++;
+	s->st.join_qps = js.qps;
+	s->st.join_paired = js.paired;
+	s->st.join_no_partner = js.no_partner;
+	s->st.join_ambiguous = js.ambiguous;
+	s->st.join_not_connected = js.not_connected;
+	for (uint32_t hi = 0; hi < s->nhosts; hi++) {
+		struct host_ent *h = &s->hosts[hi];
+		if (!h->conn || h->conn->state != C_READY)
+			continue;
+		uint32_t a = 0, b = 0;
+		for (uint32_t i = 0; i < k; i++) {
+			if (owner[i] != hi || res[i].status != PULSE_JOIN_PAIRED || res[i].peer < 0 ||
+			    (uint32_t)res[i].peer >= k)
+				continue;
+			const struct pulse_join_qp *q = &qps[i], *r = &qps[res[i].peer];
+			struct pulse_aw_join_qp *o = &jq[a++];
+			memset(o, 0, sizeof *o);
+			snprintf(o->dev, sizeof o->dev, "%s", q->dev);
+			o->qpn = q->qpn;
+			o->pid = q->pid;
+			o->comm_id = q->comm_id;
+			o->rank = q->rank;
+			snprintf(o->remote_host, sizeof o->remote_host, "%s", r->host);
+			o->remote_gpu = res[i].remote_gpu;
+			o->remote_rank = res[i].remote_rank;
+			o->remote_qpn = r->qpn;
+		}
+		/* members of every communicator this host takes part in */
+		for (uint32_t i = 0; i < nm; i++) {
+			int mine = 0;
+			for (uint32_t j = 0; j < h->ncomms && !mine; j++)
+				mine = h->comms[j].comm_id == mem[i].comm_id;
+			if (!mine || mem[i].rank < 0 || mem[i].nranks <= mem[i].rank)
+				continue;
+			struct pulse_aw_join_member *o = &jm[b++];
+			memset(o, 0, sizeof *o);
+			o->comm_id = mem[i].comm_id;
+			o->rank = mem[i].rank;
+			o->nranks = mem[i].nranks;
+			snprintf(o->host, sizeof o->host, "%s", mem[i].host);
+			o->gpu = mem[i].gpu;
+			o->pid = mem[i].pid;
+		}
+		struct pulse_aw_join j = {.nqps = a, .nmembers = b, .qps = jq, .members = jm};
+		snprintf(j.host, sizeof j.host, "%s", h->name);
+		char *canon = pulse_aw_join_to_json(&j);
+		if (!canon)
+			continue;
+		if (h->last_join && !strcmp(h->last_join, canon)) {
+			free(canon);
+			continue;
+		}
+		j.version = ++s->join_gen;
+		j.t_ns = real_ns();
+		char *txt = pulse_aw_join_to_json(&j);
+		if (!txt) {
+			free(canon);
+			continue;
+		}
+		size_t tl = strlen(txt);
+		if (tl > s->cfg.max_payload) {
+			s->st.join_oversize++;
+			slog(s, "warn", "join for %s: %zu bytes over the payload bound; not sent", h->name, tl);
+			free(canon);
+		} else if (conn_send(s, h->conn, PULSE_AW_JOIN, txt, tl) == 0) {
+			s->st.joins_sent++;
+			free(h->last_join);
+			h->last_join = canon;
+			slog(s, "info", "join for %s: %u QPs paired, %u members (generation %" PRIu64 ")",
+			     h->name, a, b, j.version);
+		} else {
+			free(canon);
+		}
+		free(txt);
+	}
+out:
+	free(qps);
+	free(owner);
+	free(res);
+	free(comms);
+	free(mem);
+	free(jq);
+	free(jm);
+}
+
+/* ---- frames from an agent ---- */
+
+static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
+{
+	char err[256];
+	size_t pos = 0, ll;
+	const char *line;
+	while (pulse_aw_lines_next(f->payload, f->h.length, &pos, &line, &ll)) {
+		s->st.lines++;
+		c->lines++;
+		err[0] = 0;
+		int rc = an_ingest(s->state, c->host->name, line, ll, err, sizeof err);
+		if (rc == 0) {
+			s->st.lines_used++;
+		} else if (rc > 0) {
+			s->st.lines_ignored++;
+		} else {
+			s->st.lines_rejected++;
+			if (conn_logok(c))
+				slog(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
+				     pulse_aw_type_name(f->h.type), err[0] ? err : "(no reason)");
+		}
+	}
+}
+
+static int flood_ok(struct an_srv *s, struct conn *c)
+{
+	if (!s->cfg.max_frames_per_s)
+		return 1;
+	uint64_t now = mono_ns();
+	double burst = s->cfg.flood_burst ? s->cfg.flood_burst : s->cfg.max_frames_per_s;
+	c->tokens += (double)(now - c->t_tokens) * 1e-9 * s->cfg.max_frames_per_s;
+	if (c->tokens > burst)
+		c->tokens = burst;
+	c->t_tokens = now;
+	if (c->tokens >= 1) {
+		c->tokens -= 1;
+		return 1;
+	}
+	s->st.flood_dropped++;
+	uint64_t sec = now / 1000000000u;
+	if (sec != c->flood_sec) {
+		c->flood_run = sec == c->flood_sec + 1 ? c->flood_run + 1 : 1;
+		c->flood_sec = sec;
+		c->flood_sec_drops = 0;
+		slog(s, "warn",
+		     "agent %s: over %" PRIu32 " frames/s: dropping its data frames (%" PRIu64
+		     " second(s) in a row)",
+		     c->host->name, s->cfg.max_frames_per_s, c->flood_run);
+	}
+	c->flood_sec_drops++;
+	if (s->cfg.flood_close_s && c->flood_run >= s->cfg.flood_close_s) {
+		s->st.flood_closes++;
+		slog(s, "warn", "agent %s: flooding for %" PRIu64 " s; closing with ERROR flood",
+		     c->host->name, c->flood_run);
+		conn_error(s, c, PULSE_AW_E_FLOOD, "over %" PRIu32 " frames/s for %" PRIu64 " s",
+			   s->cfg.max_frames_per_s, c->flood_run);
+	}
+	return 0;
+}
+
+static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
+{
+	struct pulse_aw_hello h;
+	char err[256];
+	if (pulse_aw_hello_decode(f->payload, f->h.length, &h, err, sizeof err)) {
+		s->st.hello_bad++;
+		slog(s, "warn", "connection [%s]: bad HELLO: %s; closing", c->peer, err);
+		conn_error(s, c, PULSE_AW_E_MALFORMED, "%s", err);
+		return;
+	}
+	uint16_t lo = h.version_min > PULSE_AW_VERSION_MIN ? h.version_min : PULSE_AW_VERSION_MIN;
+	uint16_t hi = h.version_max < PULSE_AW_VERSION_MAX ? h.version_max : PULSE_AW_VERSION_MAX;
+	if (lo > hi) {
+		s->st.hello_version++;
+		slog(s, "warn",
+		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%d; closing",
+		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN,
+		     PULSE_AW_VERSION_MAX);
+		conn_error(s, c, PULSE_AW_E_VERSION, "analyzer speaks protocol versions %d..%d, agent %u..%u",
+			   PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, h.version_min, h.version_max);
+		return;
+	}
+	if (!s->job[0])
+		snprintf(s->job, sizeof s->job, "%s", h.job);
+	if (strcmp(s->job, h.job)) {
+		s->st.hello_job++;
+		slog(s, "warn", "agent %s [%s]: HELLO for job '%s', this analyzer serves '%s'; closing",
+		     h.host, c->peer, h.job, s->job);
+		conn_error(s, c, PULSE_AW_E_JOB, "this analyzer serves job '%s'", s->job);
+		return;
+	}
+	struct host_ent *he = host_get(s, h.host);
+	if (!he) {
+		slog(s, "warn", "agent %s [%s]: %d hosts known already; closing", h.host, c->peer, MAX_HOSTS);
+		conn_error(s, c, PULSE_AW_E_FULL, "too many hosts");
+		return;
+	}
+	if (he->conn && he->conn != c) {
+		s->st.replaced++;
+		slog(s, "warn", "agent %s: new connection from %s replaces the one from %s", h.host, c->peer,
+		     he->conn->peer);
+		conn_error(s, he->conn, PULSE_AW_E_REPLACED, "a newer connection for host %s", h.host);
+	}
+	he->conn = c;
+	c->host = he;
+	c->version = hi;
+	c->state = C_READY;
+	s->st.hellos++;
+	if (++s->st.agents_now > s->st.agents_max)
+		s->st.agents_max = s->st.agents_now;
+	free(he->last_join); /* a new connection gets the whole join again */
+	he->last_join = NULL;
+	struct pulse_aw_hello_ack a = {.version = hi, .max_payload = s->cfg.max_payload,
+				       .heartbeat_ms = s->cfg.heartbeat_ms, .realtime_ns = real_ns()};
+	uint8_t b[PULSE_AW_HELLO_ACK_LEN];
+	pulse_aw_hello_ack_encode(b, sizeof b, &a);
+	if (conn_send(s, c, PULSE_AW_HELLO_ACK, b, sizeof b))
+		return;
+	slog(s, "info", "agent %s connected from %s (job %s, %s, protocol %u)", h.host, c->peer, h.job,
+	     h.agent[0] ? h.agent : "agent version not given", hi);
+	check_skew(s, c, h.realtime_ns, "HELLO");
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		if (s->hosts[i].have_map) {
+			s->join_due = mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
+			break;
+		}
+}
+
+static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
+{
+	char err[256];
+	uint8_t t = f->h.type;
+	s->st.frames_in++;
+	c->frames++;
+	if (!(pulse_aw_type_senders(t) & PULSE_AW_FROM_AGENT)) {
+		s->st.protocol_errors++;
+		if (conn_logok(c))
+			slog(s, "warn", "agent %s [%s]: %s frame is the analyzer's to send; dropped", cname(c),
+			     c->peer, pulse_aw_type_name(t));
+		return;
+	}
+	if (c->state == C_NEW) {
+		if (t != PULSE_AW_HELLO) {
+			s->st.protocol_errors++;
+			slog(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer,
+			     pulse_aw_type_name(t));
+			conn_error(s, c, PULSE_AW_E_PROTOCOL, "%s before HELLO", pulse_aw_type_name(t));
+			return;
+		}
+		on_hello(s, c, f);
+		return;
+	}
+	if (t == PULSE_AW_HELLO) {
+		s->st.protocol_errors++;
+		if (conn_logok(c))
+			slog(s, "warn", "agent %s: second HELLO; dropped", cname(c));
+		return;
+	}
+	if (f->h.version != c->version) {
+		s->st.bad_frames++;
+		if (conn_logok(c))
+			slog(s, "warn", "agent %s: %s frame of version %u, the connection speaks %u; dropped",
+			     cname(c), pulse_aw_type_name(t), f->h.version, c->version);
+		return;
+	}
+	switch (t) {
+	case PULSE_AW_OP:
+	case PULSE_AW_CALLS:
+	case PULSE_AW_MAP:
+	case PULSE_AW_LINES: {
+		if (!flood_ok(s, c))
+			return;
+		int n = pulse_aw_lines_check(t, f->payload, f->h.length, err, sizeof err);
+		if (n < 0) {
+			s->st.bad_payload++;
+			if (conn_logok(c))
+				slog(s, "warn", "agent %s: %s frame %" PRIu32 " dropped: %s", cname(c),
+				     pulse_aw_type_name(t), f->h.seq, err);
+			return;
+		}
+		if (c->host->skewed && s->cfg.drop_skewed) {
+			s->st.skew_dropped += (uint64_t)n;
+			return;
+		}
+		if (t == PULSE_AW_MAP) {
+			s->st.maps++;
+			if (parse_map(c->host, (const char *)f->payload, f->h.length, err, sizeof err)) {
+				s->st.map_bad++;
+				if (conn_logok(c))
+					slog(s, "warn", "agent %s: map not used for the join: %s", cname(c), err);
+			} else {
+				s->join_due = mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
+			}
+		}
+		ingest_lines(s, c, f);
+		return;
+	}
+	case PULSE_AW_HEARTBEAT: {
+		struct pulse_aw_heartbeat hb;
+		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
+			s->st.bad_payload++;
+			if (conn_logok(c))
+				slog(s, "warn", "agent %s: %s", cname(c), err);
+			return;
+		}
+		check_skew(s, c, hb.realtime_ns, "HEARTBEAT");
+		if (hb.frames_dropped != c->host->agent_dropped) {
+			if (hb.frames_dropped > c->host->agent_dropped)
+				slog(s, "warn", "agent %s reports %" PRIu64 " frame(s) dropped on its side so far",
+				     cname(c), hb.frames_dropped);
+			s->st.agent_dropped += hb.frames_dropped - c->host->agent_dropped;
+			c->host->agent_dropped = hb.frames_dropped;
+		}
+		struct pulse_aw_heartbeat r = {.realtime_ns = real_ns(), .frames_sent = s->st.frames_out,
+					       .frames_dropped = 0};
+		uint8_t b[PULSE_AW_HEARTBEAT_LEN];
+		pulse_aw_heartbeat_encode(b, sizeof b, &r);
+		conn_send(s, c, PULSE_AW_HEARTBEAT, b, sizeof b);
+		return;
+	}
+	case PULSE_AW_BYE:
+	case PULSE_AW_ERROR: {
+		struct pulse_aw_status st;
+		if (pulse_aw_status_decode(f->payload, f->h.length, &st, err, sizeof err)) {
+			s->st.bad_payload++;
+			snprintf(st.text, sizeof st.text, "(undecodable: %.200s)", err);
+			st.code = 0;
+		}
+		if (t == PULSE_AW_BYE) {
+			s->st.byes++;
+			slog(s, "info", "agent %s says BYE (%s%s%s) after %" PRIu64 " frames, %" PRIu64 " lines",
+			     cname(c), pulse_aw_err_name(st.code), st.text[0] ? ": " : "", st.text, c->frames,
+			     c->lines);
+		} else {
+			s->st.agent_errors++;
+			slog(s, "warn", "agent %s sent ERROR %s: %s; closing", cname(c),
+			     pulse_aw_err_name(st.code), st.text);
+		}
+		conn_kill(s, c);
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+static void conn_read(struct an_srv *s, struct conn *c)
+{
+	size_t budget = s->cfg.read_per_turn;
+	char err[256];
+	while (c->state != C_DEAD && budget) {
+		size_t avail;
+		uint8_t *p = pulse_aw_dec_space(&c->dec, &avail);
+		ssize_t n = 0;
+		if (p && avail) {
+			n = recv(c->fd, p, avail < budget ? avail : budget, MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+				return;
+			if (n <= 0) {
+				size_t pend = pulse_aw_dec_pending(&c->dec);
+				if (pend) {
+					s->st.mid_frame_disconnects++;
+					s->st.mid_frame_bytes += pend;
+					slog(s, "warn",
+					     "agent %s [%s]: disconnected in the middle of a frame (%zu bytes of it "
+					     "dropped)",
+					     cname(c), c->peer, pend);
+				} else if (c->state == C_READY) {
+					slog(s, "info", "agent %s [%s]: connection closed%s%s", cname(c), c->peer,
+					     n < 0 ? ": " : " without BYE", n < 0 ? strerror(errno) : "");
+				}
+				conn_kill(s, c);
+				return;
+			}
+			pulse_aw_dec_commit(&c->dec, (size_t)n);
+			s->st.bytes_in += (uint64_t)n;
+			budget -= (size_t)n;
+			c->t_rx = mono_ns();
+		} else if (!c->dec.failed) {
+			/* no room: a whole frame waits (the loop below takes it) or memory ran out */
+		}
+		int rc, got = 0;
+		struct pulse_aw_frame f;
+		while (c->state != C_DEAD &&
+		       (rc = pulse_aw_dec_next(&c->dec, &f, err, sizeof err)) != PULSE_AW_DEC_MORE) {
+			got = 1;
+			if (rc == PULSE_AW_DEC_FATAL) {
+				int magic = f.h.magic != PULSE_AW_MAGIC;
+				if (magic)
+					s->st.bad_magic++;
+				else
+					s->st.oversize++;
+				slog(s, "warn", "agent %s [%s]: %s; closing", cname(c), c->peer, err);
+				conn_error(s, c, magic ? PULSE_AW_E_MALFORMED : PULSE_AW_E_OVERSIZE, "%s", err);
+				return;
+			}
+			if (rc == PULSE_AW_DEC_BAD) {
+				s->st.frames_in++;
+				s->st.bad_frames++;
+				if (c->state == C_NEW) {
+					slog(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer, err);
+					conn_error(s, c,
+						   f.h.version != PULSE_AW_VERSION_MIN ? PULSE_AW_E_VERSION
+										: PULSE_AW_E_PROTOCOL,
+						   "%s", err);
+					return;
+				}
+				if (conn_logok(c))
+					slog(s, "warn", "agent %s: %s; skipped", cname(c), err);
+				continue;
+			}
+			on_frame(s, c, &f);
+		}
+		if (!p || !avail) {
+			if (!got) { /* could not make room and nothing to take out */
+				slog(s, "error", "agent %s: no memory for its input; closing", cname(c));
+				conn_kill(s, c);
+			}
+			continue;
+		}
+		if ((size_t)n < avail)
+			return; /* the socket is drained */
+	}
+}
+
+/* ---- the loop ---- */
+
+static void accept_all(struct an_srv *s)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				slog(s, "warn", "accept: %s", strerror(errno));
+			return;
+		}
+		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+		uint32_t live = 0;
+		for (uint32_t i = 0; i < s->nconns; i++)
+			live += s->conns[i]->state != C_DEAD;
+		if (live >= s->cfg.max_conns) {
+			s->st.refused_full++;
+			struct pulse_aw_status st = {.code = PULSE_AW_E_FULL};
+			snprintf(st.text, sizeof st.text, "analyzer serves %" PRIu32 " agents at most",
+				 s->cfg.max_conns);
+			uint8_t b[PULSE_AW_HDR_LEN + 4 + PULSE_AW_TEXT_LEN], pl[4 + PULSE_AW_TEXT_LEN];
+			size_t pn = pulse_aw_status_encode(pl, sizeof pl, &st);
+			size_t n = pulse_aw_frame(b, sizeof b, PULSE_AW_VERSION_MIN, PULSE_AW_ERROR, 0, pl, pn);
+			if (send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* best effort */
+			}
+			close(fd);
+			slog(s, "warn", "connection from %s:%s refused: %" PRIu32 " agents connected already",
+			     host, port, live);
+			continue;
+		}
+		if (s->nconns == s->capconns) {
+			uint32_t nc = s->capconns ? s->capconns * 2 : 16;
+			struct conn **n = realloc(s->conns, nc * sizeof *n);
+			if (!n) {
+				close(fd);
+				continue;
+			}
+			s->conns = n;
+			s->capconns = nc;
+		}
+		struct conn *c = calloc(1, sizeof *c);
+		if (!c || pulse_aw_dec_init(&c->dec, s->cfg.max_payload)) {
+			free(c);
+			close(fd);
+			slog(s, "error", "connection from %s:%s: out of memory", host, port);
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		c->fd = fd;
+		snprintf(c->peer, sizeof c->peer, "%s%s%s:%s", strchr(host, ':') ? "[" : "", host,
+			 strchr(host, ':') ? "]" : "", port);
+		c->t_accept = c->t_rx = c->t_tokens = mono_ns();
+		c->tokens = s->cfg.flood_burst ? s->cfg.flood_burst : s->cfg.max_frames_per_s;
+		s->conns[s->nconns++] = c;
+		s->st.accepted++;
+	}
+}
+
+static void conn_free(struct conn *c)
+{
+	pulse_aw_dec_free(&c->dec);
+	free(c->out);
+	free(c);
+}
+
+static void reap(struct an_srv *s)
+{
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < s->nconns; i++) {
+		if (s->conns[i]->state == C_DEAD)
+			conn_free(s->conns[i]);
+		else
+			s->conns[j++] = s->conns[i];
+	}
+	s->nconns = j;
+}
+
+static void do_tick(struct an_srv *s)
+{
+	s->st.ticks++;
+	int n = an_tick(s->state, real_ns());
+	if (n <= 0)
+		return;
+	s->st.diagnoses += (uint64_t)n;
+	uint32_t total = 0;
+	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
+	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
+		if (s->cfg.on_diagnosis)
+			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
+		else
+			slog(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
+			     d[i].why);
+	}
+}
+
+struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, char *err,
+			  size_t errlen)
+{
+	struct an_srv *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->state = st;
+	s->cfg = *cfg;
+	s->log = cfg->log ? cfg->log : stderr;
+	s->lfd = -1;
+	if (!s->cfg.max_conns)
+		s->cfg.max_conns = 256;
+	if (!s->cfg.max_payload || s->cfg.max_payload > PULSE_AW_MAX_PAYLOAD)
+		s->cfg.max_payload = PULSE_AW_MAX_PAYLOAD;
+	if (s->cfg.max_payload < 1024)
+		s->cfg.max_payload = 1024;
+	if (!s->cfg.out_cap)
+		s->cfg.out_cap = 8u << 20;
+	if (!s->cfg.read_per_turn)
+		s->cfg.read_per_turn = 256u << 10;
+	if (!s->cfg.heartbeat_ms)
+		s->cfg.heartbeat_ms = 1000;
+	if (!s->cfg.tick_ms)
+		s->cfg.tick_ms = 200;
+	if (cfg->job)
+		snprintf(s->job, sizeof s->job, "%s", cfg->job);
+	s->hosts = calloc(MAX_HOSTS, sizeof *s->hosts);
+	if (!s->hosts) {
+		snprintf(err, errlen, "out of memory");
+		free(s);
+		return NULL;
+	}
+	if (listen_on(s, cfg->listen, err, errlen)) {
+		free(s->hosts);
+		free(s);
+		return NULL;
+	}
+	if (cfg->port_file) {
+		FILE *pf = fopen(cfg->port_file, "w");
+		if (!pf || fprintf(pf, "%d\n", s->port) < 0 || fclose(pf)) {
+			snprintf(err, errlen, "--port-file %s: %s", cfg->port_file, strerror(errno));
+			close(s->lfd);
+			free(s->hosts);
+			free(s);
+			return NULL;
+		}
+	}
+	s->t_start = s->t_tick = mono_ns();
+	slog(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
+	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
+	return s;
+}
+
+int an_srv_port(const struct an_srv *srv)
+{
+	return srv->port;
+}
+
+void an_srv_stop(struct an_srv *srv)
+{
+	srv->stop = 1;
+}
+
+int an_srv_step(struct an_srv *s, int timeout_ms)
+{
+	if (s->stop)
+		return 0;
+	uint32_t n = s->nconns + 1;
+	if (n > s->cappfd) {
+		struct pollfd *np = realloc(s->pfd, n * 2 * sizeof *np);
+		if (!np)
+			return 1;
+		s->pfd = np;
+		s->cappfd = n * 2;
+	}
+	s->pfd[0] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+	for (uint32_t i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		s->pfd[i + 1] = (struct pollfd){
+			.fd = c->fd, .events = (short)(POLLIN | (c->out_off < c->out_len ? POLLOUT : 0))};
+	}
+	uint64_t now = mono_ns();
+	uint64_t next = s->t_tick + (uint64_t)s->cfg.tick_ms * 1000000u;
+	if (s->join_due && s->join_due < next)
+		next = s->join_due;
+	int wait = timeout_ms;
+	if (next <= now)
+		wait = 0;
+	else if ((next - now) / 1000000u < (uint64_t)wait)
+		wait = (int)((next - now) / 1000000u) + 1;
+	int rc = poll(s->pfd, n, wait);
+	if (rc < 0 && errno != EINTR) {
+		slog(s, "error", "poll: %s", strerror(errno));
+		return 0;
+	}
+	if (rc > 0) {
+		if (s->pfd[0].revents & POLLIN)
+			accept_all(s);
+		for (uint32_t i = 0; i + 1 < n && i < s->nconns; i++) {
+			struct conn *c = s->conns[i];
+			short re = s->pfd[i + 1].revents;
+			if (c->state == C_DEAD || !re)
+				continue;
+			if (re & POLLOUT)
+				conn_flush(s, c);
+			if (c->state != C_DEAD && (re & (POLLIN | POLLHUP | POLLERR)))
+				conn_read(s, c);
+		}
+	}
+	now = mono_ns();
+	for (uint32_t i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		if (c->state == C_NEW && now - c->t_accept > (uint64_t)s->cfg.hello_timeout_ms * 1000000u) {
+			s->st.hello_timeouts++;
+			slog(s, "warn", "connection [%s]: no HELLO within %" PRIu32 " ms; closing", c->peer,
+			     s->cfg.hello_timeout_ms);
+			conn_error(s, c, PULSE_AW_E_TIMEOUT, "no HELLO within %" PRIu32 " ms",
+				   s->cfg.hello_timeout_ms);
+		} else if (c->state == C_READY && s->cfg.idle_timeout_ms &&
+			   now - c->t_rx > (uint64_t)s->cfg.idle_timeout_ms * 1000000u) {
+			s->st.idle_timeouts++;
+			slog(s, "warn", "agent %s: silent for %" PRIu32 " ms; closing", cname(c),
+			     s->cfg.idle_timeout_ms);
+			conn_error(s, c, PULSE_AW_E_TIMEOUT, "silent for %" PRIu32 " ms", s->cfg.idle_timeout_ms);
+		}
+	}
+	if (s->join_due && now >= s->join_due) {
+		s->join_due = 0;
+		run_join(s);
+	}
+	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u) {
+		s->t_tick = now;
+		do_tick(s);
+	}
+	reap(s);
+	if (sig_usr1) {
+		sig_usr1 = 0;
+		s->st.stats_requests++;
+		an_srv_stats_print(s->log, &s->st);
+		fflush(s->log);
+	}
+	if (sig_stop)
+		return 0;
+	if (s->cfg.run_ns && now - s->t_start >= s->cfg.run_ns)
+		return 0;
+	if (s->cfg.exit_after_byes && s->st.byes >= s->cfg.exit_after_byes && s->nconns == 0)
+		return 0;
+	return 1;
+}
+
+void an_srv_free(struct an_srv *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		if (c->state == C_READY) {
+			struct pulse_aw_status st = {.code = PULSE_AW_E_SHUTDOWN};
+			snprintf(st.text, sizeof st.text, "analyzer stopping");
+			uint8_t b[4 + PULSE_AW_TEXT_LEN];
+			size_t n = pulse_aw_status_encode(b, sizeof b, &st);
+			conn_send(s, c, PULSE_AW_BYE, b, n);
+		}
+		conn_kill(s, c);
+		conn_free(c);
+	}
+	free(s->conns);
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		host_free(&s->hosts[i]);
+	free(s->hosts);
+	free(s->pfd);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	free(s);
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	sig_stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sig_usr1 = 1;
+}
+
+int an_serve_cfg(struct an_state *state, const struct an_srv_cfg *cfg, struct an_srv_stats *out)
+{
+	char err[512];
+	FILE *log = cfg->log ? cfg->log : stderr;
+	struct an_srv *s = an_srv_new(state, cfg, err, sizeof err);
+	if (!s) {
+		fprintf(log, "pulse-analyzer error: %s\n", err);
+		return 1;
+	}
+	struct sigaction old_term, old_int, old_usr1, old_pipe;
+	if (!cfg->no_signals) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = on_stop; /* no SA_RESTART: poll returns at once */
+		sigaction(SIGTERM, &sa, &old_term);
+		sigaction(SIGINT, &sa, &old_int);
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, &old_usr1);
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, &old_pipe);
+	}
+	sig_stop = 0;
+	while (an_srv_step(s, 1000))
+		;
+	if (sig_stop)
+		slog(s, "info", "stopping on a signal");
+	fputs("pulse-analyzer ", s->log);
+	an_srv_stats_print(s->log, &s->st);
+	fflush(s->log);
+	last_stats = s->st;
+	if (out)
+		*out = s->st;
+	an_srv_free(s);
+	if (!cfg->no_signals) {
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGUSR1, &old_usr1, NULL);
+		sigaction(SIGPIPE, &old_pipe, NULL);
+	}
+	return 0;
+}
+
+int an_serve(struct an_state *s, const char *listen_addr, FILE *log)
+{
+	struct an_srv_cfg c;
+	an_srv_cfg_default(&c);
+	c.listen = listen_addr;
+	c.log = log;
+	return an_serve_cfg(s, &c, NULL);
+}

@@ -1,0 +1,830 @@
+/* pulse-host-agent's link to pulse-analyzer (host-agent/analyzer_link.h).
+ * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyzer_link.h"
+#include "pulse/analyzer_wire.h"
+#include "pulse/le.h"
+
+#define MAX_ADDRS 8
+
+enum { L_DOWN = 0, L_CONNECTING = 1, L_HELLO_SENT = 2, L_READY = 3 };
+
+struct buf {
+	uint8_t *p;
+	size_t off, len, alloc;
+};
+
+struct alink {
+	struct alink_cfg cfg;
+	char job[PULSE_AW_NAME_LEN], host[PULSE_AW_NAME_LEN], agent[PULSE_AW_TEXT_LEN];
+	char addr[300];
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	socklen_t alens[MAX_ADDRS];
+	int naddrs, next_addr;
+	pthread_mutex_t mu;
+
+	struct buf q;          /* data frames waiting, whole frames */
+	size_t head_sent;      /* bytes of the head frame already on the socket */
+	uint8_t batch_type;    /* the open CALLS/LINES batch (0: none) */
+	struct buf batch;
+	uint32_t seq;
+	char *map;             /* the latest hook_map line */
+	size_t maplen;
+	uint32_t q_maps;       /* MAP frames in q */
+	int dropping;          /* in a drop episode (logged once) */
+	uint64_t dropped_at_episode;
+
+	int fd, state;
+	uint64_t t_state, t_retry, backoff_ms, t_rx, t_hb;
+	uint64_t hb_sent_mono, hb_sent_real;
+	struct buf ctl;        /* control frames, sent at frame boundaries */
+	uint32_t peer_max_payload, hb_ms;
+	struct pulse_aw_decoder dec;
+	struct alink_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void lg(struct alink *l, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void lg(struct alink *l, const char *level, const char *fmt, ...)
+{
+	char msg[768], full[1100];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof full, "analyzer %s: %s", l->addr, msg);
+	if (l->cfg.log)
+		l->cfg.log(l->cfg.ctx, level, full);
+	else
+		fprintf(stderr, "pulse-host-agent %s: %s\n", level, full);
+}
+
+static int buf_put(struct buf *b, const void *p, size_t n)
+{
+	if (b->off && b->alloc - b->len < n) {
+		memmove(b->p, b->p + b->off, b->len - b->off);
+		b->len -= b->off;
+		b->off = 0;
+	}
+	if (b->alloc - b->len < n) {
+		size_t na = b->alloc ? b->alloc : 4096;
+		while (na - b->len < n)
+			na *= 2;
+		uint8_t *np = realloc(b->p, na);
+		if (!np)
+			return -1;
+		b->p = np;
+		b->alloc = na;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+static size_t buf_used(const struct buf *b)
+{
+	return b->len - b->off;
+}
+
+static void buf_consume(struct buf *b, size_t n)
+{
+	b->off += n;
+	if (b->off >= b->len) {
+		b->off = b->len = 0;
+		if (b->alloc > (1u << 20)) { /* give back a burst's memory */
+			free(b->p);
+			b->p = NULL;
+			b->alloc = 0;
+		}
+	}
+}
+
+/* ---- queueing ---- */
+
+static int put_frame(struct alink *l, struct buf *b, uint8_t type, const void *p, size_t len)
+{
+	uint8_t h[PULSE_AW_HDR_LEN];
+	struct pulse_aw_hdr hd = {.magic = PULSE_AW_MAGIC, .version = PULSE_AW_VERSION_MIN, .type = type,
+				  .flags = 0, .length = (uint32_t)len, .seq = l->seq++};
+	pulse_aw_hdr_put(h, &hd);
+	if (buf_put(b, h, sizeof h))
+		return -1;
+	if (len && buf_put(b, p, len)) {
+		b->len -= sizeof h;
+		return -1;
+	}
+	return 0;
+}
+
+static int enqueue(struct alink *l, uint8_t type, const void *p, size_t len)
+{
+	uint32_t bound = l->peer_max_payload ? l->peer_max_payload : PULSE_AW_MAX_PAYLOAD;
+	if (len > bound) {
+		l->st.oversize_dropped++;
+		lg(l, "warn", "%s line of %zu bytes over the payload bound of %" PRIu32 "; dropped",
+		   pulse_aw_type_name(type), len, bound);
+		return -1;
+	}
+	if (buf_used(&l->q) + PULSE_AW_HDR_LEN + len > l->cfg.queue_cap ||
+	    put_frame(l, &l->q, type, p, len)) {
+		l->st.queue_dropped++;
+		if (!l->dropping) {
+			l->dropping = 1;
+			l->dropped_at_episode = l->st.queue_dropped - 1;
+			lg(l, "warn",
+			   "queue for the analyzer full (%zu bytes, cap %" PRIu32 "%s): dropping new frames",
+			   buf_used(&l->q), l->cfg.queue_cap,
+			   l->state == L_READY ? "; the analyzer reads slowly" : "; not connected");
+		}
+		return -1;
+	}
+	if (l->dropping) {
+		l->dropping = 0;
+		lg(l, "info", "queue has room again; %" PRIu64 " frame(s) were dropped",
+		   l->st.queue_dropped - l->dropped_at_episode);
+	}
+	l->st.frames_queued++;
+	if (type == PULSE_AW_MAP)
+		l->q_maps++;
+	return 0;
+}
+
+static void flush_batch(struct alink *l)
+{
+	if (l->batch_type && buf_used(&l->batch))
+		enqueue(l, l->batch_type, l->batch.p + l->batch.off, buf_used(&l->batch));
+	l->batch.off = l->batch.len = 0;
+	l->batch_type = 0;
+}
+
+int alink_line(struct alink *l, const char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	char type[32], err[128];
+	pthread_mutex_lock(&l->mu);
+	l->st.lines++;
+	if (!len || pulse_aw_line_type(line, len, type, sizeof type) ||
+	    pulse_aw_lines_check(PULSE_AW_OP, (const uint8_t *)line, len, err, sizeof err) != 1) {
+		l->st.untyped_dropped++;
+		if (l->st.untyped_dropped <= 5 || l->st.untyped_dropped % 1000 == 0)
+			lg(l, "warn", "a %zu-byte line without a \"type\" or with control bytes not sent (%" PRIu64
+			   " so far)", len, l->st.untyped_dropped);
+		pthread_mutex_unlock(&l->mu);
+		return -1;
+	}
+	int rc;
+	uint8_t ft;
+	if (!strcmp(type, "op"))
+		ft = PULSE_AW_OP;
+	else if (!strcmp(type, "hook_map"))
+		ft = PULSE_AW_MAP;
+	else if (!strcmp(type, "hook_op") || !strcmp(type, "hook_group"))
+		ft = PULSE_AW_CALLS;
+	else
+		ft = PULSE_AW_LINES;
+	if (ft == PULSE_AW_MAP) {
+		char *m = malloc(len);
+		if (m) {
+			memcpy(m, line, len);
+			free(l->map);
+			l->map = m;
+			l->maplen = len;
+		}
+	}
+	if (ft == PULSE_AW_OP || ft == PULSE_AW_MAP || len + 1 > l->cfg.batch_bytes) {
+		flush_batch(l);
+		rc = enqueue(l, ft, line, len);
+	} else {
+		if (l->batch_type != ft || buf_used(&l->batch) + 1 + len > l->cfg.batch_bytes)
+			flush_batch(l);
+		rc = 0;
+		if ((l->batch_type && buf_put(&l->batch, "\n", 1)) || buf_put(&l->batch, line, len)) {
+			l->st.queue_dropped++;
+			rc = -1;
+		} else {
+			l->batch_type = ft;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+int alink_op(struct alink *l, const struct pulse_op_record *r)
+{
+	char *s = pulse_op_record_to_json(r);
+	if (!s) {
+		pthread_mutex_lock(&l->mu);
+		l->st.queue_dropped++;
+		pthread_mutex_unlock(&l->mu);
+		return -1;
+	}
+	int rc = alink_line(l, s, strlen(s));
+	free(s);
+	return rc;
+}
+
+/* ---- connection ---- */
+
+static void drop_conn(struct alink *l, uint64_t now, uint64_t retry_ms)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	if (l->state >= L_HELLO_SENT)
+		l->st.disconnects++;
+	l->state = L_DOWN;
+	l->st.connected = 0;
+	if (l->head_sent) { /* the analyzer got part of it: lost */
+		size_t total = PULSE_AW_HDR_LEN + pulse_get_u32(l->q.p + l->q.off + 8);
+		if (l->q.p[l->q.off + 5] == PULSE_AW_MAP && l->q_maps)
+			l->q_maps--;
+		buf_consume(&l->q, total);
+		l->head_sent = 0;
+		l->st.lost_in_flight++;
+	}
+	l->ctl.off = l->ctl.len = 0;
+	pulse_aw_dec_free(&l->dec);
+	l->t_retry = now + retry_ms * 1000000u;
+}
+
+static void fail(struct alink *l, uint64_t now, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A failed attempt or a lost connection: retry after the backoff, which
+ * doubles up to its maximum (reset by a HELLO_ACK). */
+static void fail(struct alink *l, uint64_t now, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (l->state < L_READY)
+		l->st.connect_failures++;
+	uint64_t wait = l->backoff_ms;
+	/* log every failure while backing off is short, then only at the cap */
+	if (wait < l->cfg.backoff_max_ms || l->st.connect_failures % 10 == 1)
+		lg(l, "warn", "%s; retrying in %" PRIu64 " ms", msg, wait);
+	drop_conn(l, now, wait);
+	l->backoff_ms = l->backoff_ms * 2 > l->cfg.backoff_max_ms ? l->cfg.backoff_max_ms
+								  : l->backoff_ms * 2;
+	l->next_addr = (l->next_addr + 1) % l->naddrs;
+}
+
+static void start_connect(struct alink *l, uint64_t now)
+{
+	const struct sockaddr_storage *sa = &l->addrs[l->next_addr];
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fail(l, now, "socket: %s", strerror(errno));
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	l->fd = fd;
+	l->t_state = now;
+	if (pulse_aw_dec_init(&l->dec, PULSE_AW_MAX_PAYLOAD)) {
+		fail(l, now, "out of memory");
+		return;
+	}
+	if (connect(fd, (const struct sockaddr *)sa, l->alens[l->next_addr]) == 0 || errno == EINPROGRESS) {
+		l->state = L_CONNECTING;
+		return;
+	}
+	fail(l, now, "connect: %s", strerror(errno));
+}
+
+static void send_hello(struct alink *l, uint64_t now)
+{
+	struct pulse_aw_hello h = {.version_min = PULSE_AW_VERSION_MIN,
+				   .version_max = PULSE_AW_VERSION_MAX, .realtime_ns = real_ns()};
+	snprintf(h.job, sizeof h.job, "%s", l->job);
+	snprintf(h.host, sizeof h.host, "%s", l->host);
+	snprintf(h.agent, sizeof h.agent, "%s", l->agent);
+	uint8_t b[20 + 2 * PULSE_AW_NAME_LEN + PULSE_AW_TEXT_LEN];
+	size_t n = pulse_aw_hello_encode(b, sizeof b, &h);
+	if (!n || put_frame(l, &l->ctl, PULSE_AW_HELLO, b, n)) {
+		fail(l, now, "cannot encode HELLO");
+		return;
+	}
+	l->state = L_HELLO_SENT;
+	l->t_state = now;
+	l->t_rx = now;
+}
+
+static void send_heartbeat(struct alink *l, uint64_t now)
+{
+	struct pulse_aw_heartbeat hb = {.realtime_ns = real_ns(), .frames_sent = l->st.frames_sent,
+					.frames_dropped = l->st.queue_dropped + l->st.oversize_dropped +
+							  l->st.lost_in_flight};
+	uint8_t b[PULSE_AW_HEARTBEAT_LEN];
+	pulse_aw_heartbeat_encode(b, sizeof b, &hb);
+	put_frame(l, &l->ctl, PULSE_AW_HEARTBEAT, b, sizeof b);
+	l->t_hb = now;
+	l->hb_sent_mono = now;
+	l->hb_sent_real = hb.realtime_ns;
+}
+
+static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t now)
+{
+	char err[256];
+	switch (f->h.type) {
+	case PULSE_AW_HELLO_ACK: {
+		struct pulse_aw_hello_ack a;
+		if (l->state != L_HELLO_SENT) {
+			l->st.bad_frames_rx++;
+			return;
+		}
+		if (pulse_aw_hello_ack_decode(f->payload, f->h.length, &a, err, sizeof err)) {
+			fail(l, now, "bad HELLO_ACK: %s", err);
+			return;
+		}
+		if (a.version < PULSE_AW_VERSION_MIN || a.version > PULSE_AW_VERSION_MAX) {
+			fail(l, now, "analyzer chose protocol version %u, this agent speaks %d..%d", a.version,
+			     PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX);
+			return;
+		}
+		l->state = L_READY;
+		l->st.connected = 1;
+		l->st.connects++;
+		l->backoff_ms = l->cfg.backoff_min_ms;
+		l->peer_max_payload = a.max_payload;
+		l->hb_ms = a.heartbeat_ms ? a.heartbeat_ms : 1000;
+		l->t_hb = now;
+		int64_t skew = (int64_t)(a.realtime_ns - real_ns());
+		lg(l, "info", "connected (protocol %u, analyzer clock %+.3f ms from ours, %zu bytes queued)",
+		   a.version, (double)skew / 1e6, buf_used(&l->q));
+		if (l->map && !l->q_maps) {
+			/* sent on an earlier connection: the analyzer may have lost it
+			 * (restart), send it again */
+			if (l->maplen <= l->peer_max_payload &&
+			    !put_frame(l, &l->ctl, PULSE_AW_MAP, l->map, l->maplen))
+				l->st.maps_resent++;
+		}
+		return;
+	}
+	case PULSE_AW_JOIN: {
+		struct pulse_aw_join j;
+		if (pulse_aw_join_from_json((const char *)f->payload, f->h.length, &j, err, sizeof err)) {
+			l->st.joins_bad++;
+			lg(l, "warn", "JOIN not used: %s", err);
+			return;
+		}
+		if (strcmp(j.host, l->host)) {
+			l->st.joins_bad++;
+			lg(l, "warn", "JOIN for host %s, this is %s; not used", j.host, l->host);
+		} else {
+			l->st.joins++;
+			if (l->cfg.on_join)
+				l->cfg.on_join(l->cfg.ctx, &j);
+		}
+		pulse_aw_join_free(&j);
+		return;
+	}
+	case PULSE_AW_HEARTBEAT: {
+		struct pulse_aw_heartbeat hb;
+		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
+			l->st.bad_frames_rx++;
+			return;
+		}
+		l->st.heartbeats_rx++;
+		if (l->hb_sent_mono) {
+			l->st.rtt_ns = now - l->hb_sent_mono;
+			l->st.skew_ns = (int64_t)(hb.realtime_ns - (l->hb_sent_real + l->st.rtt_ns / 2));
+			l->hb_sent_mono = 0;
+		}
+		return;
+	}
+	case PULSE_AW_ERROR:
+	case PULSE_AW_BYE: {
+		struct pulse_aw_status s;
+		if (pulse_aw_status_decode(f->payload, f->h.length, &s, err, sizeof err))
+			snprintf(s.text, sizeof s.text, "(undecodable: %.200s)", err);
+		if (f->h.type == PULSE_AW_ERROR)
+			l->st.errors_rx++;
+		fail(l, now, "analyzer sent %s %s: %s", pulse_aw_type_name(f->h.type),
+		     pulse_aw_err_name(s.code), s.text);
+		return;
+	}
+	default:
+		l->st.bad_frames_rx++;
+		return;
+	}
+}
+
+/* Writes ctl (whole) and queued data, at frame boundaries. 0, or -1 when
+ * the connection failed (already handled). */
+static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
+{
+	while (mono_ns() < deadline || deadline == 0) {
+		struct buf *b;
+		int data;
+		if (buf_used(&l->ctl) && l->head_sent == 0) {
+			b = &l->ctl;
+			data = 0;
+		} else if (l->state == L_READY && buf_used(&l->q)) {
+			b = &l->q;
+			data = 1;
+		} else {
+			return 0;
+		}
+		size_t want = buf_used(b);
+		if (want > (1u << 20))
+			want = 1u << 20;
+		ssize_t n = send(l->fd, b->p + b->off, want, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return 0;
+			fail(l, now, "send: %s", strerror(errno));
+			return -1;
+		}
+		l->st.bytes_sent += (uint64_t)n;
+		if (!data) {
+			buf_consume(b, (size_t)n); /* ctl frames are sent whole before data resumes */
+			continue;
+		}
+		size_t left = (size_t)n;
+		while (left) {
+			size_t total = PULSE_AW_HDR_LEN + pulse_get_u32(b->p + b->off + 8);
+			size_t rest = total - l->head_sent;
+			if (left >= rest) {
+				if (b->p[b->off + 5] == PULSE_AW_MAP && l->q_maps)
+					l->q_maps--;
+				left -= rest;
+				l->head_sent = 0;
+				buf_consume(b, total);
+				l->st.frames_sent++;
+			} else {
+				l->head_sent += left;
+				left = 0;
+			}
+		}
+		if ((size_t)n < want)
+			return 0;
+		if (deadline == 0)
+			deadline = 1; /* one pass only */
+	}
+	return 0;
+}
+
+static int do_read(struct alink *l, uint64_t now, uint64_t deadline)
+{
+	char err[256];
+	while (l->fd >= 0) {
+		size_t avail;
+		uint8_t *p = pulse_aw_dec_space(&l->dec, &avail);
+		if (!p || !avail) {
+			fail(l, now, "cannot take more input from the analyzer");
+			return -1;
+		}
+		ssize_t n = recv(l->fd, p, avail, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			fail(l, now, "connection closed by the analyzer%s%s", n < 0 ? ": " : "",
+			     n < 0 ? strerror(errno) : "");
+			return -1;
+		}
+		pulse_aw_dec_commit(&l->dec, (size_t)n);
+		l->t_rx = now;
+		struct pulse_aw_frame f;
+		int rc;
+		while (l->fd >= 0 && (rc = pulse_aw_dec_next(&l->dec, &f, err, sizeof err)) != PULSE_AW_DEC_MORE) {
+			if (rc == PULSE_AW_DEC_FATAL) {
+				fail(l, now, "analyzer stream broken: %s", err);
+				return -1;
+			}
+			if (rc == PULSE_AW_DEC_BAD) {
+				l->st.bad_frames_rx++;
+				lg(l, "warn", "frame from the analyzer skipped: %s", err);
+				continue;
+			}
+			on_frame(l, &f, now);
+		}
+		if (mono_ns() > deadline)
+			return 0;
+	}
+	return -1;
+}
+
+void alink_poll(struct alink *l, uint64_t now)
+{
+	pthread_mutex_lock(&l->mu);
+	uint64_t deadline = mono_ns() + (uint64_t)l->cfg.io_budget_us * 1000u;
+	flush_batch(l);
+	if (l->state == L_DOWN && now >= l->t_retry)
+		start_connect(l, now);
+	if (l->state == L_CONNECTING) {
+		struct pollfd pf = {.fd = l->fd, .events = POLLOUT};
+		if (poll(&pf, 1, 0) > 0) {
+			int e = 0;
+			socklen_t el = sizeof e;
+			getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+			if (e)
+				fail(l, now, "connect: %s", strerror(e));
+			else
+				send_hello(l, now);
+		} else if (now - l->t_state > (uint64_t)l->cfg.connect_timeout_ms * 1000000u) {
+			fail(l, now, "connect: no answer within %" PRIu32 " ms", l->cfg.connect_timeout_ms);
+		}
+	}
+	if (l->state == L_HELLO_SENT &&
+	    now - l->t_state > (uint64_t)l->cfg.connect_timeout_ms * 1000000u)
+		fail(l, now, "no HELLO_ACK within %" PRIu32 " ms", l->cfg.connect_timeout_ms);
+	if (l->state == L_READY) {
+		if (now - l->t_hb >= (uint64_t)l->hb_ms * 1000000u)
+			send_heartbeat(l, now);
+		if (now - l->t_rx > (uint64_t)l->hb_ms * 3000000u + 2000000000u)
+			fail(l, now, "analyzer silent for %" PRIu64 " ms", (now - l->t_rx) / 1000000u);
+	}
+	if (l->state >= L_HELLO_SENT) {
+		if (do_write(l, now, deadline) == 0 && l->fd >= 0)
+			do_read(l, now, deadline);
+		if (l->fd >= 0 && l->state == L_READY)
+			do_write(l, now, deadline); /* heartbeats answered, the map, more data */
+	}
+	l->st.queued_bytes = (uint32_t)buf_used(&l->q);
+	pthread_mutex_unlock(&l->mu);
+}
+
+int alink_fd(const struct alink *l, short *events)
+{
+	*events = 0;
+	if (l->fd < 0)
+		return -1;
+	*events = POLLIN;
+	if (l->state == L_CONNECTING || buf_used(&l->ctl) || (l->state == L_READY && buf_used(&l->q)))
+		*events |= POLLOUT;
+	return l->fd;
+}
+
+void alink_get_stats(struct alink *l, struct alink_stats *st)
+{
+	pthread_mutex_lock(&l->mu);
+	*st = l->st;
+	st->queued_bytes = (uint32_t)buf_used(&l->q);
+	pthread_mutex_unlock(&l->mu);
+}
+
+struct alink *alink_new(const struct alink_cfg *cfg, char *err, size_t errlen)
+{
+	struct alink *l = calloc(1, sizeof *l);
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	l->cfg = *cfg;
+	l->fd = -1;
+	if (!l->cfg.queue_cap)
+		l->cfg.queue_cap = 16u << 20;
+	if (!l->cfg.batch_bytes || l->cfg.batch_bytes > PULSE_AW_MAX_PAYLOAD)
+		l->cfg.batch_bytes = 64u << 10;
+	if (!l->cfg.backoff_min_ms)
+		l->cfg.backoff_min_ms = 100;
+	if (l->cfg.backoff_max_ms < l->cfg.backoff_min_ms)
+		l->cfg.backoff_max_ms = l->cfg.backoff_min_ms > 5000 ? l->cfg.backoff_min_ms : 5000;
+	if (!l->cfg.connect_timeout_ms)
+		l->cfg.connect_timeout_ms = 3000;
+	if (!l->cfg.io_budget_us)
+		l->cfg.io_budget_us = 2000;
+	l->backoff_ms = l->cfg.backoff_min_ms;
+	snprintf(l->job, sizeof l->job, "%s", cfg->job ? cfg->job : "default");
+	if (cfg->host)
+		snprintf(l->host, sizeof l->host, "%s", cfg->host);
+	else if (gethostname(l->host, sizeof l->host - 1))
+		snprintf(l->host, sizeof l->host, "unknown");
+	snprintf(l->agent, sizeof l->agent, "%s", cfg->agent_version ? cfg->agent_version : "pulse-host-agent");
+	snprintf(l->addr, sizeof l->addr, "%s", cfg->addr ? cfg->addr : "(none)");
+	/* the HELLO must be valid: check the names now, not at each connect */
+	struct pulse_aw_hello h = {.version_min = 1, .version_max = 1};
+	snprintf(h.job, sizeof h.job, "%s", l->job);
+	snprintf(h.host, sizeof h.host, "%s", l->host);
+	snprintf(h.agent, sizeof h.agent, "%s", l->agent);
+	uint8_t hb[20 + 2 * PULSE_AW_NAME_LEN + PULSE_AW_TEXT_LEN];
+	if ((cfg->job && strlen(cfg->job) >= PULSE_AW_NAME_LEN) ||
+	    (cfg->host && strlen(cfg->host) >= PULSE_AW_NAME_LEN) ||
+	    !pulse_aw_hello_encode(hb, sizeof hb, &h)) {
+		snprintf(err, errlen,
+			 "job '%s' / host '%s' / agent version: names are 1-63 characters of "
+			 "[A-Za-z0-9._:@+-], the version printable text",
+			 l->job, l->host);
+		free(l);
+		return NULL;
+	}
+	char hostpart[256], port[16];
+	const char *a = cfg->addr;
+	const char *colon = a ? (a[0] == '[' ? strstr(a, "]:") : strrchr(a, ':')) : NULL;
+	if (!a || !colon || colon == a) {
+		snprintf(err, errlen, "analyzer address '%s': want HOST:PORT or [IPV6]:PORT", l->addr);
+		free(l);
+		return NULL;
+	}
+	size_t hl = (size_t)(colon - a) - (a[0] == '[' ? 1 : 0);
+	const char *pp = colon + (a[0] == '[' ? 2 : 1);
+	if (hl >= sizeof hostpart || !*pp || strlen(pp) >= sizeof port ||
+	    strspn(pp, "0123456789") != strlen(pp) || atol(pp) < 1 || atol(pp) > 65535) {
+		snprintf(err, errlen, "analyzer address '%s': want HOST:PORT with a port 1..65535", l->addr);
+		free(l);
+		return NULL;
+	}
+	memcpy(hostpart, a + (a[0] == '[' ? 1 : 0), hl);
+	hostpart[hl] = 0;
+	snprintf(port, sizeof port, "%s", pp);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(hostpart, port, &hints, &res);
+	if (rc) {
+		snprintf(err, errlen, "analyzer address '%s': %s", l->addr, gai_strerror(rc));
+		free(l);
+		return NULL;
+	}
+	for (struct addrinfo *ai = res; ai && l->naddrs < MAX_ADDRS; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof l->addrs[0])
+			continue;
+		memcpy(&l->addrs[l->naddrs], ai->ai_addr, ai->ai_addrlen);
+		l->alens[l->naddrs++] = ai->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	if (!l->naddrs) {
+		snprintf(err, errlen, "analyzer address '%s': no usable address", l->addr);
+		free(l);
+		return NULL;
+	}
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE); /* on_join may write lines */
+	pthread_mutex_init(&l->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
+	return l;
+}
+
+void alink_close(struct alink *l, uint32_t budget_ms)
+{
+	if (!l)
+		return;
+	uint64_t end = mono_ns() + (uint64_t)budget_ms * 1000000u;
+	pthread_mutex_lock(&l->mu);
+	flush_batch(l);
+	pthread_mutex_unlock(&l->mu);
+	int bye = 0;
+	for (;;) {
+		uint64_t now = mono_ns();
+		alink_poll(l, now);
+		pthread_mutex_lock(&l->mu);
+		int ready = l->state == L_READY;
+		int idle = ready && !buf_used(&l->q) && !buf_used(&l->ctl) && l->head_sent == 0;
+		if (idle && !bye) {
+			struct pulse_aw_status s = {.code = PULSE_AW_E_NONE};
+			snprintf(s.text, sizeof s.text, "agent stopping");
+			uint8_t b[4 + PULSE_AW_TEXT_LEN];
+			size_t n = pulse_aw_status_encode(b, sizeof b, &s);
+			put_frame(l, &l->ctl, PULSE_AW_BYE, b, n);
+			bye = 1;
+			do_write(l, now, 0);
+			idle = !buf_used(&l->ctl);
+		}
+		int fd = l->fd;
+		short ev = 0;
+		alink_fd(l, &ev);
+		pthread_mutex_unlock(&l->mu);
+		if ((bye && idle) || now >= end)
+			break;
+		if (fd >= 0) {
+			struct pollfd pf = {.fd = fd, .events = ev};
+			poll(&pf, 1, 10);
+		} else {
+			struct timespec ts = {0, 10000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	size_t left = buf_used(&l->q);
+	if (left)
+		lg(l, "warn", "closing with %zu bytes of frames not sent (%s)", left,
+		   l->state == L_READY ? "the analyzer reads slowly" : "not connected");
+	if (l->fd >= 0)
+		close(l->fd);
+	pulse_aw_dec_free(&l->dec);
+	free(l->q.p);
+	free(l->ctl.p);
+	free(l->batch.p);
+	free(l->map);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+/* ---- tee ---- */
+
+struct tee {
+	struct alink *l;
+	FILE *inner;
+	int close_inner;
+	char *buf;
+	size_t len, cap;
+	int skipping;          /* a line over the bound: dropped up to its newline */
+};
+
+static ssize_t tee_write(void *cookie, const char *p, size_t n)
+{
+	struct tee *t = cookie;
+	if (t->inner) {
+		if (fwrite(p, 1, n, t->inner) != n)
+			return -1;
+		fflush(t->inner);
+	}
+	size_t i = 0;
+	while (i < n) {
+		const char *nl = memchr(p + i, '\n', n - i);
+		size_t k = nl ? (size_t)(nl - (p + i)) : n - i;
+		if (!t->skipping) {
+			if (t->len + k > PULSE_AW_MAX_PAYLOAD) {
+				t->skipping = 1;
+				t->len = 0;
+				pthread_mutex_lock(&t->l->mu);
+				t->l->st.oversize_dropped++;
+				pthread_mutex_unlock(&t->l->mu);
+				lg(t->l, "warn", "a line over %u bytes not sent", PULSE_AW_MAX_PAYLOAD);
+			} else {
+				if (t->len + k > t->cap) {
+					size_t nc = t->cap ? t->cap : 4096;
+					while (nc < t->len + k)
+						nc *= 2;
+					char *nb = realloc(t->buf, nc);
+					if (!nb)
+						return (ssize_t)n; /* the file got it; the link loses this line */
+					t->buf = nb;
+					t->cap = nc;
+				}
+				memcpy(t->buf + t->len, p + i, k);
+				t->len += k;
+			}
+		}
+		i += k;
+		if (nl) {
+			if (!t->skipping && t->len)
+				alink_line(t->l, t->buf, t->len);
+			t->len = 0;
+			t->skipping = 0;
+			i++;
+		}
+	}
+	return (ssize_t)n;
+}
+
+static int tee_close(void *cookie)
+{
+	struct tee *t = cookie;
+	int rc = 0;
+	if (t->inner && t->close_inner)
+		rc = fclose(t->inner);
+	else if (t->inner)
+		fflush(t->inner);
+	free(t->buf);
+	free(t);
+	return rc;
+}
+
+FILE *alink_tee(struct alink *l, FILE *inner, int close_inner)
+{
+	struct tee *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->l = l;
+	t->inner = inner;
+	t->close_inner = close_inner;
+	cookie_io_functions_t io = {.read = NULL, .write = tee_write, .seek = NULL, .close = tee_close};
+	FILE *f = fopencookie(t, "w", io);
+	if (!f)
+		free(t);
+	return f;
+}

@@ -1,0 +1,66 @@
+/* TEST DOUBLE of the analyzer state (analyzer/analyzer.h: an_ingest,
+ * an_tick, an_diagnoses) for the server's unit test: it records the lines
+ * the server hands over, so that the test can check what got through. It
+ * is not shipped and does no analysis. Lines containing "reject" are
+ * refused (-1, as the real state does for a record of an unknown
+ * communicator), lines of type "window" are ignored (1). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer.h"
+#include "fake_state.h"
+
+struct an_state fake_state;
+
+void fake_reset(void)
+{
+	for (uint32_t i = 0; i < fake_state.n; i++)
+		free(fake_state.lines[i]);
+	free(fake_state.lines);
+	memset(&fake_state, 0, sizeof fake_state);
+}
+
+uint32_t fake_count(const char *host, const char *needle)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < fake_state.n; i++)
+		if ((!host || !strcmp(fake_state.hosts[i], host)) &&
+		    (!needle || strstr(fake_state.lines[i], needle)))
+			n++;
+	return n;
+}
+
+int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
+	      size_t errlen)
+{
+	s->calls++;
+	if (memmem(line, len, "reject", 6)) {
+		snprintf(err, errlen, "test double: record for an unknown communicator");
+		return -1;
+	}
+	if (s->n < FAKE_MAX_LINES) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 256;
+			s->lines = realloc(s->lines, s->cap * sizeof *s->lines);
+		}
+		s->lines[s->n] = strndup(line, len);
+		snprintf(s->hosts[s->n], sizeof s->hosts[s->n], "%s", host);
+		s->n++;
+	}
+	return memmem(line, len, "\"window\"", 8) ? 1 : 0;
+}
+
+int an_tick(struct an_state *s, uint64_t now_ns)
+{
+	s->ticks++;
+	s->last_tick = now_ns;
+	return 0;
+}
+
+const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n)
+{
+	(void)s;
+	*n = 0;
+	return NULL;
+}
