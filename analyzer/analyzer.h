@@ -28,6 +28,13 @@ struct an_cfg {
 	double slow_factor;      /* an iteration this much slower than the running
 				  * baseline triggers localization (default 1.2) */
 	uint32_t custom_k;       /* custom collectives: average over the last k (10) */
+	/* Added by the localization work (additive): */
+	uint64_t skew_bound_ns;  /* host clocks further apart than this: that host's
+				  * records are dropped and counted (default 50 ms) */
+	uint64_t settle_ns;      /* wait this long in data time after a trigger so the
+				  * other hosts' records of the same operators arrive
+				  * (default 1.2 s: one agent poll and a margin) */
+	uint64_t min_slow_ns;    /* a slowdown smaller than this is not a trigger (1 ms) */
 };
 void an_cfg_default(struct an_cfg *c);
 
@@ -72,6 +79,10 @@ struct an_diagnosis {
 	char why[256];           /* one sentence a cluster operator understands */
 	uint64_t onset_ns;       /* first evidence of the anomaly (host realtime) */
 	uint64_t report_ns;      /* when the analyzer could report it (data time) */
+	/* Added by the localization work (additive): */
+	char trigger[160];       /* what started the localization */
+	char steps[512];         /* the groups walked, in order, as the paper's cases do */
+	uint32_t evidence_ranks; /* ranks compared in the evidence */
 };
 
 struct an_state;
@@ -89,5 +100,55 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 int an_tick(struct an_state *s, uint64_t now_ns);
 /* All diagnoses so far, in order (Pulse and OP-level interleaved). */
 const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n);
+
+/* ---- Added by the localization work (additive) ---- */
+
+/* End of input (replay): localizes the triggers still waiting for data at
+ * the last data time. Returns the number of new diagnoses. */
+int an_finish(struct an_state *s);
+
+/* Where an_ingest's drops and the triggers are logged (one line each,
+ * rate-limited); NULL (the default) is silent. */
+void an_set_log(struct an_state *s, FILE *f);
+
+/* Counters for reports and tests. */
+struct an_counters {
+	uint64_t lines, used, ignored, malformed;
+	uint64_t ops, op_unknown_comm, op_bad_rank, op_skew, op_dup;
+	uint64_t hook_ops, hook_unknown_comm, maps, windows;
+	uint64_t triggers_slow, triggers_hang, localizations;
+	uint32_t hosts, nodes, comms, skewed_hosts;
+	uint64_t data_ns;        /* latest data time */
+};
+void an_get_counters(const struct an_state *s, struct an_counters *c);
+
+/* Text and JSON reports (report.c). an_report_json returns a cJSON* as
+ * void* so that this header does not need cJSON.h; the caller deletes it. */
+void an_report_text(const struct an_state *s, FILE *f);
+void *an_report_json(const struct an_state *s);
+/* One diagnosis in a sentence or two (text). */
+void an_diag_print(const struct an_diagnosis *d, FILE *f);
+
+/* Chrome trace-event export of the window around diagnosis d (timeline.c).
+ * Returns 0, or -1 with errno / a reason in err. */
+int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, const char *path,
+		      char *err, size_t errlen);
+
+/* Replay (replay.c): --replay DIR. */
+struct an_replay_opts {
+	const char *dir;
+	const char *agent_bin;   /* NULL: next to this program, else $PATH */
+	const char *argv0;
+	int quiet;               /* no progress lines on stderr */
+	const char *agent_out;   /* NULL: DIR/agent */
+	uint32_t epoch_override; /* unused by the analyzer itself (eval passes it to run_cluster) */
+};
+/* Reads (or produces) the agents' output and feeds it through s in time
+ * order. Returns 0, or -1 with a reason in err. */
+int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, size_t errlen);
+
+/* Live service (analyzer/server.c, H-ANSVC): serves agents on addr
+ * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
+int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
 
 #endif

@@ -1,0 +1,221 @@
+/* pulse-analyzer internals shared by state.c, trigger.c, localize.c,
+ * baseline.c, report.c, timeline.c (not part of the public API in
+ * analyzer.h). */
+#ifndef PULSE_ANALYZER_INTERNAL_H
+#define PULSE_ANALYZER_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "analyzer.h"
+
+#define AN_HIST 256        /* operator instances kept per communicator */
+#define AN_SIG_MAX 16      /* operator signatures (op, count) per communicator */
+#define AN_BASE_N 12       /* history kept per baseline */
+#define AN_NODE_ENDS 32    /* recent operator ends kept per node */
+#define AN_MAX_RANKS 4096
+#define AN_MAX_COMMS 4096
+#define AN_MAX_NODES 65536
+#define AN_MAX_DIAG 256
+#define AN_QP_RING 8192    /* per-QP window summaries kept (timeline) */
+#define AN_TRIG_MAX 64
+
+/* A rolling sample for running baselines (median and MAD of the last N). */
+struct an_roll {
+	double v[AN_BASE_N];
+	uint32_t n, pos;
+};
+void an_roll_add(struct an_roll *r, double v);
+int an_roll_stats(const struct an_roll *r, double *median, double *mad); /* -1 when empty */
+double an_median(double *v, size_t n); /* sorts v */
+
+/* A node: one training process (host and GPU), across all communicators. */
+struct an_node {
+	int host;                /* index into s->hosts */
+	int32_t gpu;
+	uint32_t pid;
+	uint64_t last_call;      /* latest call seen (records or hook_op lines) */
+	uint64_t last_end;       /* latest operator end */
+	uint64_t ends[AN_NODE_ENDS];
+	uint32_t nends, endpos;
+	uint64_t open_hung;      /* records of this node currently hung / not started */
+	uint64_t hung_since;     /* earliest call among them */
+};
+
+struct an_peer {
+	int32_t rank;
+	int node;                /* -1 unknown */
+	uint64_t expected, actual, start, end, active;
+	uint8_t complete;
+};
+
+/* One rank's measurement of one operator (compact struct pulse_op_record). */
+struct an_rec {
+	int node;
+	int32_t rank;
+	uint8_t op, status, par, algo;
+	uint64_t seq, group_id, count;
+	uint64_t call, start, end, dur;
+	uint64_t expected, actual, active, rank_active;
+	double rate_gbps;        /* rank-level actual rate */
+	uint32_t epoch_ns;
+	int64_t pre_gap;         /* call - previous op end of this node; -1 unknown */
+	/* the member's running baselines when this record arrived (nb: samples) */
+	uint32_t gap_nb, dur_nb;
+	double gap_med, gap_mad, dur_med, dur_mad, act_med;
+	uint32_t act_nb;
+	int sig;                 /* index in comm->sigs */
+	uint32_t npeers;
+	struct an_peer *peers;
+};
+
+struct an_inst {
+	int used;
+	uint64_t seq;
+	uint8_t op;
+	int sig;
+	uint32_t nrec;
+	struct an_rec **recs;    /* [nranks] */
+	uint64_t first_call, last_end;
+	int evaluated;           /* trigger checks done */
+	int hung;                /* some record hung / not started */
+};
+
+struct an_sig {
+	uint8_t op;
+	uint64_t count;
+	struct an_roll span;     /* first call .. last end over the ranks */
+	uint64_t last_end;       /* previous instance's last end (period) */
+	struct an_roll period;
+};
+
+struct an_member {
+	int node;                /* -1 until known */
+	struct an_roll gap[AN_SIG_MAX];  /* pre_gap per signature */
+	struct an_roll dur[AN_SIG_MAX];  /* call..end per signature */
+	struct an_roll act[AN_SIG_MAX];  /* active_ns per signature */
+	struct an_roll rate;     /* rank-level actual rate (custom collectives) */
+	struct an_roll orate;    /* observed rate volume/duration (OP-level) */
+};
+
+struct an_comm {
+	uint64_t id;
+	int32_t nranks;
+	uint8_t par;
+	int custom;              /* P2P / group operators seen */
+	int builtin;             /* built-in collectives seen */
+	struct an_member *m;     /* [nranks] */
+	struct an_inst hist[AN_HIST];
+	struct an_sig sigs[AN_SIG_MAX];
+	uint32_t nsigs;
+	uint64_t records;
+};
+
+struct an_qpwin {
+	int host;
+	char nic[24];
+	uint32_t qpn;
+	uint64_t start, end, bytes;
+	double mean_gbps;
+};
+
+enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2 };
+
+struct an_trigger {
+	int kind;
+	int comm;                /* index of the comm that fired */
+	uint64_t seq;
+	uint64_t fired_ns;       /* data time */
+	uint64_t onset_ns;
+	char why[160];
+};
+
+struct an_stats {
+	uint64_t lines, used, ignored, malformed;
+	uint64_t ops, op_unknown_comm, op_bad_rank, op_skew, op_dup, op_evicted;
+	uint64_t hook_ops, hook_unknown_comm, maps, windows;
+	uint64_t triggers_slow, triggers_hang, localizations, diag_dups;
+};
+
+struct an_host {
+	char name[PULSE_OP_HOST_LEN];
+	int64_t skew_ns;         /* estimated offset against the other hosts */
+	uint32_t skew_samples;
+	int skewed;              /* beyond the sync bound: its records are dropped */
+	uint64_t dropped_skew;
+};
+
+struct an_state {
+	struct an_cfg cfg;
+	struct an_host *hosts;
+	uint32_t nhosts, hosts_cap;
+	struct an_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	struct an_comm **comms;
+	uint32_t ncomms, comms_cap;
+	struct an_diagnosis *diags;
+	uint32_t ndiags, diags_cap;
+	struct an_trigger trig[AN_TRIG_MAX];
+	uint32_t ntrig;
+	uint64_t now_ns;         /* latest data time seen */
+	uint64_t last_tick;
+	uint64_t slow_rearm;     /* no new slow trigger before (data time) */
+	int hang_done;           /* a hang was localized: the job is stopped */
+	int finishing;           /* an_finish: localize what is pending */
+	uint64_t report_ns;      /* data time of the localization running now */
+	uint32_t epoch_ns;       /* as reported by records / windows */
+	struct an_qpwin *qpw;    /* ring */
+	uint32_t nqpw, qpw_pos;
+	struct an_stats st;
+	FILE *log;               /* NULL: silent */
+	uint64_t log_lines;      /* rate limit */
+	/* pid -> gpu of hook_map lines: (host, pid, comm) -> rank */
+	struct an_hmap { int host; uint32_t pid; uint64_t comm; int32_t rank, nranks, gpu; } *hmap;
+	uint32_t nhmap, hmap_cap;
+};
+
+void an_log(struct an_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int an_host_index(struct an_state *s, const char *name, int create);
+int an_node_index(struct an_state *s, int host, int32_t gpu, uint32_t pid, int create);
+const char *an_node_host(const struct an_state *s, int node);
+struct an_comm *an_comm_find(const struct an_state *s, uint64_t id);
+
+/* the instance of comm c holding seq, or NULL */
+struct an_inst *an_inst_find(struct an_comm *c, uint64_t seq);
+
+/* trigger.c: called from state.c when a record arrives / in an_tick */
+void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst *in,
+			  struct an_rec *r);
+void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in);
+int an_trigger_tick(struct an_state *s, uint64_t now_ns);
+
+/* Localizers: append at most one diagnosis for trigger t each. Return 1 if
+ * they added one. */
+int an_localize_pulse(struct an_state *s, const struct an_trigger *t);
+int an_localize_oplevel(struct an_state *s, const struct an_trigger *t);
+
+/* Shared by both localizers (localize.c). */
+struct an_window {
+	struct an_inst **inst;   /* sorted by first call */
+	int *comm;               /* comm index per instance */
+	uint32_t n;
+	uint64_t t0, t1;
+};
+void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);
+void an_window_free(struct an_window *w);
+void an_diag_init(struct an_state *s, struct an_diagnosis *d, const char *localizer,
+		  const struct an_trigger *t);
+void an_diag_suspect(const struct an_state *s, struct an_diagnosis *d, int node, int32_t rank);
+void an_diag_members(const struct an_state *s, struct an_diagnosis *d, const struct an_comm *c);
+void an_diag_step(struct an_diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int an_diag_commit(struct an_state *s, const struct an_diagnosis *d); /* dedup; 1 if kept */
+int an_is_p2p(uint8_t op);
+int an_is_builtin(uint8_t op);
+/* Hang localization shared by both localizers (oplevel: no volumes). */
+int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel);
+/* Delayed start (computation fail-slow): both localizers use it (OP-level
+ * data suffices, as in the paper). Returns 1 with d filled. */
+int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comm_index_of(const struct an_state *s, const struct an_comm *c);
+
+#endif

@@ -1,0 +1,64 @@
+# analyzer/: pulse-analyzer, the central service that names the faulty
+# machine (analyzer/analyzer.h), its tests (tests/analyzer/) and `make eval`
+# (tools/eval/).
+#
+# libpulse_analyzer.a holds everything but main.c, so that the live service
+# (analyzer/server.c, its own fragment) and the tests link the same code.
+# When analyzer/server.c exists its object is linked into the binary
+# directly (main.c references an_serve weakly; without it --listen says the
+# service is not built). Extra libraries it needs: ANALYZER_SERVER_LDLIBS.
+
+ANALYZER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
+CFLAGS_analyzer/ := $(ANALYZER_PKG_CFLAGS)
+CFLAGS_tests/analyzer/ := $(ANALYZER_PKG_CFLAGS) -Ianalyzer
+CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
+
+ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/localize.c analyzer/baseline.c \
+	analyzer/report.c analyzer/timeline.c analyzer/replay.c
+ANALYZER_SERVER_SRCS := $(wildcard analyzer/server.c)
+ANALYZER_LDLIBS := -lcjson -lm
+
+$(BUILD)/lib/libpulse_analyzer.a: $(call objs,obj,$(ANALYZER_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+$(BUILD)/lib/asan/libpulse_analyzer.a: $(call objs,asan,$(ANALYZER_SRCS))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/bin/pulse-analyzer: $(call objs,obj,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
+		$(BUILD)/lib/libpulse_analyzer.a $(BUILD)/lib/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter %.o %.a,$^) $(ANALYZER_SERVER_LDLIBS) $(ANALYZER_LDLIBS) $(HOST_LDLIBS)
+
+# The ASan+UBSan build the shell tests run.
+$(BUILD)/tests/pulse-analyzer-asan: $(call objs,asan,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $(filter %.o %.a,$^) $(ANALYZER_SERVER_LDLIBS) $(ANALYZER_LDLIBS) $(HOST_LDLIBS)
+
+# Scores analyzer reports against the simulator's truth (make eval).
+$(BUILD)/bin/pulse-eval-score: $(call objs,obj,tools/eval/score.c)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -lcjson -lm
+
+ALL += $(BUILD)/bin/pulse-analyzer $(BUILD)/bin/pulse-eval-score
+INSTALL_BINS += $(BUILD)/bin/pulse-analyzer
+
+# ---- tests ----
+ANALYZER_TEST_COMMON := tests/analyzer/synth.c
+$(BUILD)/tests/test_analyzer: $(call objs,asan,tests/analyzer/test_analyzer.c $(ANALYZER_TEST_COMMON)) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_analyzer
+
+# End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
+# -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
+# simulator or the agent's replay is not there.
+TEST_SCRIPTS += tests/analyzer/quick_eval.sh
+test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bin/pulse-eval-score
+
+# ---- make eval: every scenario end to end, Table 3, precision/recall ----
+.PHONY: eval
+eval: all
+	@tools/eval/run-eval.sh

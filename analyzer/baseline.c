@@ -1,0 +1,96 @@
+/* pulse-analyzer: the OP-level localizer, our reproduction of the paper's
+ * "SOTA" column (Aegis, Holmes, Greyhound). It sees what an operator-level
+ * logger sees: each operator's start (the call), end, duration, whether it
+ * completed, and the observed rate = volume / duration. It never reads
+ * active_ns, actual bytes or per-peer first-byte times.
+ *
+ * Hang: the first missing start (computation fail-stop, machine level); the
+ * node common to the unfinished P2P operators (custom collectives); a hung
+ * built-in collective: the whole group (it cannot tell who stopped).
+ * Slow: the first delayed start (computation fail-slow, machine level); for
+ * custom collectives the lowest observed rate over the last k; else the
+ * group whose operators take longer than usual is reported as a
+ * communication fail-slow at group level (the paper's ○, and its ◐ when the
+ * cause was a CPU). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_internal.h"
+#include "pulse/hook_record.h"
+
+int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
+			int observed);
+
+static int extended_group(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	struct an_inst *worst = NULL;
+	struct an_comm *wc = NULL;
+	double wr = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (in->nrec != (uint32_t)c->nranks || in->hung || c->nranks < 2)
+			continue;
+		double r[256];
+		int n = 0;
+		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
+			struct an_rec *x = in->recs[k];
+			if (x->status != PULSE_OP_COMPLETE || x->dur_nb < 3 || !(x->dur_med > 0) || !x->call ||
+			    x->end <= x->call)
+				continue;
+			r[n++] = (double)(x->end - x->call) / x->dur_med;
+		}
+		if (n < 2)
+			continue;
+		double med = an_median(r, (size_t)n);
+		if (med >= s->cfg.slow_factor && med > wr) {
+			wr = med;
+			worst = in;
+			wc = c;
+		}
+	}
+	if (!worst)
+		return 0;
+	d->cls = AN_COMM_SLOW;
+	d->level = AN_LEVEL_GROUP;
+	an_diag_members(s, d, wc);
+	d->comm_id = wc->id;
+	d->seq = worst->seq;
+	d->op = worst->op;
+	snprintf(d->metric, sizeof d->metric, "duration_ratio");
+	d->value = wr;
+	d->median = 1.0;
+	d->evidence_ranks = (uint32_t)wc->nranks;
+	d->onset_ns = worst->first_call;
+	snprintf(d->why, sizeof d->why,
+		 "%s #%" PRIu64 " takes %.1fx its usual duration on the ranks of this group; operator-level "
+		 "data shows the same duration on every member, so the group is reported",
+		 pulse_op_type_name(worst->op), worst->seq, wr);
+	return 1;
+}
+
+int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
+{
+	if (t->kind == AN_TRIG_HANG)
+		return an_localize_hang(s, t, 1);
+	struct an_window w;
+	an_window_build(s, t, &w);
+	struct an_diagnosis d;
+	an_diag_init(s, &d, "op-level", t);
+	int ok = 0;
+	if (an_rule_delayed_start(s, &w, &d)) {
+		an_diag_step(&d, "operators in time order: first delayed start");
+		ok = 1;
+	} else if (an_rule_custom_rate(s, &w, &d, 1)) {
+		an_diag_step(&d, "custom collectives: lowest observed rate (volume / duration) over the last %u",
+			     s->cfg.custom_k);
+		ok = 1;
+	} else if (extended_group(s, &w, &d)) {
+		an_diag_step(&d, "extended durations: group level");
+		ok = 1;
+	}
+	an_window_free(&w);
+	return ok ? an_diag_commit(s, &d) : 0;
+}

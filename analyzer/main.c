@@ -1,0 +1,200 @@
+/* pulse-analyzer: options and wiring.
+ *
+ *   pulse-analyzer --replay DIR [--json] [--timeline FILE] [options]
+ *   pulse-analyzer --listen ADDR:PORT [options]      (analyzer/server.c)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "an_internal.h"
+
+/* analyzer/server.c (the live TCP service) is linked in when it is built;
+ * without it --listen says so. */
+int an_serve(struct an_state *s, const char *listen_addr, FILE *log) __attribute__((weak));
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pulse-analyzer --replay DIR [--json] [--timeline FILE] [options]\n"
+		"       pulse-analyzer --listen ADDR:PORT [options]\n"
+		"\n"
+		"Finds the machine at fault in a distributed training job from the Pulse host\n"
+		"agents' per-operator measurements, and says whether it is a computation or a\n"
+		"communication problem, fail-slow or fail-stop. The OP-level baseline (what\n"
+		"operator-level tools see: start, end, duration, volume/duration) runs side by\n"
+		"side on the same data.\n"
+		"\n"
+		"  --replay DIR        a sim/run_cluster output directory: reads DIR/agent/<host>.jsonl,\n"
+		"                      or runs `pulse-host-agent --replay DIR --host H` to make them\n"
+		"  --agent-out DIR2    where the agents' output is (or is written), default DIR/agent\n"
+		"  --agent PATH        the pulse-host-agent binary (default: next to this one, else $PATH)\n"
+		"  --json              the report as JSON on stdout (default: text)\n"
+		"  --timeline FILE     write the window around the diagnosis as Chrome trace-event\n"
+		"                      JSON (open it in https://ui.perfetto.dev or chrome://tracing)\n"
+		"  --listen ADDR:PORT  serve live host agents over TCP\n"
+		"  --hang-ms N         a call outstanding this long with no record is a hang (10000)\n"
+		"  --slow-factor F     an operator or iteration this much slower than its running\n"
+		"                      baseline triggers localization (1.2)\n"
+		"  --settle-ms N       data time to wait after a trigger for the other hosts (1200)\n"
+		"  --skew-bound-ms N   host clocks further apart are dropped and counted (50)\n"
+		"  --verbose           log triggers and dropped lines on stderr\n"
+		"  --quiet             no progress lines\n"
+		"  --help              this text\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || *s == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "replay", required_argument, 0, 'r' },   { "json", no_argument, 0, 'j' },
+		{ "timeline", required_argument, 0, 't' }, { "listen", required_argument, 0, 'l' },
+		{ "agent", required_argument, 0, 'a' },    { "agent-out", required_argument, 0, 'o' },
+		{ "hang-ms", required_argument, 0, 'H' },  { "slow-factor", required_argument, 0, 'f' },
+		{ "settle-ms", required_argument, 0, 's' }, { "skew-bound-ms", required_argument, 0, 'k' },
+		{ "verbose", no_argument, 0, 'v' },        { "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+	};
+	struct an_cfg cfg;
+	an_cfg_default(&cfg);
+	struct an_replay_opts ro = { 0 };
+	ro.argv0 = argv[0];
+	const char *timeline = NULL, *listen = NULL;
+	int json = 0, verbose = 0;
+	int c;
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': ro.dir = optarg; break;
+		case 'j': json = 1; break;
+		case 't': timeline = optarg; break;
+		case 'l': listen = optarg; break;
+		case 'a': ro.agent_bin = optarg; break;
+		case 'o': ro.agent_out = optarg; break;
+		case 'v': verbose = 1; break;
+		case 'q': ro.quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'H':
+			if (parse_u64(optarg, 86400000, &v) || !v) {
+				fprintf(stderr, "pulse-analyzer: --hang-ms: expected 1..86400000, got \"%s\"\n", optarg);
+				return 2;
+			}
+			cfg.hang_ns = v * 1000000;
+			break;
+		case 's':
+			if (parse_u64(optarg, 600000, &v)) {
+				fprintf(stderr, "pulse-analyzer: --settle-ms: expected 0..600000, got \"%s\"\n", optarg);
+				return 2;
+			}
+			cfg.settle_ns = v * 1000000;
+			break;
+		case 'k':
+			if (parse_u64(optarg, 600000, &v) || !v) {
+				fprintf(stderr, "pulse-analyzer: --skew-bound-ms: expected 1..600000, got \"%s\"\n",
+					optarg);
+				return 2;
+			}
+			cfg.skew_bound_ns = v * 1000000;
+			break;
+		case 'f': {
+			char *end;
+			double f = strtod(optarg, &end);
+			if (*end || end == optarg || !(f > 1.0 && f < 100)) {
+				fprintf(stderr, "pulse-analyzer: --slow-factor: expected a number above 1, got \"%s\"\n",
+					optarg);
+				return 2;
+			}
+			cfg.slow_factor = f;
+			break;
+		}
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pulse-analyzer: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (!!ro.dir + !!listen != 1) {
+		fprintf(stderr, "pulse-analyzer: give exactly one of --replay DIR or --listen ADDR:PORT\n\n");
+		usage(stderr);
+		return 2;
+	}
+	struct an_state *s = an_state_new(&cfg);
+	if (!s) {
+		fprintf(stderr, "pulse-analyzer: out of memory\n");
+		return 1;
+	}
+	if (verbose)
+		an_set_log(s, stderr);
+	if (listen) {
+		int rc;
+		if (!an_serve) {
+			fprintf(stderr, "pulse-analyzer: --listen: the live service (analyzer/server.c) is not "
+					"built into this binary; only --replay works\n");
+			rc = 1;
+		} else {
+			/* hook for the live service: it feeds s through an_ingest/an_tick */
+			rc = an_serve(s, listen, stderr);
+		}
+		an_state_free(s);
+		return rc;
+	}
+	char err[512];
+	if (an_replay(s, &ro, err, sizeof err)) {
+		fprintf(stderr, "pulse-analyzer: %s\n", err);
+		an_state_free(s);
+		return 1;
+	}
+	int rc = 0;
+	uint32_t nd;
+	const struct an_diagnosis *d = an_diagnoses(s, &nd);
+	const struct an_diagnosis *pick = NULL;
+	for (uint32_t i = 0; i < nd && !pick; i++)
+		if (!strcmp(d[i].localizer, "pulse"))
+			pick = &d[i];
+	if (!pick && nd)
+		pick = &d[0];
+	if (timeline && an_timeline_write(s, pick, timeline, err, sizeof err)) {
+		fprintf(stderr, "pulse-analyzer: --timeline: %s\n", err);
+		rc = 1;
+	}
+	if (json) {
+		cJSON *o = an_report_json(s);
+		if (o && timeline && !rc)
+			cJSON_AddStringToObject(o, "timeline", timeline);
+		char *text = o ? cJSON_Print(o) : NULL;
+		if (!text) {
+			fprintf(stderr, "pulse-analyzer: out of memory\n");
+			rc = 1;
+		} else {
+			puts(text);
+		}
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		an_report_text(s, stdout);
+		if (timeline && !rc)
+			printf("\nTimeline of the window around the diagnosis: %s\n"
+			       "  (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+			       timeline);
+	}
+	an_state_free(s);
+	return rc;
+}

@@ -1,0 +1,827 @@
+/* pulse-analyzer: per-job state, fed one agent JSON line at a time.
+ *
+ * What is kept, incrementally, so that localization needs no rescan:
+ *   hosts   name, estimated clock skew against the other hosts;
+ *   nodes   one training process (host, GPU): recent operator ends (for the
+ *           compute time before each operator), latest call, hung records;
+ *   comms   per communicator: members, the last AN_HIST operator instances
+ *           (one record per rank each), running baselines per operator
+ *           signature (span, period) and per member (compute time before the
+ *           operator, call-to-end time, rank-level rates);
+ *   windows per-QP summaries of the agents' poll windows (timeline only).
+ * Bad input is counted and logged (rate-limited), never fatal. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "an_internal.h"
+#include "pulse/hook_record.h"
+
+void an_cfg_default(struct an_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->hang_ns = 10ull * 1000000000ull;
+	c->slow_factor = 1.2;
+	c->custom_k = 10;
+	c->skew_bound_ns = 50ull * 1000000ull;
+	c->settle_ns = 1200ull * 1000000ull;
+	c->min_slow_ns = 1000000ull;
+}
+
+const char *an_class_name(int c)
+{
+	switch (c) {
+	case AN_COMP_SLOW: return "computation fail-slow";
+	case AN_COMP_STOP: return "computation fail-stop";
+	case AN_COMM_SLOW: return "communication fail-slow";
+	case AN_COMM_STOP: return "communication fail-stop";
+	default: return "none";
+	}
+}
+
+void an_log(struct an_state *s, const char *fmt, ...)
+{
+	if (!s->log)
+		return;
+	s->log_lines++;
+	if (s->log_lines > 200) {
+		if (s->log_lines == 201)
+			fprintf(s->log, "pulse-analyzer: more log lines suppressed (see the counters)\n");
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("pulse-analyzer: ", s->log);
+	vfprintf(s->log, fmt, ap);
+	fputc('\n', s->log);
+	va_end(ap);
+}
+
+void an_set_log(struct an_state *s, FILE *f)
+{
+	s->log = f;
+}
+
+/* ---- rolling statistics ---- */
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double an_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void an_roll_add(struct an_roll *r, double v)
+{
+	r->v[r->pos] = v;
+	r->pos = (r->pos + 1) % AN_BASE_N;
+	if (r->n < AN_BASE_N)
+		r->n++;
+}
+
+int an_roll_stats(const struct an_roll *r, double *median, double *mad)
+{
+	if (!r->n)
+		return -1;
+	double t[AN_BASE_N];
+	memcpy(t, r->v, r->n * sizeof *t);
+	double m = an_median(t, r->n);
+	for (uint32_t i = 0; i < r->n; i++)
+		t[i] = fabs(r->v[i] - m);
+	if (median)
+		*median = m;
+	if (mad)
+		*mad = an_median(t, r->n);
+	return 0;
+}
+
+/* ---- tables ---- */
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t max)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return -1;
+	uint32_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	if (n > max)
+		n = max;
+	void *q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return -1;
+	memset((char *)q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+int an_host_index(struct an_state *s, const char *name, int create)
+{
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		if (!strcmp(s->hosts[i].name, name))
+			return (int)i;
+	if (!create || strlen(name) >= PULSE_OP_HOST_LEN || !name[0])
+		return -1;
+	if (grow((void **)&s->hosts, &s->hosts_cap, s->nhosts + 1, sizeof *s->hosts, 65536))
+		return -1;
+	struct an_host *h = &s->hosts[s->nhosts];
+	memset(h, 0, sizeof *h);
+	strcpy(h->name, name);
+	return (int)s->nhosts++;
+}
+
+int an_node_index(struct an_state *s, int host, int32_t gpu, uint32_t pid, int create)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct an_node *n = &s->nodes[i];
+		if (n->host != host)
+			continue;
+		if (gpu >= 0 && n->gpu == gpu)
+			return (int)i;
+		if (gpu < 0 && n->pid == pid)
+			return (int)i;
+	}
+	if (!create)
+		return -1;
+	if (grow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1, sizeof *s->nodes, AN_MAX_NODES))
+		return -1;
+	struct an_node *n = &s->nodes[s->nnodes];
+	memset(n, 0, sizeof *n);
+	n->host = host;
+	n->gpu = gpu;
+	n->pid = pid;
+	return (int)s->nnodes++;
+}
+
+const char *an_node_host(const struct an_state *s, int node)
+{
+	if (node < 0 || (uint32_t)node >= s->nnodes)
+		return "?";
+	return s->hosts[s->nodes[node].host].name;
+}
+
+struct an_comm *an_comm_find(const struct an_state *s, uint64_t id)
+{
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		if (s->comms[i]->id == id)
+			return s->comms[i];
+	return NULL;
+}
+
+int an_comm_index_of(const struct an_state *s, const struct an_comm *c)
+{
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		if (s->comms[i] == c)
+			return (int)i;
+	return -1;
+}
+
+static struct an_comm *comm_get(struct an_state *s, uint64_t id, int32_t nranks)
+{
+	struct an_comm *c = an_comm_find(s, id);
+	if (c)
+		return c;
+	if (nranks <= 0 || nranks > AN_MAX_RANKS)
+		return NULL;
+	if (grow((void **)&s->comms, &s->comms_cap, s->ncomms + 1, sizeof *s->comms, AN_MAX_COMMS))
+		return NULL;
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->m = calloc((size_t)nranks, sizeof *c->m);
+	if (!c->m) {
+		free(c);
+		return NULL;
+	}
+	for (int32_t i = 0; i < nranks; i++)
+		c->m[i].node = -1;
+	c->id = id;
+	c->nranks = nranks;
+	s->comms[s->ncomms++] = c;
+	return c;
+}
+
+static void rec_free(struct an_rec *r)
+{
+	if (r) {
+		free(r->peers);
+		free(r);
+	}
+}
+
+static void inst_clear(struct an_comm *c, struct an_inst *in)
+{
+	if (in->recs) {
+		for (int32_t i = 0; i < c->nranks; i++)
+			rec_free(in->recs[i]);
+		free(in->recs);
+	}
+	memset(in, 0, sizeof *in);
+}
+
+struct an_inst *an_inst_find(struct an_comm *c, uint64_t seq)
+{
+	struct an_inst *in = &c->hist[seq % AN_HIST];
+	return in->used && in->seq == seq ? in : NULL;
+}
+
+static int sig_index(struct an_comm *c, uint8_t op, uint64_t count)
+{
+	for (uint32_t i = 0; i < c->nsigs; i++)
+		if (c->sigs[i].op == op && c->sigs[i].count == count)
+			return (int)i;
+	if (c->nsigs < AN_SIG_MAX) {
+		c->sigs[c->nsigs].op = op;
+		c->sigs[c->nsigs].count = count;
+		return (int)c->nsigs++;
+	}
+	/* too many distinct operators: share the last slot (baselines coarser) */
+	return AN_SIG_MAX - 1;
+}
+
+struct an_state *an_state_new(const struct an_cfg *cfg)
+{
+	struct an_state *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	if (cfg)
+		s->cfg = *cfg;
+	else
+		an_cfg_default(&s->cfg);
+	struct an_cfg d;
+	an_cfg_default(&d);
+	if (!s->cfg.hang_ns)
+		s->cfg.hang_ns = d.hang_ns;
+	if (!(s->cfg.slow_factor > 1.0))
+		s->cfg.slow_factor = d.slow_factor;
+	if (!s->cfg.custom_k)
+		s->cfg.custom_k = d.custom_k;
+	if (!s->cfg.skew_bound_ns)
+		s->cfg.skew_bound_ns = d.skew_bound_ns;
+	if (!s->cfg.min_slow_ns)
+		s->cfg.min_slow_ns = d.min_slow_ns;
+	if (s->cfg.custom_k > AN_BASE_N)
+		s->cfg.custom_k = AN_BASE_N;
+	s->qpw = calloc(AN_QP_RING, sizeof *s->qpw);
+	if (!s->qpw) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void an_state_free(struct an_state *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->ncomms; i++) {
+		struct an_comm *c = s->comms[i];
+		for (uint32_t k = 0; k < AN_HIST; k++)
+			inst_clear(c, &c->hist[k]);
+		free(c->m);
+		free(c);
+	}
+	free(s->comms);
+	free(s->hosts);
+	free(s->nodes);
+	free(s->diags);
+	free(s->qpw);
+	free(s->hmap);
+	free(s);
+}
+
+const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n)
+{
+	*n = s->ndiags;
+	return s->diags;
+}
+
+void an_get_counters(const struct an_state *s, struct an_counters *c)
+{
+	memset(c, 0, sizeof *c);
+	c->lines = s->st.lines;
+	c->used = s->st.used;
+	c->ignored = s->st.ignored;
+	c->malformed = s->st.malformed;
+	c->ops = s->st.ops;
+	c->op_unknown_comm = s->st.op_unknown_comm;
+	c->op_bad_rank = s->st.op_bad_rank;
+	c->op_skew = s->st.op_skew;
+	c->op_dup = s->st.op_dup;
+	c->hook_ops = s->st.hook_ops;
+	c->hook_unknown_comm = s->st.hook_unknown_comm;
+	c->maps = s->st.maps;
+	c->windows = s->st.windows;
+	c->triggers_slow = s->st.triggers_slow;
+	c->triggers_hang = s->st.triggers_hang;
+	c->localizations = s->st.localizations;
+	c->hosts = s->nhosts;
+	c->nodes = s->nnodes;
+	c->comms = s->ncomms;
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		c->skewed_hosts += s->hosts[i].skewed != 0;
+	c->data_ns = s->now_ns;
+}
+
+/* ---- hook_map: which communicators each host's processes belong to ---- */
+
+static const struct an_hmap *hmap_find(const struct an_state *s, int host, uint32_t pid,
+				       uint64_t comm)
+{
+	for (uint32_t i = 0; i < s->nhmap; i++) {
+		const struct an_hmap *h = &s->hmap[i];
+		if (h->host == host && h->comm == comm && (!pid || h->pid == pid))
+			return h;
+	}
+	return NULL;
+}
+
+static int host_has_map(const struct an_state *s, int host)
+{
+	for (uint32_t i = 0; i < s->nhmap; i++)
+		if (s->hmap[i].host == host)
+			return 1;
+	return 0;
+}
+
+static int parse_id(const cJSON *v, uint64_t *out)
+{
+	if (!cJSON_IsString(v) || !v->valuestring || strncmp(v->valuestring, "0x", 2))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v->valuestring + 2, &end, 16);
+	if (errno || *end || end == v->valuestring + 2)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int num_of(const cJSON *o, const char *k, double lo, double hi, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+		return -1;
+	*out = v->valuedouble;
+	return 0;
+}
+
+/* Times may be numbers (hook lines) or decimal strings (op records). */
+static int time_of(const cJSON *o, const char *k, uint64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1.9e19) {
+		*out = (uint64_t)v->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsString(v) && v->valuestring && v->valuestring[0] >= '0' &&
+	    v->valuestring[0] <= '9') {
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(v->valuestring, &end, 10);
+		if (!errno && !*end) {
+			*out = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int ingest_map(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+{
+	const cJSON *comms = cJSON_GetObjectItemCaseSensitive(o, "comms");
+	if (!cJSON_IsArray(comms)) {
+		snprintf(err, errlen, "hook_map: missing \"comms\" array");
+		return -1;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, comms)
+	{
+		uint64_t id;
+		double pid, rank, nranks, gpu = -1;
+		if (!cJSON_IsObject(e) || parse_id(cJSON_GetObjectItemCaseSensitive(e, "comm_id"), &id) ||
+		    num_of(e, "pid", 0, 4294967295.0, &pid) || num_of(e, "rank", -1, AN_MAX_RANKS, &rank) ||
+		    num_of(e, "nranks", 0, AN_MAX_RANKS, &nranks)) {
+			snprintf(err, errlen, "hook_map: malformed communicator entry");
+			return -1;
+		}
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(e, "gpu");
+		if (cJSON_IsObject(g))
+			num_of(g, "cuda_dev", -1, 1 << 20, &gpu);
+		if (hmap_find(s, host, (uint32_t)pid, id))
+			continue;
+		if (grow((void **)&s->hmap, &s->hmap_cap, s->nhmap + 1, sizeof *s->hmap, 1u << 20)) {
+			snprintf(err, errlen, "hook_map: too many communicator entries");
+			return -1;
+		}
+		struct an_hmap *h = &s->hmap[s->nhmap++];
+		h->host = host;
+		h->pid = (uint32_t)pid;
+		h->comm = id;
+		h->rank = (int32_t)rank;
+		h->nranks = (int32_t)nranks;
+		h->gpu = (int32_t)gpu;
+		if (rank >= 0 && rank < nranks && nranks > 0) {
+			struct an_comm *c = comm_get(s, id, (int32_t)nranks);
+			if (c && c->nranks == (int32_t)nranks) {
+				int n = an_node_index(s, host, (int32_t)gpu, (uint32_t)pid, 1);
+				if (n >= 0 && c->m[(int)rank].node < 0)
+					c->m[(int)rank].node = n;
+			}
+		}
+	}
+	s->st.maps++;
+	return 0;
+}
+
+static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+{
+	uint64_t t, comm;
+	double pid;
+	if (time_of(o, "t_ns", &t) || num_of(o, "pid", 0, 4294967295.0, &pid) ||
+	    parse_id(cJSON_GetObjectItemCaseSensitive(o, "comm_id"), &comm)) {
+		snprintf(err, errlen, "hook_op: missing or malformed t_ns, pid or comm_id");
+		return -1;
+	}
+	s->st.hook_ops++;
+	const struct an_hmap *h = hmap_find(s, host, (uint32_t)pid, comm);
+	if (!h) {
+		s->st.hook_unknown_comm++;
+		if (s->st.hook_unknown_comm <= 3)
+			an_log(s, "host %s: call on communicator 0x%016" PRIx64
+				  " that no mapping of the host lists (counted, not used)",
+			       s->hosts[host].name, comm);
+		return 1;
+	}
+	int n = an_node_index(s, host, h->gpu, (uint32_t)pid, 1);
+	if (n >= 0 && t > s->nodes[n].last_call)
+		s->nodes[n].last_call = t;
+	if (t > s->now_ns)
+		s->now_ns = t;
+	return 0;
+}
+
+static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+{
+	uint64_t hs, he;
+	if (time_of(o, "host_start_ns", &hs) || time_of(o, "host_end_ns", &he)) {
+		snprintf(err, errlen, "window: missing host_start_ns/host_end_ns");
+		return -1;
+	}
+	double ep;
+	if (!num_of(o, "epoch_ns", 1, 1e10, &ep) && !s->epoch_ns)
+		s->epoch_ns = (uint32_t)ep;
+	const cJSON *nic = cJSON_GetObjectItemCaseSensitive(o, "nic");
+	const cJSON *qps = cJSON_GetObjectItemCaseSensitive(o, "qps");
+	const cJSON *q;
+	if (cJSON_IsArray(qps))
+		cJSON_ArrayForEach(q, qps)
+		{
+			double qpn, bytes, mean;
+			uint64_t a, b;
+			if (num_of(q, "qpn", 0, 16777215, &qpn) || num_of(q, "bytes", 0, 1e19, &bytes) ||
+			    num_of(q, "mean_gbps", 0, 1e9, &mean) || time_of(q, "start_ns", &a) ||
+			    time_of(q, "end_ns", &b))
+				continue;
+			struct an_qpwin *w = &s->qpw[s->qpw_pos];
+			s->qpw_pos = (s->qpw_pos + 1) % AN_QP_RING;
+			if (s->nqpw < AN_QP_RING)
+				s->nqpw++;
+			memset(w, 0, sizeof *w);
+			w->host = host;
+			if (cJSON_IsString(nic) && nic->valuestring)
+				snprintf(w->nic, sizeof w->nic, "%s", nic->valuestring);
+			w->qpn = (uint32_t)qpn;
+			w->start = a;
+			w->end = b;
+			w->bytes = (uint64_t)bytes;
+			w->mean_gbps = mean;
+		}
+	s->st.windows++;
+	if (he > s->now_ns && !s->hosts[host].skewed)
+		s->now_ns = he;
+	return 0;
+}
+
+/* ---- op records ---- */
+
+int an_is_builtin(uint8_t op)
+{
+	return op >= PULSE_HOOK_OP_ALLREDUCE && op <= PULSE_HOOK_OP_REDUCE;
+}
+
+int an_is_p2p(uint8_t op)
+{
+	return op == PULSE_HOOK_OP_SEND || op == PULSE_HOOK_OP_RECV || op == PULSE_OP_GROUP ||
+	       op == PULSE_HOOK_OP_ALLTOALL;
+}
+
+static void node_push_end(struct an_node *n, uint64_t end)
+{
+	n->ends[n->endpos] = end;
+	n->endpos = (n->endpos + 1) % AN_NODE_ENDS;
+	if (n->nends < AN_NODE_ENDS)
+		n->nends++;
+	if (end > n->last_end)
+		n->last_end = end;
+}
+
+static int64_t node_pre_gap(const struct an_node *n, uint64_t call)
+{
+	uint64_t best = 0;
+	for (uint32_t i = 0; i < n->nends; i++)
+		if (n->ends[i] <= call && n->ends[i] > best)
+			best = n->ends[i];
+	return best && call ? (int64_t)(call - best) : -1;
+}
+
+static int ingest_op(struct an_state *s, int host, const char *line, size_t len, char *err,
+		     size_t errlen)
+{
+	struct pulse_op_record *r = malloc(sizeof *r);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pulse_op_record_from_json(line, len, r, err, errlen)) {
+		free(r);
+		return -1;
+	}
+	int rc = -1;
+	s->st.ops++;
+	if (host >= 0 && strcmp(r->host, s->hosts[host].name)) {
+		snprintf(err, errlen, "op record of host \"%s\" on host %s's stream", r->host,
+			 s->hosts[host].name);
+		goto out;
+	}
+	if (host < 0 && (host = an_host_index(s, r->host, 1)) < 0) {
+		snprintf(err, errlen, "op record: bad host name");
+		goto out;
+	}
+	if (s->hosts[host].skewed) {
+		s->st.op_skew++;
+		s->hosts[host].dropped_skew++;
+		snprintf(err, errlen, "host %s: clock beyond the sync bound, record dropped", r->host);
+		rc = 1;
+		goto out;
+	}
+	if (!r->comm_id || r->nranks <= 0 || r->nranks > AN_MAX_RANKS) {
+		s->st.op_unknown_comm++;
+		snprintf(err, errlen, "op record: no communicator (comm_id 0x%016" PRIx64 ", nranks %d)",
+			 r->comm_id, r->nranks);
+		an_log(s, "host %s: %s; dropped", r->host, err);
+		goto out;
+	}
+	if (host_has_map(s, host) && !hmap_find(s, host, 0, r->comm_id)) {
+		s->st.op_unknown_comm++;
+		snprintf(err, errlen, "op record for communicator 0x%016" PRIx64
+				      " that host %s's mapping never listed", r->comm_id, r->host);
+		an_log(s, "%s; dropped", err);
+		goto out;
+	}
+	if (r->rank < 0 || r->rank >= r->nranks) {
+		s->st.op_bad_rank++;
+		snprintf(err, errlen, "op record: rank %d outside 0..%d", r->rank, r->nranks - 1);
+		an_log(s, "host %s: %s; dropped", r->host, err);
+		goto out;
+	}
+	struct an_comm *c = comm_get(s, r->comm_id, r->nranks);
+	if (!c || c->nranks != r->nranks) {
+		s->st.op_unknown_comm++;
+		snprintf(err, errlen, "op record: communicator 0x%016" PRIx64 " has %d ranks, record says %d",
+			 r->comm_id, c ? c->nranks : 0, r->nranks);
+		an_log(s, "host %s: %s; dropped", r->host, err);
+		goto out;
+	}
+	int node = an_node_index(s, host, r->gpu, r->pid, 1);
+	if (node < 0) {
+		snprintf(err, errlen, "op record: too many nodes");
+		goto out;
+	}
+	struct an_member *m = &c->m[r->rank];
+	if (m->node < 0)
+		m->node = node;
+	else if (m->node != node) {
+		s->st.op_bad_rank++;
+		snprintf(err, errlen, "op record: rank %d of 0x%016" PRIx64 " is %s GPU %d, record says %s GPU %d",
+			 r->rank, r->comm_id, an_node_host(s, m->node), s->nodes[m->node].gpu, r->host, r->gpu);
+		an_log(s, "%s; dropped", err);
+		goto out;
+	}
+	if (r->parallelism)
+		c->par = r->parallelism;
+	if (an_is_builtin(r->op))
+		c->builtin = 1;
+	else if (an_is_p2p(r->op))
+		c->custom = 1;
+
+	/* the instance */
+	struct an_inst *in = &c->hist[r->seq % AN_HIST];
+	if (in->used && in->seq != r->seq) {
+		if (in->seq > r->seq) {
+			snprintf(err, errlen, "op record: seq %" PRIu64 " older than the history kept", r->seq);
+			s->st.op_dup++;
+			goto out;
+		}
+		inst_clear(c, in);
+		s->st.op_evicted++;
+	}
+	if (!in->used) {
+		in->recs = calloc((size_t)c->nranks, sizeof *in->recs);
+		if (!in->recs) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		in->used = 1;
+		in->seq = r->seq;
+		in->op = r->op;
+		in->sig = sig_index(c, r->op, r->op == PULSE_OP_GROUP ? 0 : r->count);
+	}
+	struct an_rec *old = in->recs[r->rank];
+	if (old && !(old->status != PULSE_OP_COMPLETE && r->status == PULSE_OP_COMPLETE)) {
+		s->st.op_dup++;
+		snprintf(err, errlen, "op record: duplicate for rank %d seq %" PRIu64, r->rank, r->seq);
+		rc = 1;
+		goto out;
+	}
+	struct an_rec *a = calloc(1, sizeof *a);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	a->node = node;
+	a->rank = r->rank;
+	a->op = r->op;
+	a->status = r->status;
+	a->par = r->parallelism;
+	a->algo = r->algo;
+	a->seq = r->seq;
+	a->group_id = r->group_id;
+	a->count = r->count;
+	a->call = r->call_ns;
+	a->start = r->start_ns;
+	a->end = r->end_ns;
+	a->dur = r->duration_ns ? r->duration_ns
+				: (r->end_ns > r->start_ns && r->start_ns ? r->end_ns - r->start_ns : 0);
+	a->expected = r->expected_bytes;
+	a->actual = r->actual_bytes;
+	a->active = r->active_ns;
+	a->rank_active = r->rank_active_ns ? r->rank_active_ns : r->active_ns;
+	a->rate_gbps = r->rank_rate_gbps;
+	a->epoch_ns = r->epoch_ns;
+	a->sig = in->sig;
+	if (r->epoch_ns && !s->epoch_ns)
+		s->epoch_ns = r->epoch_ns;
+	if (r->npeers) {
+		a->peers = calloc(r->npeers, sizeof *a->peers);
+		if (!a->peers) {
+			free(a);
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		a->npeers = r->npeers;
+		for (uint32_t i = 0; i < r->npeers; i++) {
+			const struct pulse_op_peer *p = &r->peers[i];
+			struct an_peer *q = &a->peers[i];
+			q->rank = p->rank;
+			q->node = -1;
+			if (p->rank >= 0 && p->rank < c->nranks && c->m[p->rank].node >= 0)
+				q->node = c->m[p->rank].node;
+			else if (p->host[0]) {
+				int h = an_host_index(s, p->host, 1);
+				if (h >= 0 && p->gpu >= 0)
+					q->node = an_node_index(s, h, p->gpu, 0, 1);
+				if (q->node >= 0 && p->rank >= 0 && p->rank < c->nranks &&
+				    c->m[p->rank].node < 0)
+					c->m[p->rank].node = q->node;
+			}
+			q->expected = p->expected_bytes;
+			q->actual = p->actual_bytes;
+			q->start = p->start_ns;
+			q->end = p->end_ns;
+			q->active = p->active_ns;
+			q->complete = p->complete;
+		}
+	}
+	struct an_node *nd = &s->nodes[node];
+	a->pre_gap = node_pre_gap(nd, a->call);
+	if (a->end && a->status == PULSE_OP_COMPLETE)
+		node_push_end(nd, a->end);
+	if (a->call > nd->last_call)
+		nd->last_call = a->call;
+	if (a->status == PULSE_OP_HUNG || a->status == PULSE_OP_NOT_STARTED) {
+		nd->open_hung++;
+		if (!nd->hung_since || a->call < nd->hung_since)
+			nd->hung_since = a->call;
+		in->hung = 1;
+	}
+	if (old) {
+		rec_free(old);
+		in->nrec--;
+		if (nd->open_hung)
+			nd->open_hung--;
+	}
+	in->recs[r->rank] = a;
+	in->nrec++;
+	if (a->call && (!in->first_call || a->call < in->first_call))
+		in->first_call = a->call;
+	if (a->end > in->last_end)
+		in->last_end = a->end;
+	c->records++;
+	uint64_t t = a->end > a->call ? a->end : a->call;
+	if (t > s->now_ns)
+		s->now_ns = t;
+	an_trigger_on_record(s, c, in, a);
+	if (in->nrec == (uint32_t)c->nranks)
+		an_trigger_on_instance(s, c, in);
+	rc = 0;
+out:
+	free(r);
+	return rc;
+}
+
+int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
+	      size_t errlen)
+{
+	char dummy[8];
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof dummy;
+	}
+	err[0] = '\0';
+	s->st.lines++;
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (!len) {
+		snprintf(err, errlen, "empty line");
+		s->st.malformed++;
+		return -1;
+	}
+	if (len > (64u << 20)) {
+		snprintf(err, errlen, "line of %zu bytes exceeds the 64 MiB limit", len);
+		s->st.malformed++;
+		an_log(s, "%s: %s; dropped", host ? host : "-", err);
+		return -1;
+	}
+	int h = -1;
+	if (host) {
+		h = an_host_index(s, host, 1);
+		if (h < 0) {
+			snprintf(err, errlen, "bad host name");
+			s->st.malformed++;
+			return -1;
+		}
+	}
+	cJSON *o = cJSON_ParseWithLength(line, len);
+	if (!o || !cJSON_IsObject(o)) {
+		snprintf(err, errlen, "not a JSON object");
+		cJSON_Delete(o);
+		s->st.malformed++;
+		an_log(s, "%s: malformed line (%s); dropped", host ? host : "-", err);
+		return -1;
+	}
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
+	int rc;
+	if (!cJSON_IsString(type) || !type->valuestring) {
+		snprintf(err, errlen, "no \"type\"");
+		rc = -1;
+	} else if (!strcmp(type->valuestring, "op")) {
+		rc = ingest_op(s, h, line, len, err, errlen);
+	} else if (h < 0) {
+		/* lines other than op records carry no host name */
+		snprintf(err, errlen, "\"%s\" line without a host", type->valuestring);
+		rc = -1;
+	} else if (!strcmp(type->valuestring, "hook_map")) {
+		rc = ingest_map(s, h, o, err, errlen);
+	} else if (!strcmp(type->valuestring, "hook_op")) {
+		rc = ingest_hook_op(s, h, o, err, errlen);
+	} else if (!strcmp(type->valuestring, "window")) {
+		rc = ingest_window(s, h, o, err, errlen);
+	} else {
+		rc = 1; /* hook_group, event, ...: not used by the localizers */
+	}
+	cJSON_Delete(o);
+	if (rc < 0) {
+		s->st.malformed++;
+		an_log(s, "%s: %s; dropped", host ? host : "-", err);
+	} else if (rc > 0) {
+		s->st.ignored++;
+	} else {
+		s->st.used++;
+	}
+	return rc;
+}

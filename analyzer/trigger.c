@@ -1,0 +1,262 @@
+/* pulse-analyzer: when to localize (pulse.txt §6.2; Holmes' "irregular
+ * iteration"; CCL-D's hang detection).
+ *
+ * Slow: every completed record is compared with its rank's running baseline
+ * for the same operator signature (op, count) on the same communicator:
+ *   - call-to-end time (an operator that waits or transmits longer), and
+ *   - compute time before it (the rank's previous operator end to this call);
+ * and every complete operator instance (all ranks) with the communicator's
+ * running baseline of its span (first call to last end) and of its period
+ * (one iteration, for operators issued once per iteration).
+ * Anything slow_factor above its median (and min_slow_ns longer) fires.
+ *
+ * Hang: a record the agent reported hung or not started (the agent applies
+ * its own bound), or a rank whose call has been outstanding for hang_ns with
+ * no record while others wait.
+ *
+ * A fired trigger waits settle_ns of data time, so that the other hosts'
+ * records of the same operators (sent at their next poll) are in, then both
+ * localizers run. The per-communicator state is kept incrementally at
+ * ingest, so localization only reads it. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_internal.h"
+#include "pulse/hook_record.h"
+
+static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
+		 const char *fmt, ...)
+{
+	if (s->hang_done)
+		return; /* the job is stopped; a diagnosis is out */
+	for (uint32_t i = 0; i < s->ntrig; i++)
+		if (s->trig[i].kind == kind) {
+			if (onset && onset < s->trig[i].onset_ns)
+				s->trig[i].onset_ns = onset;
+			return; /* one pending trigger per kind */
+		}
+	if (kind == AN_TRIG_SLOW && s->now_ns < s->slow_rearm)
+		return;
+	if (s->ntrig >= AN_TRIG_MAX)
+		return;
+	struct an_trigger *t = &s->trig[s->ntrig++];
+	memset(t, 0, sizeof *t);
+	t->kind = kind;
+	t->comm = c ? an_comm_index_of(s, c) : -1;
+	t->seq = seq;
+	t->fired_ns = s->now_ns;
+	t->onset_ns = onset;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof t->why, fmt, ap);
+	va_end(ap);
+	if (kind == AN_TRIG_SLOW)
+		s->st.triggers_slow++;
+	else
+		s->st.triggers_hang++;
+	an_log(s, "trigger: %s", t->why);
+}
+
+static double thr_of(const struct an_state *s, double med, double mad)
+{
+	double t = (s->cfg.slow_factor - 1.0) * med;
+	if (t < (double)s->cfg.min_slow_ns)
+		t = (double)s->cfg.min_slow_ns;
+	if (t < 4 * mad)
+		t = 4 * mad;
+	return t;
+}
+
+void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst *in,
+			  struct an_rec *r)
+{
+	(void)in;
+	struct an_member *m = &c->m[r->rank];
+	if (r->status == PULSE_OP_HUNG || r->status == PULSE_OP_NOT_STARTED) {
+		fire(s, AN_TRIG_HANG, c, r->seq, r->call,
+		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " rank %d %s (called, not complete)",
+		     pulse_op_type_name(r->op), r->seq, c->id, r->rank,
+		     r->status == PULSE_OP_HUNG ? "hung" : "not started");
+		return;
+	}
+	if (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC)
+		return; /* gap: unknown, never used as a measurement */
+	int sig = r->sig;
+	/* baselines as they were before this record */
+	if (an_roll_stats(&m->gap[sig], &r->gap_med, &r->gap_mad) == 0)
+		r->gap_nb = m->gap[sig].n;
+	if (an_roll_stats(&m->dur[sig], &r->dur_med, &r->dur_mad) == 0)
+		r->dur_nb = m->dur[sig].n;
+	if (an_roll_stats(&m->act[sig], &r->act_med, NULL) == 0)
+		r->act_nb = m->act[sig].n;
+	uint64_t d = r->end > r->call && r->call ? r->end - r->call : 0;
+	if (r->gap_nb >= 3 && r->pre_gap >= 0) {
+		double thr = thr_of(s, r->gap_med, r->gap_mad);
+		if ((double)r->pre_gap > r->gap_med + thr)
+			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
+			     "rank %d of communicator 0x%016" PRIx64 " called %s #%" PRIu64
+			     " %.1f ms later after its previous operator than usual",
+			     r->rank, c->id, pulse_op_type_name(r->op), r->seq,
+			     ((double)r->pre_gap - r->gap_med) / 1e6);
+	}
+	if (r->dur_nb >= 3 && d && r->status == PULSE_OP_COMPLETE) {
+		double thr = thr_of(s, r->dur_med, r->dur_mad);
+		if ((double)d > r->dur_med + thr)
+			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
+			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " took %.1f ms on rank %d, usually %.1f ms",
+			     pulse_op_type_name(r->op), r->seq, c->id, (double)d / 1e6, r->rank, r->dur_med / 1e6);
+	}
+	if (r->pre_gap >= 0)
+		an_roll_add(&m->gap[sig], (double)r->pre_gap);
+	if (d && r->status == PULSE_OP_COMPLETE)
+		an_roll_add(&m->dur[sig], (double)d);
+	if (r->active && r->status == PULSE_OP_COMPLETE)
+		an_roll_add(&m->act[sig], (double)r->active);
+	if (an_is_p2p(r->op) && r->status == PULSE_OP_COMPLETE && r->actual > 0) {
+		if (r->rate_gbps > 0)
+			an_roll_add(&m->rate, r->rate_gbps);
+		uint64_t od = r->end > r->start && r->start ? r->end - r->start : r->dur;
+		if (od && r->expected)
+			an_roll_add(&m->orate, (double)r->expected * 8 / (double)od);
+	}
+}
+
+/* Host clock skew: the ranks of one collective end within microseconds to
+ * a few milliseconds of each other; a host whose ends sit consistently
+ * further than the sync bound from the others' is skewed. */
+static void skew_update(struct an_state *s, struct an_comm *c, struct an_inst *in)
+{
+	if (!in->recs || c->nranks < 3 || in->op > PULSE_HOOK_OP_REDUCE)
+		return;
+	double ends[AN_MAX_RANKS > 64 ? 64 : AN_MAX_RANKS];
+	int n = 0;
+	for (int32_t i = 0; i < c->nranks && n < 64; i++) {
+		struct an_rec *r = in->recs[i];
+		if (!r || r->status != PULSE_OP_COMPLETE || !r->end)
+			return;
+		ends[n++] = (double)r->end;
+	}
+	if (n < 3)
+		return;
+	double t[64];
+	memcpy(t, ends, (size_t)n * sizeof *t);
+	double med = an_median(t, (size_t)n);
+	for (int32_t i = 0; i < c->nranks && i < 64; i++) {
+		struct an_rec *r = in->recs[i];
+		struct an_host *h = &s->hosts[s->nodes[r->node].host];
+		double dev = (double)r->end - med;
+		if (h->skew_samples == 0)
+			h->skew_ns = (int64_t)dev;
+		else
+			h->skew_ns = (int64_t)(0.8 * (double)h->skew_ns + 0.2 * dev);
+		h->skew_samples++;
+		if (!h->skewed && h->skew_samples >= 5 &&
+		    (uint64_t)llabs(h->skew_ns) > s->cfg.skew_bound_ns) {
+			h->skewed = 1;
+			an_log(s, "host %s: its clock is %.1f ms off the other hosts' (bound %.1f ms); "
+				  "its records are dropped from now on (counted)",
+			       h->name, (double)h->skew_ns / 1e6, (double)s->cfg.skew_bound_ns / 1e6);
+		}
+	}
+}
+
+void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in)
+{
+	if (in->evaluated)
+		return;
+	in->evaluated = 1;
+	for (int32_t i = 0; i < c->nranks; i++)
+		if (in->recs[i]->status != PULSE_OP_COMPLETE && in->recs[i]->status != PULSE_OP_NO_TRAFFIC)
+			return;
+	skew_update(s, c, in);
+	struct an_sig *g = &c->sigs[in->sig];
+	uint64_t span = in->last_end > in->first_call && in->first_call ? in->last_end - in->first_call : 0;
+	double med, mad;
+	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
+		if ((double)span > med + thr_of(s, med, mad))
+			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
+			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64
+			     " took %.1f ms from first call to last byte, usually %.1f ms",
+			     pulse_op_type_name(in->op), in->seq, c->id, (double)span / 1e6, med / 1e6);
+	}
+	if (span)
+		an_roll_add(&g->span, (double)span);
+	if (g->last_end && in->last_end > g->last_end) {
+		uint64_t period = in->last_end - g->last_end;
+		if (an_roll_stats(&g->period, &med, &mad) == 0 && g->period.n >= 3 &&
+		    (double)period > med + thr_of(s, med, mad))
+			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end,
+			     "iteration slower: %s on communicator 0x%016" PRIx64
+			     " came %.1f ms after the previous one, usually %.1f ms",
+			     pulse_op_type_name(in->op), c->id, (double)period / 1e6, med / 1e6);
+		an_roll_add(&g->period, (double)period);
+	}
+	if (in->last_end > g->last_end)
+		g->last_end = in->last_end;
+}
+
+/* A rank whose call has been outstanding for hang_ns while no record came:
+ * the agent's own hung records normally come first; this covers agents that
+ * stopped reporting the operator. */
+static void stalled_calls(struct an_state *s, uint64_t now)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct an_node *n = &s->nodes[i];
+		if (n->last_call > n->last_end && !n->open_hung && n->last_call + s->cfg.hang_ns < now &&
+		    !s->hosts[n->host].skewed) {
+			fire(s, AN_TRIG_HANG, NULL, 0, n->last_call,
+			     "%s GPU %d: a call outstanding for %.1f s with no operator record",
+			     s->hosts[n->host].name, n->gpu, (double)(now - n->last_call) / 1e9);
+			return;
+		}
+	}
+}
+
+int an_trigger_tick(struct an_state *s, uint64_t now)
+{
+	stalled_calls(s, now);
+	int added = 0;
+	for (uint32_t i = 0; i < s->ntrig;) {
+		struct an_trigger *t = &s->trig[i];
+		if (t->fired_ns + s->cfg.settle_ns > now && !s->finishing) {
+			i++;
+			continue;
+		}
+		struct an_trigger copy = *t;
+		memmove(&s->trig[i], &s->trig[i + 1], (s->ntrig - i - 1) * sizeof *t);
+		s->ntrig--;
+		s->st.localizations++;
+		s->report_ns = now < s->now_ns ? s->now_ns : now;
+		if (s->finishing && s->report_ns > copy.fired_ns + s->cfg.settle_ns)
+			s->report_ns = s->now_ns;
+		added += an_localize_pulse(s, &copy);
+		added += an_localize_oplevel(s, &copy);
+		if (copy.kind == AN_TRIG_HANG)
+			s->hang_done = 1;
+		else
+			s->slow_rearm = s->now_ns + s->cfg.settle_ns;
+	}
+	return added;
+}
+
+int an_tick(struct an_state *s, uint64_t now_ns)
+{
+	if (now_ns > s->last_tick)
+		s->last_tick = now_ns;
+	return an_trigger_tick(s, now_ns);
+}
+
+int an_finish(struct an_state *s)
+{
+	s->finishing = 1;
+	uint64_t now = s->now_ns > s->last_tick ? s->now_ns : s->last_tick;
+	int n = an_trigger_tick(s, now);
+	s->finishing = 0;
+	return n;
+}

@@ -1,0 +1,312 @@
+/* Synthetic job for the analyzer tests (see synth.h). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "pulse/hook_record.h"
+#include "synth.h"
+
+#define MS 1000000.0
+
+void syn_default(struct syn *s)
+{
+	memset(s, 0, sizeof *s);
+	s->n = 4;
+	s->iters = 16;
+	s->fail_iter = 8;
+	s->period_ms = 200;
+	s->compute_ms = 120;
+	s->bytes = 256ull << 20;
+	s->rate_gbps = 400;
+	s->jitter_ms = 1.0;
+	s->skew_host = -1;
+	s->comm_id = 0x1111222233334444ull;
+}
+
+static void host_name(char *out, size_t n, int r)
+{
+	snprintf(out, n, "host%d", r);
+}
+
+/* file mode (syn_write_dir): lines go to DIR/agent/<host>.jsonl instead */
+static FILE *syn_files[SYN_MAX];
+
+static void feed(struct an_state *st, const struct pulse_op_record *r)
+{
+	char *line = pulse_op_record_to_json(r);
+	if (!line)
+		abort();
+	if (syn_files[r->rank]) {
+		fprintf(syn_files[r->rank], "%s\n", line);
+	} else {
+		char err[256];
+		an_ingest(st, r->host, line, strlen(line), err, sizeof err);
+	}
+	free(line);
+}
+
+static void feed_map(struct an_state *st, const struct syn *s)
+{
+	for (int r = 0; r < s->n; r++) {
+		char h[16], line[512];
+		host_name(h, sizeof h, r);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":"
+			 "\"0x%016" PRIx64 "\",\"parent_id\":null,\"rank\":%d,\"nranks\":%d,\"how\":\"init_rank\","
+			 "\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
+			 1000 + r, s->comm_id, r, s->n);
+		char err[256];
+		an_ingest(st, h, line, strlen(line), err, sizeof err);
+	}
+}
+
+static double jit(const struct syn *s, int it, int r)
+{
+	/* deterministic, in [-1, 1] */
+	unsigned x = (unsigned)(it * 7919 + r * 104729 + 17);
+	x ^= x >> 7;
+	x *= 2654435761u;
+	return s->jitter_ms * (((double)(x % 2001) / 1000.0) - 1.0);
+}
+
+static void base_rec(const struct syn *s, struct pulse_op_record *o, int r, int it)
+{
+	memset(o, 0, sizeof *o);
+	host_name(o->host, sizeof o->host, r);
+	o->gpu = 0;
+	o->pid = (uint32_t)(1000 + r);
+	o->comm_id = s->comm_id;
+	o->rank = r;
+	o->nranks = s->n;
+	o->seq = (uint64_t)it;
+	o->datatype = 7;
+	o->root_peer = -1;
+	o->epoch_ns = 32000;
+	if (s->custom) {
+		o->op = PULSE_OP_GROUP;
+		o->group_id = (uint64_t)it + 1;
+		o->algo = PULSE_ALGO_P2P;
+		o->algo_source = PULSE_ALGO_SRC_ARGS;
+		o->parallelism = PULSE_PAR_EP;
+		o->count = s->bytes / 2;
+	} else {
+		o->op = PULSE_HOOK_OP_ALLREDUCE;
+		o->algo = PULSE_ALGO_RING;
+		o->algo_source = PULSE_ALGO_SRC_INFERRED;
+		o->parallelism = PULSE_PAR_DP;
+		o->count = s->bytes / 2;
+	}
+}
+
+static uint64_t skewed(const struct syn *s, int r, uint64_t t)
+{
+	if (r == s->skew_host && t)
+		return (uint64_t)((double)t + s->skew_ms * MS);
+	return t;
+}
+
+static void fix_times(const struct syn *s, struct pulse_op_record *o, int r)
+{
+	o->call_ns = skewed(s, r, o->call_ns);
+	o->start_ns = skewed(s, r, o->start_ns);
+	o->end_ns = skewed(s, r, o->end_ns);
+	for (uint32_t i = 0; i < o->npeers; i++) {
+		o->peers[i].start_ns = skewed(s, r, o->peers[i].start_ns);
+		o->peers[i].end_ns = skewed(s, r, o->peers[i].end_ns);
+	}
+}
+
+struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
+{
+	struct an_state *st = an_state_new(cfg);
+	if (!st)
+		return NULL;
+	if (s->emit_map)
+		feed_map(st, s);
+	struct pulse_op_record *o = malloc(sizeof *o);
+	uint64_t t = SYN_T0;
+	double calls[SYN_MAX];
+	for (int it = 0; it < s->iters; it++) {
+		int failing = it >= s->fail_iter;
+		double cpu_total = 0;
+		double maxcall = 0;
+		double act[SYN_MAX];
+		for (int r = 0; r < s->n; r++) {
+			double c = s->compute_ms + jit(s, it, r) + (failing ? s->extra_compute_ms[r] : 0);
+			calls[r] = c;
+			if (c > maxcall)
+				maxcall = c;
+			double rate = failing && s->slow_rate[r] > 0 ? s->slow_rate[r] : s->rate_gbps;
+			act[r] = (double)s->bytes * 8 / rate; /* ns */
+			if (failing)
+				cpu_total += s->cpu_delay_ms[r] * MS;
+		}
+		double maxact = 0;
+		for (int r = 0; r < s->n; r++)
+			if (act[r] > maxact)
+				maxact = act[r];
+		if (failing && s->hang) {
+			/* the hung operator: the agent reports it after its bound */
+			for (int r = 0; r < s->n; r++) {
+				if (s->hang == SYN_HANG_COMP && r == s->hang_rank)
+					continue; /* never called */
+				base_rec(s, o, r, it);
+				o->call_ns = t + (uint64_t)(calls[r] * MS);
+				o->expected_bytes = s->bytes;
+				double frac = s->hang == SYN_HANG_COMM ? (r == s->hang_rank ? 0.10 : 0.40) : 0.0;
+				if (s->hang == SYN_HANG_COMP && !s->custom)
+					frac = 0.02 * (r + 1);
+				o->actual_bytes = (uint64_t)(frac * (double)s->bytes);
+				o->status = o->actual_bytes ? PULSE_OP_HUNG : PULSE_OP_NOT_STARTED;
+				o->start_ns = o->actual_bytes ? o->call_ns + 20000 : 0;
+				o->active_ns = (uint64_t)(act[r] * frac);
+				o->rank_active_ns = o->active_ns;
+				int np = s->custom ? s->n - 1 : 1;
+				o->npeers = (uint32_t)np;
+				for (int k = 0; k < np; k++) {
+					int pr = s->custom ? (k >= r ? k + 1 : k) : (r + 1) % s->n;
+					struct pulse_op_peer *p = &o->peers[k];
+					p->rank = pr;
+					p->gpu = 0;
+					host_name(p->host, sizeof p->host, pr);
+					p->expected_bytes = s->bytes / (uint64_t)np;
+					int involves = pr == s->hang_rank || r == s->hang_rank;
+					int done = s->custom && !involves;
+					p->actual_bytes = done ? p->expected_bytes : (uint64_t)(frac * (double)p->expected_bytes);
+					p->complete = (uint8_t)done;
+					p->start_ns = p->actual_bytes ? o->call_ns + 20000 : 0;
+				}
+				fix_times(s, o, r);
+				feed(st, o);
+			}
+			/* the agents report at their next poll after the hang bound */
+			uint64_t rep = t + 6000000000ull;
+			an_tick(st, rep);
+			an_tick(st, rep + 3000000000ull);
+			break;
+		}
+		double ready = maxcall * MS;
+		for (int r = 0; r < s->n; r++) {
+			base_rec(s, o, r, it);
+			double c = calls[r] * MS;
+			o->call_ns = t + (uint64_t)c;
+			o->expected_bytes = s->bytes;
+			o->actual_bytes = s->bytes;
+			o->status = PULSE_OP_COMPLETE;
+			if (s->custom) {
+				/* P2Ps progress independently; gaps come from late receivers */
+				double st0 = c + 0.02 * MS + (failing ? s->cpu_delay_ms[r] * MS : 0);
+				double end = st0 + act[r] + s->gap_ms[r] * MS + (failing ? cpu_total : 0);
+				o->start_ns = t + (uint64_t)st0;
+				o->end_ns = t + (uint64_t)end;
+				o->active_ns = (uint64_t)act[r];
+				o->rank_active_ns = o->active_ns;
+				o->rank_rate_gbps = (double)s->bytes * 8 / act[r];
+				int np = s->n - 1;
+				o->npeers = (uint32_t)np;
+				for (int k = 0; k < np; k++) {
+					int pr = k >= r ? k + 1 : k;
+					struct pulse_op_peer *p = &o->peers[k];
+					p->rank = pr;
+					p->gpu = 0;
+					host_name(p->host, sizeof p->host, pr);
+					p->expected_bytes = s->bytes / (uint64_t)np;
+					p->actual_bytes = p->expected_bytes;
+					p->start_ns = o->start_ns;
+					p->end_ns = o->end_ns;
+					p->active_ns = o->active_ns;
+					p->complete = 1;
+				}
+			} else {
+				int succ = (r + 1) % s->n, pred = (r + s->n - 1) % s->n;
+				double cpu_first = failing ? (s->cpu_delay_ms[r] + s->cpu_delay_ms[succ]) * MS : 0;
+				(void)pred;
+				double first = (calls[r] > calls[succ] ? calls[r] : calls[succ]) * MS + 0.01 * MS + cpu_first;
+				double end = ready + maxact + cpu_total + 0.05 * MS + r * 1000;
+				o->start_ns = t + (uint64_t)first;
+				o->end_ns = t + (uint64_t)end;
+				o->active_ns = (uint64_t)act[r];
+				o->rank_active_ns = o->active_ns;
+				o->rank_rate_gbps = (double)s->bytes * 8 / act[r];
+				o->npeers = 1;
+				struct pulse_op_peer *p = &o->peers[0];
+				p->rank = succ;
+				p->gpu = 0;
+				host_name(p->host, sizeof p->host, succ);
+				p->expected_bytes = s->bytes;
+				p->actual_bytes = s->bytes;
+				p->start_ns = o->start_ns;
+				p->end_ns = o->end_ns;
+				p->active_ns = o->active_ns;
+				p->complete = 1;
+			}
+			o->duration_ns = o->end_ns - o->start_ns;
+			fix_times(s, o, r);
+			feed(st, o);
+		}
+		double span = ready + maxact + cpu_total + 1 * MS;
+		double len = s->period_ms * MS;
+		if (span + 20 * MS > len)
+			len = span + 20 * MS;
+		t += (uint64_t)len;
+		an_tick(st, t);
+	}
+	an_finish(st);
+	free(o);
+	return st;
+}
+
+int syn_write_dir(const struct syn *s, const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/agent", dir);
+	mkdir(dir, 0755);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(path, sizeof path, "%s/cluster.json", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"format\":\"pulse-cluster-run\",\"version\":1,\"scenario\":\"synthetic\",\"hosts\":[");
+	for (int r = 0; r < s->n; r++)
+		fprintf(f, "%s{\"name\":\"host%d\",\"gpus\":1,\"nics\":[]}", r ? "," : "", r);
+	fprintf(f, "]}\n");
+	fclose(f);
+	for (int r = 0; r < s->n; r++) {
+		snprintf(path, sizeof path, "%s/agent/host%d.jsonl", dir, r);
+		syn_files[r] = fopen(path, "w");
+		if (!syn_files[r])
+			return -1;
+		/* a line the analyzer does not use, and a window line */
+		fprintf(syn_files[r], "{\"type\":\"event\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"event\":\"up\",\"detail\":\"\"}\n");
+		fprintf(syn_files[r], "{\"type\":\"window\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"window_seq\":1,"
+			"\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"clock_err_ns\":100,\"epoch_ns\":32000,"
+			"\"complete\":true,\"pages_missing\":0,\"gap\":[],\"qps\":[{\"qpn\":%d,\"bytes\":1000,"
+			"\"active_epochs\":3,\"peak_epoch_bytes\":400,\"peak_gbps\":100,\"mean_gbps\":83.3,"
+			"\"start_ns\":%llu,\"end_ns\":%llu}]}\n",
+			(unsigned long long)SYN_T0, (unsigned long long)SYN_T0 + 100000000ull, 100 + r,
+			(unsigned long long)SYN_T0 + 1000, (unsigned long long)SYN_T0 + 97000);
+	}
+	struct an_state *st = syn_run(s, NULL);
+	an_state_free(st);
+	int bad = 0;
+	for (int r = 0; r < s->n; r++) {
+		bad |= fclose(syn_files[r]) != 0;
+		syn_files[r] = NULL;
+	}
+	return bad ? -1 : 0;
+}
+
+const struct an_diagnosis *syn_first(const struct an_state *st, const char *localizer)
+{
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(d[i].localizer, localizer))
+			return &d[i];
+	return NULL;
+}

@@ -1,0 +1,52 @@
+/* Synthetic operator records for the analyzer's unit tests: a small job of
+ * n ranks (one per host) that alternates compute and one communication
+ * operator per iteration, with the effects the paper describes for each
+ * failure (pulse.txt §6.1, §6.2, §7.2), written as agent JSON lines through
+ * the real codec (pulse_op_record_to_json) and fed to an_ingest. */
+#ifndef PULSE_TEST_ANALYZER_SYNTH_H
+#define PULSE_TEST_ANALYZER_SYNTH_H
+
+#include <stdint.h>
+
+#include "analyzer.h"
+
+#define SYN_MAX 8
+
+enum syn_hang { SYN_HANG_NONE = 0, SYN_HANG_COMM = 1, SYN_HANG_COMP = 2 };
+
+struct syn {
+	int n;                       /* ranks (one host each: host0..) */
+	int custom;                  /* 1: all-to-all as a group of P2Ps (EP); 0: ring all-reduce (DP) */
+	int iters;
+	int fail_iter;               /* the failure's effects start at this iteration */
+	double period_ms;            /* iteration length before any failure */
+	double compute_ms;           /* compute before the operator */
+	uint64_t bytes;              /* per rank */
+	double rate_gbps;            /* link rate */
+	/* failure effects, from fail_iter on, per rank */
+	double slow_rate[SYN_MAX];   /* 0: normal; else this rank's link rate (Gb/s) */
+	double extra_compute_ms[SYN_MAX];
+	double cpu_delay_ms[SYN_MAX];/* proxy thread: extends the operator, delays first bytes */
+	double gap_ms[SYN_MAX];      /* custom: receiver-induced gaps (not the rank's fault), all iterations */
+	int hang;                    /* enum syn_hang, at fail_iter */
+	int hang_rank;
+	double jitter_ms;            /* deterministic compute jitter amplitude */
+	int skew_host;               /* -1 none; else that host's clock is off by skew_ms */
+	double skew_ms;
+	uint64_t comm_id;
+	int emit_map;                /* emit hook_map lines first */
+};
+
+void syn_default(struct syn *s);
+/* Runs the job through a fresh analyzer (cfg NULL: defaults); the caller
+ * frees it. */
+struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg);
+/* Writes the job as a run directory: DIR/cluster.json and the agents'
+ * output DIR/agent/host<r>.jsonl (for --replay). Returns 0 or -1. */
+int syn_write_dir(const struct syn *s, const char *dir);
+/* The first diagnosis of a localizer ("pulse" / "op-level"), or NULL. */
+const struct an_diagnosis *syn_first(const struct an_state *st, const char *localizer);
+
+#define SYN_T0 1700000000000000000ull
+
+#endif

@@ -1,0 +1,612 @@
+/* pulse-analyzer unit tests on synthetic operator records (synth.c): each
+ * localization rule with a positive and a negative case, the OP-level
+ * baseline beside it, the triggers, the JSON report's shape, the timeline
+ * export (parsed back with cJSON) and bad input. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <cJSON.h>
+
+#include "an_internal.h"
+#include "pulse/hook_record.h"
+#include "synth.h"
+
+static void expect_machine(const struct an_diagnosis *d, int cls, const char *host)
+{
+	assert_non_null(d);
+	if (d->cls != cls || d->level != AN_LEVEL_MACHINE || !d->nsuspects || strcmp(d->suspects[0].host, host))
+		an_diag_print(d, stderr);
+	assert_int_equal(d->cls, cls);
+	assert_int_equal(d->level, AN_LEVEL_MACHINE);
+	assert_true(d->nsuspects >= 1);
+	assert_string_equal(d->suspects[0].host, host);
+}
+
+static void expect_group(const struct an_diagnosis *d, int cls, uint32_t members)
+{
+	assert_non_null(d);
+	if (d->cls != cls || d->level != AN_LEVEL_GROUP)
+		an_diag_print(d, stderr);
+	assert_int_equal(d->cls, cls);
+	assert_int_equal(d->level, AN_LEVEL_GROUP);
+	assert_int_equal(d->nmembers, members);
+}
+
+static void expect_none(const struct an_state *st)
+{
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(stderr, "unexpected [%s] ", d[i].localizer);
+		an_diag_print(&d[i], stderr);
+	}
+	assert_int_equal(n, 0);
+}
+
+/* ---- no failure: nothing is reported (negative case for every rule) ---- */
+static void test_no_failure(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	struct an_state *st = syn_run(&s, NULL);
+	expect_none(st);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.ops, (uint64_t)s.n * s.iters);
+	assert_int_equal(c.malformed, 0);
+	an_state_free(st);
+
+	s.custom = 1;
+	st = syn_run(&s, NULL);
+	expect_none(st);
+	an_state_free(st);
+}
+
+/* ---- communication fail-slow, built-in collective: outlying actual time ---- */
+static void test_comm_slow_builtin(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.slow_rate[2] = 200; /* halved: congestion on host2's path */
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host2");
+	assert_string_equal(p->metric, "active_ns");
+	assert_true(p->value > 1.5 * p->median);
+	assert_true(p->report_ns >= p->onset_ns);
+	/* the OP-level baseline only sees the whole group slow */
+	expect_group(syn_first(st, "op-level"), AN_COMM_SLOW, 4);
+	an_state_free(st);
+}
+
+/* negative: a mild rate change below the outlier bound is not blamed on a rank */
+static void test_comm_slow_builtin_negative(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.slow_rate[1] = 390; /* 2.5%: noise */
+	struct an_state *st = syn_run(&s, NULL);
+	expect_none(st);
+	an_state_free(st);
+}
+
+/* ---- communication fail-stop: smallest volume in the hung operator ---- */
+static void test_comm_stop_builtin(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.hang = SYN_HANG_COMM;
+	s.hang_rank = 1;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_STOP, "host1");
+	assert_string_equal(p->metric, "actual_bytes");
+	assert_true(p->value < p->median);
+	expect_group(syn_first(st, "op-level"), AN_COMM_STOP, 4);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_true(c.triggers_hang >= 1);
+	an_state_free(st);
+}
+
+/* ---- computation fail-stop: the first missing start ---- */
+static void test_comp_stop(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.hang = SYN_HANG_COMP;
+	s.hang_rank = 3;
+	struct an_state *st = syn_run(&s, NULL);
+	expect_machine(syn_first(st, "pulse"), AN_COMP_STOP, "host3");
+	expect_machine(syn_first(st, "op-level"), AN_COMP_STOP, "host3");
+	an_state_free(st);
+
+	/* custom collective: rank 2 never starts its P2Ps */
+	s.custom = 1;
+	s.hang_rank = 2;
+	st = syn_run(&s, NULL);
+	expect_machine(syn_first(st, "pulse"), AN_COMP_STOP, "host2");
+	an_state_free(st);
+}
+
+/* ---- custom collectives: fail-slow (rank-level actual rate) ---- */
+static void test_custom_slow(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.slow_rate[1] = 240; /* PCIe contention on host1 */
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host1");
+	assert_string_equal(p->metric, "rank_rate_gbps");
+	an_state_free(st);
+}
+
+/* negative: receiver-induced gaps lower rank 0's observed rate but not its
+ * actual rate; Pulse blames nobody for communication, the OP-level
+ * baseline is fooled (the paper's MoE false positives, §7.2.5-6). */
+static void test_custom_gaps_not_comm(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.gap_ms[0] = 6;
+	s.extra_compute_ms[3] = 30; /* a compute straggler to trigger localization */
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMP_SLOW, "host3");
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(d[i].localizer, "pulse"))
+			assert_int_not_equal(d[i].cls, AN_COMM_SLOW);
+	an_state_free(st);
+}
+
+/* ---- custom collectives: fail-stop (node common to uncompleted P2Ps) ---- */
+static void test_custom_stop(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.hang = SYN_HANG_COMM;
+	s.hang_rank = 2;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_STOP, "host2");
+	assert_string_equal(p->metric, "incomplete_p2p");
+	expect_machine(syn_first(st, "op-level"), AN_COMM_STOP, "host2");
+	an_state_free(st);
+}
+
+/* ---- computation fail-slow: first delayed start ---- */
+static void test_comp_slow_delayed(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.extra_compute_ms[2] = 40; /* GPU throttling on host2 */
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMP_SLOW, "host2");
+	assert_string_equal(p->metric, "start_ns");
+	expect_machine(syn_first(st, "op-level"), AN_COMP_SLOW, "host2");
+	an_state_free(st);
+}
+
+/* negative: every rank equally slower (a global change): no single rank */
+static void test_comp_slow_all_equal(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	for (int r = 0; r < s.n; r++)
+		s.extra_compute_ms[r] = 40;
+	struct an_state *st = syn_run(&s, NULL);
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_false(d[i].cls == AN_COMP_SLOW && d[i].level == AN_LEVEL_MACHINE);
+	an_state_free(st);
+}
+
+/* ---- computation fail-slow on a CPU (proxy): extended duration, normal
+ * start and actual time; Pulse says computation, the OP-level baseline
+ * misjudges it as communication (the paper's ◐) ---- */
+static void test_comp_slow_cpu(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.cpu_delay_ms[1] = 4;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	assert_non_null(p);
+	assert_int_equal(p->cls, AN_COMP_SLOW);
+	if (p->level == AN_LEVEL_MACHINE)
+		assert_string_equal(p->suspects[0].host, "host1");
+	else
+		assert_int_equal(p->nmembers, 4);
+	const struct an_diagnosis *o = syn_first(st, "op-level");
+	assert_non_null(o);
+	assert_int_equal(o->cls, AN_COMM_SLOW);
+	an_state_free(st);
+}
+
+/* ---- triggers ---- */
+static void test_triggers(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.jitter_ms = 0; /* steady: nothing fires */
+	struct an_state *st = syn_run(&s, NULL);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.triggers_slow, 0);
+	assert_int_equal(c.triggers_hang, 0);
+	an_state_free(st);
+
+	s.slow_rate[0] = 150;
+	st = syn_run(&s, NULL);
+	an_get_counters(st, &c);
+	assert_true(c.triggers_slow >= 1);
+	assert_int_equal(c.triggers_hang, 0);
+	/* localization waits for data after the trigger, and reports once per verdict */
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	assert_non_null(p);
+	assert_true(p->trigger[0] != '\0');
+	an_state_free(st);
+
+	/* a failure before the baselines exist (iteration 1) is not a trigger yet */
+	syn_default(&s);
+	s.fail_iter = 1;
+	s.iters = 3;
+	s.slow_rate[0] = 150;
+	st = syn_run(&s, NULL);
+	an_get_counters(st, &c);
+	assert_int_equal(c.triggers_slow, 0);
+	an_state_free(st);
+}
+
+/* ---- JSON report ---- */
+static void test_json_shape(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.slow_rate[3] = 200;
+	struct an_state *st = syn_run(&s, NULL);
+	cJSON *o = an_report_json(st);
+	assert_non_null(o);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	o = cJSON_Parse(text);
+	free(text);
+	assert_non_null(o);
+	assert_string_equal(cJSON_GetObjectItem(o, "format")->valuestring, "pulse-analyzer-report");
+	cJSON *p = cJSON_GetObjectItem(o, "pulse");
+	assert_true(cJSON_IsObject(p));
+	assert_string_equal(cJSON_GetObjectItem(p, "class")->valuestring, "comm-slow");
+	assert_string_equal(cJSON_GetObjectItem(p, "level")->valuestring, "machine");
+	cJSON *sus = cJSON_GetObjectItem(p, "suspects");
+	assert_true(cJSON_IsArray(sus) && cJSON_GetArraySize(sus) >= 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(sus, 0), "host")->valuestring, "host3");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetArrayItem(sus, 0), "gpu")));
+	cJSON *ev = cJSON_GetObjectItem(p, "evidence");
+	assert_true(cJSON_IsObject(ev));
+	assert_string_equal(cJSON_GetObjectItem(ev, "metric")->valuestring, "active_ns");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "value")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "median")));
+	assert_string_equal(cJSON_GetObjectItem(ev, "op")->valuestring, "allreduce");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(p, "latency_s")));
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(p, "onset_ns")));
+	cJSON *ol = cJSON_GetObjectItem(o, "op_level");
+	assert_true(cJSON_IsObject(ol));
+	assert_string_equal(cJSON_GetObjectItem(ol, "level")->valuestring, "group");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ol, "members")), 4);
+	assert_true(cJSON_IsArray(cJSON_GetObjectItem(o, "diagnoses")));
+	assert_true(cJSON_IsObject(cJSON_GetObjectItem(o, "input")));
+	cJSON_Delete(o);
+
+	/* the text report names the machine and the metric */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	an_report_text(st, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "host3 GPU 0"));
+	assert_non_null(strstr(buf, "communication fail-slow at machine level"));
+	assert_non_null(strstr(buf, "OP-level baseline"));
+	free(buf);
+	an_state_free(st);
+}
+
+/* ---- timeline export: valid Chrome trace-event JSON ---- */
+static void test_timeline(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.slow_rate[1] = 200;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	assert_non_null(p);
+	char path[] = "/tmp/pulse-timeline-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	char err[256];
+	assert_int_equal(an_timeline_write(st, p, path, err, sizeof err), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char text[1 << 22];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	unlink(path);
+	text[n] = '\0';
+	cJSON *o = cJSON_Parse(text);
+	assert_non_null(o);
+	cJSON *ev = cJSON_GetObjectItem(o, "traceEvents");
+	assert_true(cJSON_IsArray(ev));
+	int x = 0, c = 0, m = 0, inst = 0;
+	cJSON *e;
+	cJSON_ArrayForEach(e, ev)
+	{
+		const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+		assert_true(cJSON_IsNumber(cJSON_GetObjectItem(e, "pid")));
+		if (!strcmp(ph, "X")) {
+			x++;
+			assert_true(cJSON_IsNumber(cJSON_GetObjectItem(e, "ts")));
+			assert_true(cJSON_GetObjectItem(e, "dur")->valuedouble >= 0);
+			assert_true(cJSON_IsNumber(cJSON_GetObjectItem(e, "tid")));
+		} else if (!strcmp(ph, "C")) {
+			c++;
+			assert_true(cJSON_IsObject(cJSON_GetObjectItem(e, "args")));
+		} else if (!strcmp(ph, "M")) {
+			m++;
+		} else if (!strcmp(ph, "i")) {
+			inst++;
+		}
+	}
+	assert_true(x >= 4 * 4); /* several iterations of 4 ranks in the window */
+	assert_true(c >= 2 * x);
+	assert_true(m >= 4 + 4);
+	assert_int_equal(inst, 1);
+	cJSON_Delete(o);
+	/* an unwritable path is an error, not a crash */
+	assert_int_equal(an_timeline_write(st, p, "/nonexistent-dir/x.json", err, sizeof err), -1);
+	assert_non_null(strstr(err, "nonexistent"));
+	an_state_free(st);
+}
+
+/* ---- bad input: counted drops, clear errors, no crash ---- */
+static void test_bad_lines(void **state)
+{
+	(void)state;
+	struct an_state *st = an_state_new(NULL);
+	char err[256];
+	static const char *bad[] = {
+		"",
+		"not json",
+		"{\"type\":\"op\"",
+		"[1,2,3]",
+		"{\"no_type\":1}",
+		"{\"type\":\"op\",\"v\":1}",
+		"{\"type\":\"op\",\"v\":99,\"host\":\"host0\"}",
+		"{\"type\":\"hook_map\",\"comms\":5}",
+		"{\"type\":\"hook_map\",\"comms\":[{\"comm_id\":\"zz\"}]}",
+		"{\"type\":\"hook_op\",\"t_ns\":\"x\"}",
+		"{\"type\":\"window\",\"nic\":\"mlx5_0\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(an_ingest(st, "host0", bad[i], strlen(bad[i]), err, sizeof err), -1);
+		assert_true(err[0] != '\0');
+	}
+	/* ignored types are counted as such */
+	const char *ev = "{\"type\":\"event\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"event\":\"up\",\"detail\":\"\"}";
+	assert_int_equal(an_ingest(st, "host0", ev, strlen(ev), err, sizeof err), 1);
+	/* a truncated op line of every length: never a crash */
+	struct pulse_op_record r;
+	memset(&r, 0, sizeof r);
+	strcpy(r.host, "host0");
+	r.comm_id = 0x42;
+	r.nranks = 2;
+	r.op = PULSE_HOOK_OP_ALLREDUCE;
+	r.status = PULSE_OP_COMPLETE;
+	r.npeers = 1;
+	strcpy(r.peers[0].host, "host1");
+	char *line = pulse_op_record_to_json(&r);
+	for (size_t l = 1; l < strlen(line); l++)
+		assert_int_equal(an_ingest(st, "host0", line, l, err, sizeof err), -1);
+	/* the whole line is fine */
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), 0);
+	/* the same record from another host's stream is refused */
+	assert_int_equal(an_ingest(st, "host1", line, strlen(line), err, sizeof err), -1);
+	free(line);
+	/* bad rank and inconsistent communicator size */
+	r.rank = 5;
+	line = pulse_op_record_to_json(&r);
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), -1);
+	free(line);
+	r.rank = 0;
+	r.nranks = 3;
+	r.seq = 1;
+	line = pulse_op_record_to_json(&r);
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), -1);
+	assert_non_null(strstr(err, "ranks"));
+	free(line);
+	/* no communicator at all */
+	r.nranks = 2;
+	r.comm_id = 0;
+	line = pulse_op_record_to_json(&r);
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), -1);
+	free(line);
+	/* duplicate */
+	r.comm_id = 0x42;
+	r.seq = 0;
+	line = pulse_op_record_to_json(&r);
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), 1);
+	free(line);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_true(c.malformed >= sizeof bad / sizeof bad[0] + 4);
+	assert_true(c.op_unknown_comm >= 2);
+	assert_true(c.op_bad_rank >= 1);
+	assert_int_equal(c.op_dup, 1);
+	assert_int_equal(c.ignored, 2);
+	an_state_free(st);
+}
+
+/* records for a communicator the host's own mapping never listed */
+static void test_unknown_comm(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.emit_map = 1;
+	struct an_state *st = syn_run(&s, NULL);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.op_unknown_comm, 0);
+	assert_int_equal(c.maps, 4);
+	struct pulse_op_record r;
+	memset(&r, 0, sizeof r);
+	strcpy(r.host, "host0");
+	r.comm_id = 0x9999;
+	r.nranks = 4;
+	r.op = PULSE_HOOK_OP_ALLREDUCE;
+	r.status = PULSE_OP_COMPLETE;
+	char *line = pulse_op_record_to_json(&r);
+	char err[256];
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), -1);
+	assert_non_null(strstr(err, "never listed"));
+	free(line);
+	an_get_counters(st, &c);
+	assert_int_equal(c.op_unknown_comm, 1);
+	an_state_free(st);
+}
+
+/* clock skew between hosts beyond the sync bound: the host's records are
+ * dropped and counted; nothing is blamed on it */
+static void test_clock_skew(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.skew_host = 2;
+	s.skew_ms = 400;
+	struct an_state *st = syn_run(&s, NULL);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.skewed_hosts, 1);
+	assert_true(c.op_skew > 0);
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < d[i].nsuspects; k++)
+			assert_string_not_equal(d[i].suspects[k].host, "host2");
+	an_state_free(st);
+
+	/* within the bound: nothing dropped */
+	s.skew_ms = 2;
+	st = syn_run(&s, NULL);
+	an_get_counters(st, &c);
+	assert_int_equal(c.skewed_hosts, 0);
+	assert_int_equal(c.op_skew, 0);
+	an_state_free(st);
+}
+
+/* --replay DIR on agent output files (the agent itself is not run) */
+static void test_replay_dir(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pulse-replay-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct syn s;
+	syn_default(&s);
+	s.slow_rate[1] = 200;
+	assert_int_equal(syn_write_dir(&s, dir), 0);
+	struct an_state *st = an_state_new(NULL);
+	struct an_replay_opts o = { 0 };
+	o.dir = dir;
+	o.quiet = 1;
+	char err[512];
+	assert_int_equal(an_replay(st, &o, err, sizeof err), 0);
+	expect_machine(syn_first(st, "pulse"), AN_COMM_SLOW, "host1");
+	expect_group(syn_first(st, "op-level"), AN_COMM_SLOW, 4);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.ops, (uint64_t)s.n * s.iters);
+	assert_int_equal(c.windows, 4);
+	assert_int_equal(c.malformed, 0);
+	/* the diagnosis is reported after the data that shows it: collection
+	 * and settle time are part of the latency */
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	assert_true(p->report_ns > p->onset_ns);
+	an_state_free(st);
+
+	/* a host whose agent output is missing: the agent is run, and its
+	 * failure is reported clearly */
+	char path[600];
+	snprintf(path, sizeof path, "%s/agent/host2.jsonl", dir);
+	assert_int_equal(unlink(path), 0);
+	st = an_state_new(NULL);
+	o.agent_bin = "/nonexistent/pulse-host-agent";
+	assert_int_equal(an_replay(st, &o, err, sizeof err), -1);
+	assert_non_null(strstr(err, "host2"));
+	an_state_free(st);
+
+	/* not a run directory */
+	st = an_state_new(NULL);
+	o.dir = "/nonexistent-dir";
+	assert_int_equal(an_replay(st, &o, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a directory"));
+	an_state_free(st);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_failure),
+		cmocka_unit_test(test_comm_slow_builtin),
+		cmocka_unit_test(test_comm_slow_builtin_negative),
+		cmocka_unit_test(test_comm_stop_builtin),
+		cmocka_unit_test(test_comp_stop),
+		cmocka_unit_test(test_custom_slow),
+		cmocka_unit_test(test_custom_gaps_not_comm),
+		cmocka_unit_test(test_custom_stop),
+		cmocka_unit_test(test_comp_slow_delayed),
+		cmocka_unit_test(test_comp_slow_all_equal),
+		cmocka_unit_test(test_comp_slow_cpu),
+		cmocka_unit_test(test_triggers),
+		cmocka_unit_test(test_json_shape),
+		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_bad_lines),
+		cmocka_unit_test(test_unknown_comm),
+		cmocka_unit_test(test_clock_skew),
+		cmocka_unit_test(test_replay_dir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# make eval: every scenario of tests/scenarios/ end to end (run_cluster ->
+# pulse-host-agent --replay -> pulse-analyzer --replay --json), scored
+# against truth.json: the paper's Table 3 for Pulse and the OP-level
+# baseline, precision / recall / FPR per anomaly class, latency, and the
+# epoch-length ablation on the congestion scenario.
+#   EVAL_JOBS=N        scenarios at a time (default 2)
+#   EVAL_SCENARIOS="a.json b.json"   a subset (default: tests/scenarios/*.json)
+#   EVAL_OUT=DIR       default build/eval
+#   EVAL_KEEP=1        keep the simulator's per-host output
+#   EVAL_NO_ABLATION=1 skip the ablation
+set -u
+cd "$(dirname "$0")/../.."
+out=${EVAL_OUT:-build/eval}
+jobs=${EVAL_JOBS:-2}
+score=build/bin/pulse-eval-score
+for b in build/bin/pulse-analyzer build/bin/pulse-host-agent "$score"; do
+	if [ ! -x "$b" ]; then echo "eval: $b is not built (make)"; exit 1; fi
+done
+if [ ! -x sim/run_cluster ]; then echo "eval: sim/run_cluster is missing"; exit 1; fi
+if [ -n "${EVAL_SCENARIOS:-}" ]; then
+	scen=($EVAL_SCENARIOS)
+else
+	scen=()
+	for f in tests/scenarios/*.json; do
+		[ -f "$f" ] && scen+=("$f")
+	done
+fi
+n=${#scen[@]}
+if [ "$n" -eq 0 ]; then echo "eval: no scenarios in tests/scenarios/"; exit 1; fi
+mkdir -p "$out/runs"
+t0=$(date +%s)
+echo "== make eval: $n scenarios, $jobs at a time ($(nproc) cores); output in $out/"
+i=0
+for s in "${scen[@]}"; do
+	i=$((i + 1))
+	printf '%s\0%s\0%s\0%s\0%s\0' "$s" "$out/runs" "$i" "$n" "$t0"
+done | xargs -0 -n 5 -P "$jobs" tools/eval/run-one.sh
+runs=()
+for s in "${scen[@]}"; do
+	runs+=("$out/runs/$(basename "$s" .json)")
+done
+echo
+echo "== Results ($(($(date +%s) - t0)) s)"
+"$score" --out "$out/report.json" "${runs[@]}"
+rc=$?
+
+# ---- epoch-length ablation (§7.2.1): the congestion scenario at 32 µs, 64 µs, 1 ms
+if [ -z "${EVAL_NO_ABLATION:-}" ]; then
+	cong=""
+	for s in tests/scenarios/*.json; do
+		case "$(basename "$s")" in
+		*congestion*gpt*|*gpt*congestion*) cong=$s; break ;;
+		esac
+	done
+	[ -z "$cong" ] && for s in tests/scenarios/*congestion*.json; do cong=$s; break; done
+	if [ -z "$cong" ] || [ ! -f "$cong" ]; then
+		echo "ablation: no congestion scenario found in tests/scenarios/"
+	else
+		echo
+		echo "== Epoch-length ablation on $(basename "$cong") (§7.2.1: coarse epochs fold the gaps of the"
+		echo "   normal ranks into their actual communication time)"
+		mkdir -p "$out/ablation"
+		k=0
+		for ep in 32000 64000 1000000; do
+			k=$((k + 1))
+			sc="$out/ablation/$(basename "$cong" .json)-epoch$((ep / 1000))us.json"
+			"$score" --set-epoch "$cong" "$sc" "$ep" || continue
+			tools/eval/run-one.sh "$sc" "$out/ablation" "$k" 3 "$t0"
+		done
+		tools/eval/ablation.sh "$out/ablation" "$(basename "$cong" .json)"
+	fi
+fi
+echo
+echo "make eval: done in $(($(date +%s) - t0)) s; report: $out/report.json"
+exit $rc
