@@ -21,8 +21,20 @@
  *  - epochs from before the operator's call (less a clock slack) cannot be
  *    its traffic: they are counted as unmatched and dropped;
  *  - an operator that lost NIC data (poll gap) cannot reach its volume: its
- *    segment ends at the first silence of δ whatever the volume.
+ *    segment ends at the first silence of δ whatever the volume;
+ *  - a small operator (under AS_SMALL_SPLIT expected bytes, e.g. the loss
+ *    all-reduce) followed WITHOUT any gap by the next, already called,
+ *    operator (possibly in the same epoch): the volume alone decides, at
+ *    twice the expected volume plus AS_SMALL_CAP (headers), and the rest of
+ *    a shared epoch stays for the next operator. Only for small operators:
+ *    for large ones a volume cut would move retransmitted bytes to the next
+ *    operator, which then reaches its volume early and cuts early too, the
+ *    drift of Figure 31; large operators run back to back without any idle
+ *    epoch are merged (a limit: no gap, no boundary).
  */
+
+#define AS_SMALL_SPLIT (64u * 1024u)
+#define AS_SMALL_CAP 4096u
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +130,27 @@ int as_segment_peer(struct assoc *a, const struct as_rank *rs, struct as_op *op,
 			if ((ok && e->t - s->last >= a->delta_ns) ||
 			    (ok && idle >= a->short_gap_ns && next_call <= e->t) ||
 			    (op->tainted && e->t - s->last >= a->delta_ns)) {
+				s->closed = 1;
+				return 1;
+			}
+		}
+		/* a small operator (loss, metadata) followed without a gap by
+		 * the next one, possibly inside the same epoch: its volume
+		 * decides (at most AS_SMALL_CAP more than expected is its own)
+		 * and the rest of the epoch stays for the next operator */
+		if (p->expected > 0 && p->expected < AS_SMALL_SPLIT && next_call <= e->t + ep &&
+		    !op->tainted) {
+			uint64_t cap = 2 * p->expected + AS_SMALL_CAP;
+			if (s->open && reached(p, rs->nranks) && s->tmp + e->b > cap) {
+				s->closed = 1;
+				return 1;
+			}
+			if (s->tmp + e->b > cap) {
+				struct as_ev part = { e->t, cap > s->tmp ? cap - s->tmp : 0 };
+				if (part.b) {
+					as_take(a, op, p, &part);
+					b->v[b->head].b -= part.b;
+				}
 				s->closed = 1;
 				return 1;
 			}

@@ -875,6 +875,40 @@ static void test_bad_input(void **state)
 	assoc_free(NULL);
 }
 
+/* the loss all-reduce (8 bytes) and the next operator without any gap,
+ * sharing an epoch: the small one ends there, the next starts there, and
+ * the rest of that epoch counts for the next one. */
+static void test_small_then_big_same_epoch(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t e0 = 300, v = 3u << 20; /* reduce-scatter of 1 MiB per rank: N(s-1) */
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, 2, 7, -1, 0, host_ns(e0 - 50));
+	call(a, COMM, 1, PULSE_HOOK_OP_REDUCESCATTER, (1u << 20) / 4, 7, -1, 0, host_ns(e0 - 49));
+	tadd(&t, 0, 10, e0, 8 + 100000); /* the loss's bytes and the RS's first */
+	uint64_t end = tsend(&t, 0, 10, e0 + 1, v / 2 - 100000, 100000);
+	tsend(&t, 0, 12, e0, v / 2, 100000);
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].count, 2);
+	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[0].start_ns, host_ns(e0));
+	assert_int_equal(out.v[0].end_ns, host_ns(e0 + 1));
+	assert_true(out.v[0].actual_bytes <= 2 * 12 + 4096);
+	assert_int_equal(out.v[1].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[1].start_ns, host_ns(e0));
+	assert_true(out.v[1].end_ns >= host_ns(end) - EP && out.v[1].end_ns <= host_ns(end) + EP);
+	assert_int_equal(out.v[1].actual_bytes + out.v[0].actual_bytes, v + 8);
+	assert_int_equal(out.v[1].algo, PULSE_ALGO_RING);
+	assert_int_equal(out.v[1].expected_bytes, v);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -891,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_pp_label),
 		cmocka_unit_test(test_profiler_algo),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_small_then_big_same_epoch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
