@@ -356,8 +356,11 @@ int agent_run(struct agent *a);
  * sync). */
 void agent_window_done(struct agent *a, struct agent_nic *n, const struct pulse_window *w,
 		       unsigned gap);
-/* After the NICs and the hooks of one cycle, at host time now_ns: mapping
- * and join into the association, then its final records as "op" lines. */
+/* One cycle is: the hook records (hooks_poll, or replayed ones), then
+ * agent_cycle_begin (the mapping and join into the association), then every
+ * NIC (nic_cycle), then agent_cycle_end (the association's final records as
+ * "op" lines). now_ns: host time of the cycle. */
+void agent_cycle_begin(struct agent *a, uint64_t now_ns);
 void agent_cycle_end(struct agent *a, uint64_t now_ns);
 
 /* ---- replay.c ---- */

@@ -32,7 +32,9 @@
  *                             members from the join) and assoc_qp (every
  *                             local QP on a polled NIC, with its remote end)
  *   end of every cycle     -> assoc_flush -> one "op" JSON line per record
- *                             (wire/op_record.c). */
+ *                             (wire/op_record.c).
+ * A cycle drains the interception first and hands the mapping over, then
+ * polls the NICs, so a window's QPs and calls are known when it arrives. */
 
 static int grow(void **p, uint32_t *cap, uint32_t n, size_t elem)
 {
@@ -268,12 +270,16 @@ static void emit_op(void *ctx, const struct pulse_op_record *r)
 	a->op_records++;
 }
 
+void agent_cycle_begin(struct agent *a, uint64_t now_ns)
+{
+	if (a->assoc)
+		feed_mapping(a, now_ns);
+}
+
 void agent_cycle_end(struct agent *a, uint64_t now_ns)
 {
-	if (!a->assoc)
-		return;
-	feed_mapping(a, now_ns);
-	assoc_flush(a->assoc, now_ns, emit_op, a);
+	if (a->assoc)
+		assoc_flush(a->assoc, now_ns, emit_op, a);
 }
 
 static void handle_signals(struct agent *a)
@@ -318,10 +324,14 @@ int agent_run(struct agent *a)
 	sigaddset(&sigs, SIGUSR1);
 	while (!agent_sig_term) {
 		pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-		for (int i = 0; i < a->nnics && !agent_sig_term; i++)
-			nic_cycle(a, &a->nics[i]);
+		/* the calls and QPs first, so the association knows them when the
+		 * windows that carry their traffic arrive */
 		if (a->hooks && !agent_sig_term)
 			hooks_poll(a, a->hooks);
+		if (!agent_sig_term)
+			agent_cycle_begin(a, agent_realtime_ns());
+		for (int i = 0; i < a->nnics && !agent_sig_term; i++)
+			nic_cycle(a, &a->nics[i]);
 		if (!agent_sig_term)
 			agent_cycle_end(a, agent_realtime_ns());
 		pthread_sigmask(SIG_UNBLOCK, &sigs, NULL); /* pending ones are handled now */

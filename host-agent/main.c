@@ -37,6 +37,12 @@ static int replay_main(struct agent *a)
 		     "to a replay and are ignored");
 	agent_signals_install();
 	int per_host = a->opt.out_path && strstr(a->opt.out_path, "{host}");
+	if (!per_host && a->opt.out_path && strcmp(a->opt.out_path, "-")) {
+		/* a replay is one run: a fresh file (live --out appends) */
+		FILE *f = fopen(a->opt.out_path, "w");
+		if (f)
+			fclose(f);
+	}
 	if (!per_host && jsonl_open(a->opt.out_path))
 		return 1;
 	int status = agent_replay(a);

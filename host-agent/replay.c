@@ -770,22 +770,31 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 				t = nics[i].poll_host;
 		if (t == UINT64_MAX)
 			break;
+		/* the NICs of this cycle: every POLL within half a period */
+		int in_cycle[AGENT_MAX_NICS];
 		uint64_t cycle_end = t;
 		for (int i = 0; i < nn; i++) {
+			in_cycle[i] = nics[i].have_poll && nics[i].poll_host <= t + a->opt.poll_ns / 2;
+			if (in_cycle[i] && nics[i].poll_host > cycle_end)
+				cycle_end = nics[i].poll_host;
+		}
+		/* as live (loop.c): the interception records up to the poll, the
+		 * mapping into the association, the NICs, the association's output */
+		agent_clock_set_virtual(t ? t : 1);
+		apply_records(a, &hooks, rh, &k, cycle_end, res);
+		qp_map_emit(&hooks.map);
+		agent_cycle_begin(a, t);
+		for (int i = 0; i < nn; i++) {
 			struct rnic *r = &nics[i];
-			if (!r->have_poll || r->poll_host > t + a->opt.poll_ns / 2)
+			if (!in_cycle[i])
 				continue;
 			agent_clock_set_virtual(r->poll_host ? r->poll_host : 1);
 			r->nic_now = r->poll_ts;
 			nic_cycle(a, &a->nics[i]);
 			r->polls++;
-			if (r->poll_host > cycle_end)
-				cycle_end = r->poll_host;
 			advance(r);
 		}
 		agent_clock_set_virtual(cycle_end ? cycle_end : 1);
-		apply_records(a, &hooks, rh, &k, cycle_end, res);
-		qp_map_emit(&hooks.map);
 		agent_cycle_end(a, cycle_end);
 		pthread_mutex_lock(&a->lock);
 		a->cycles++;
@@ -804,8 +813,10 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 		LOGI("host %s: %" PRIu64 " hook records after the last poll applied (no window follows "
 		     "them)", rh->name, res->records - before);
 		qp_map_emit(&hooks.map);
-		if (last_host)
+		if (last_host) {
+			agent_cycle_begin(a, last_host);
 			agent_cycle_end(a, last_host);
+		}
 	}
 	for (int i = 0; i < nn; i++) {
 		struct rnic *r = &nics[i];

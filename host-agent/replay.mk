@@ -16,3 +16,7 @@ $(BUILD)/tests/test_qp_join: $(call objs,asan,tests/replay/test_qp_join.c) $(BUI
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_qp_join
+
+# The same on a real sim/run_cluster run (skips when the simulator is absent).
+TEST_SCRIPTS += tests/replay/replay_sim.sh
+test: $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/bin/pulse-run-cluster
