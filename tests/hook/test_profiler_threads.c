@@ -8,6 +8,8 @@
  * the ring meanwhile, as the agent does. Checked: one NET_QP record per
  * (task, channel, direction), each naming its task (comm, seq, NCCL
  * seqNumber), with every work request and byte counted once; nothing lost.
+ * test_net_edges: more QPs in a proxy op than are aggregated, net events
+ * to ignore (counted), the proxy-op pool exhausted (counted), a PXN op.
  * Built plain and with ThreadSanitizer (a TSan-built plugin). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +35,9 @@
 #define QLEN 64
 
 static char g_plugin[4200];
+static void *g_lib;
+static struct pulse_hook_ring *g_reader;
+static void (*g_stats)(uint64_t *, uint64_t *, int *);
 static _Atomic int g_finished; /* threads that returned */
 static const pulse_nccl_profiler_v6_t *g_p;
 
@@ -127,12 +132,6 @@ static void *proxy(void *arg)
 static void test_net_threads(void **state)
 {
 	(void)state;
-	setenv("PULSE_HOOK_RING_RECORDS", "65536", 1);
-	void *lib = dlopen(g_plugin, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		fail_msg("%s: %s", g_plugin, dlerror());
-	g_p = dlsym(lib, "ncclProfiler_v6");
-	assert_non_null(g_p);
 	static struct comm cs[NCOMMS];
 	for (int i = 0; i < NCOMMS; i++) {
 		memset(&cs[i], 0, sizeof cs[i]);
@@ -144,8 +143,9 @@ static void test_net_threads(void **state)
 		assert_int_equal(g_p->init(&cs[i].ctx, cs[i].hash, &mask, "t", 1, NCOMMS, i, NULL), 0);
 		assert_true(mask & PULSE_NCCL_PROF_NET_PLUGIN);
 	}
-	struct pulse_hook_ring *ring;
-	assert_int_equal(pulse_hook_ring_open(getpid(), &ring), 0);
+	if (!g_reader) /* the plugin made its ring at the first init */
+		assert_int_equal(pulse_hook_ring_open(getpid(), &g_reader), 0);
+	struct pulse_hook_ring *ring = g_reader;
 	pthread_t th[2 * NCOMMS];
 	for (int i = 0; i < NCOMMS; i++) {
 		assert_int_equal(pthread_create(&th[2 * i], NULL, app, &cs[i]), 0);
@@ -213,17 +213,129 @@ static void test_net_threads(void **state)
 	assert_int_equal(st.dropped_full + st.dropped_no_reader, 0);
 	uint64_t unknown = 1, drops = 1;
 	int on = 0;
-	void (*stats)(uint64_t *, uint64_t *, int *) =
-		(void (*)(uint64_t *, uint64_t *, int *))dlsym(lib, "pulse_nccl_profiler_net_stats");
-	assert_non_null(stats);
-	stats(&unknown, &drops, &on);
+	g_stats(&unknown, &drops, &on);
 	assert_int_equal(unknown, 0);
 	assert_int_equal(drops, 0);
 	assert_int_equal(on, 1);
 	for (int i = 0; i < NCOMMS; i++)
 		assert_int_equal(g_p->finalize(cs[i].ctx), 0);
-	pulse_hook_ring_close(ring, 1);
 }
+
+/* One thread, the cases NCCL rarely or never produces: more QPs in a proxy
+ * op than are aggregated, net events to ignore, the proxy-op pool
+ * exhausted, a PXN proxy op. */
+static void *net(struct comm *c, void *parent, uint64_t id, const struct pulse_nccl_net_ib_v1 *ib)
+{
+	struct pulse_nccl_prof_net ne = { .id = (int64_t)id, .data = (void *)ib };
+	void *h = start(c, PULSE_NCCL_PROF_NET_PLUGIN, parent, &ne, sizeof ne);
+	assert_null(h);
+	return h;
+}
+
+static void test_net_edges(void **state)
+{
+	(void)state;
+	const uint64_t IB1 = PULSE_NCCL_NET_TYPE_IB | PULSE_NCCL_NET_IB_VER;
+	static struct comm c;
+	memset(&c, 0, sizeof c);
+	c.hash = 0x7800000000000000ull;
+	int mask = 0;
+	assert_int_equal(g_p->init(&c.ctx, c.hash, &mask, "e", 1, 2, 1, NULL), 0);
+	if (!g_reader)
+		assert_int_equal(pulse_hook_ring_open(getpid(), &g_reader), 0);
+	uint64_t unknown0, drops0, unknown, drops;
+	g_stats(&unknown0, &drops0, NULL);
+	struct pulse_nccl_prof_coll cd = { .seq_number = 77, .func = "AllGather", .count = 8, .datatype = "ncclInt8",
+		.n_channels = 1, .algo = "Ring", .proto = "LL" };
+	void *task = start(&c, PULSE_NCCL_PROF_COLL, NULL, &cd, sizeof cd);
+	assert_non_null(task);
+	g_p->stop_event(task);
+	struct pulse_nccl_prof_proxy_op po = { .pid = getpid(), .channel_id = 3, .peer = 0, .n_steps = 1, .is_send = 1 };
+	struct pulse_nccl_prof_proxy_step ps = { .step = 0 };
+	struct pulse_nccl_net_ib_v1 ib;
+	memset(&ib, 0, sizeof ib);
+	ib.type = PULSE_NCCL_NET_IB_QP;
+	ib.qp.length = 100;
+
+	/* 1. ten QPs in one proxy op: eight records, the rest counted */
+	void *op = start(&c, PULSE_NCCL_PROF_PROXY_OP, task, &po, sizeof po);
+	void *st = start(&c, PULSE_NCCL_PROF_PROXY_STEP, op, &ps, sizeof ps);
+	assert_non_null(st);
+	assert_true((uintptr_t)st & 1);
+	for (int q = 0; q < 10; q++) {
+		ib.qp.qp_num = 0x500 + q;
+		net(&c, st, IB1, &ib);
+	}
+	/* 2. net events to ignore, each counted */
+	struct pulse_nccl_net_ib_v1 other = ib;
+	other.type = 2;                                              /* an IB event type we do not know */
+	net(&c, st, IB1, NULL);                                      /* no descriptor */
+	net(&c, st, IB1, &other);
+	net(&c, st, PULSE_NCCL_NET_TYPE_SOCK | 1, &ib);              /* the socket plugin */
+	net(&c, st, PULSE_NCCL_NET_TYPE_IB | 2, &ib);                /* IB descriptor version 2 */
+	net(&c, NULL, IB1, &ib);                                     /* no step */
+	net(&c, op, IB1, &ib);                                       /* parent not a step handle */
+	g_p->stop_event(st);
+	g_p->stop_event(op);
+	net(&c, st, IB1, &ib);                                       /* a step of a proxy op that ended */
+	g_stats(&unknown, &drops, NULL);
+	assert_int_equal(unknown - unknown0, 7);
+
+	/* 3. the pool (16) exhausted: the 17th proxy op is not followed, counted */
+	void *ops[17];
+	for (int i = 0; i < 17; i++)
+		ops[i] = start(&c, PULSE_NCCL_PROF_PROXY_OP, task, &po, sizeof po);
+	for (int i = 0; i < 16; i++)
+		assert_non_null(ops[i]);
+	assert_null(ops[16]);
+	assert_null(start(&c, PULSE_NCCL_PROF_PROXY_STEP, ops[16], &ps, sizeof ps));
+	for (int i = 0; i < 17; i++)
+		g_p->stop_event(ops[i]); /* no work requests: no records */
+	g_stats(&unknown, &drops, NULL);
+	assert_int_equal(drops - drops0, 1);
+
+	/* 4. PXN: the parent is another process's, never read */
+	po.pid = getpid() + 1;
+	op = start(&c, PULSE_NCCL_PROF_PROXY_OP, (void *)0x10, &po, sizeof po);
+	st = start(&c, PULSE_NCCL_PROF_PROXY_STEP, op, &ps, sizeof ps);
+	ib.qp.qp_num = 0x600;
+	net(&c, st, IB1, &ib);
+	g_p->stop_event(st);
+	g_p->stop_event(op);
+	assert_int_equal(g_p->finalize(c.ctx), 0);
+
+	static struct pulse_hook_record buf[256];
+	size_t n = pulse_hook_ring_drain(g_reader, buf, 256), nets = 0, pxn = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct pulse_hook_record *r = &buf[i];
+		if (r->kind != PULSE_HOOK_NET_QP)
+			continue;
+		const struct pulse_hook_net_qp_body *b = &r->u.net;
+		assert_int_equal(b->comm_id, c.hash);
+		assert_int_equal(b->channel, 3);
+		if (b->net_flags & PULSE_HOOK_NET_F_NO_PARENT) {
+			assert_int_equal(b->qpn, 0x600);
+			assert_int_equal(b->seq, UINT64_MAX);
+			assert_int_equal(b->nccl_seq, UINT64_MAX);
+			assert_int_equal(b->op_type, PULSE_HOOK_OP_OTHER);
+			assert_int_equal(b->pool_drops_total, drops);
+			pxn++;
+			continue;
+		}
+		assert_int_equal(b->qpn, 0x500 + nets);
+		assert_int_equal(b->net_flags, PULSE_HOOK_NET_F_QP_OVERFLOW);
+		assert_int_equal(b->qp_overflow_wrs, 2);
+		assert_int_equal(b->wrs, 1);
+		assert_int_equal(b->bytes, 100);
+		assert_int_equal(b->nccl_seq, 77);
+		assert_int_equal(b->op_type, PULSE_HOOK_OP_ALLGATHER);
+		assert_int_equal(b->unknown_total, unknown0 + 6); /* the 7th came after this op ended */
+		nets++;
+	}
+	assert_int_equal(nets, PULSE_HOOK_NET_QPS_PER_OP);
+	assert_int_equal(pxn, 1);
+}
+
 
 int main(int argc, char **argv)
 {
@@ -244,8 +356,22 @@ int main(int argc, char **argv)
 		*strrchr(self, '/') = '\0';
 		snprintf(g_plugin, sizeof g_plugin, "%s/lib/libpulse-nccl-profiler.so", self);
 	}
+	/* One plugin for both tests (it reads its settings once per process):
+	 * a ring that holds every record, a proxy-op pool of 16. */
+	setenv("PULSE_HOOK_RING_RECORDS", "65536", 1);
+	setenv("PULSE_PROFILER_PROXY_OPS", "16", 1);
+	g_lib = dlopen(g_plugin, RTLD_NOW | RTLD_LOCAL);
+	if (!g_lib || !(g_p = dlsym(g_lib, "ncclProfiler_v6")) ||
+	    !(*(void **)&g_stats = dlsym(g_lib, "pulse_nccl_profiler_net_stats"))) {
+		fprintf(stderr, "test_profiler_threads: %s: %s\n", g_plugin, g_lib ? "missing symbols" : dlerror());
+		return 1;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_net_threads),
+		cmocka_unit_test(test_net_edges),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	if (g_reader)
+		pulse_hook_ring_close(g_reader, 1);
+	return rc;
 }
