@@ -319,6 +319,7 @@ int control_start(struct agent *a, const char *path, char *err, size_t errlen);
 void control_stop(void);
 
 /* ---- loop.c ---- */
+#include "pulse/analyzer_wire.h"
 #include "pulse/qp_join.h"
 /* The remote ends of this host's QPs: every host's QPs and communicator
  * members known to this agent, joined (wire/qp_join.c). Live, the local
@@ -337,6 +338,11 @@ struct agent_join {
 	struct pulse_join_stats st;
 	int fixed;                     /* replay: never rebuilt from the local mapping */
 	int ran;
+	/* live: the analyzer's join of every host (JOIN frames,
+	 * agent_on_join): the remote end of local QPs, which wins over the
+	 * local join (that only knows this host) */
+	struct pulse_aw_join_qp *remote;
+	uint32_t nremote;
 };
 int agent_join_add_qp(struct agent_join *j, const struct pulse_join_qp *q);
 int agent_join_add_comm(struct agent_join *j, const struct pulse_join_comm *c);
@@ -344,6 +350,12 @@ int agent_join_add_gid(struct agent_join *j, const struct pulse_join_gid *g);
 /* Removes one host's QPs and communicators (before adding its new ones). */
 void agent_join_drop_host(struct agent_join *j, const char *host);
 int agent_join_run(struct agent_join *j);
+/* The analyzer's JOIN (host-agent/analyzer_link.h's on_join; ctx: the
+ * agent): remote ends of this host's QPs and communicator members, into
+ * the association now and again whenever the mapping changes. Call it from
+ * the poll loop's thread. */
+struct pulse_aw_join;
+void agent_on_join(void *ctx, const struct pulse_aw_join *j);
 void agent_join_free(struct agent_join *j);
 /* A mapping entry as join input. */
 void agent_join_qp_from_map(const struct map_qp *q, const char *host, struct pulse_join_qp *out);

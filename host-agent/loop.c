@@ -122,6 +122,7 @@ void agent_join_free(struct agent_join *j)
 	free(j->gids);
 	free(j->res);
 	free(j->given);
+	free(j->remote);
 	memset(j, 0, sizeof *j);
 }
 
@@ -178,6 +179,55 @@ static int32_t join_find(const struct agent *a, const struct map_qp *q)
 			best = (int32_t)i;
 	}
 	return best;
+}
+
+/* The analyzer's word on a local QP, if any. */
+static const struct pulse_aw_join_qp *remote_find(const struct agent_join *j, const struct map_qp *q)
+{
+	for (uint32_t i = 0; j && i < j->nremote; i++) {
+		const struct pulse_aw_join_qp *r = &j->remote[i];
+		if (r->qpn == q->qpn && r->pid == q->pid && !strcmp(r->dev, q->dev) && r->remote_host[0])
+			return r;
+	}
+	return NULL;
+}
+
+void agent_on_join(void *ctx, const struct pulse_aw_join *jn)
+{
+	struct agent *a = ctx;
+	struct agent_join *j = a->join;
+	if (!j || j->fixed)
+		return;
+	struct pulse_aw_join_qp *r = NULL;
+	if (jn->nqps) {
+		r = malloc(sizeof *r * jn->nqps);
+		if (!r) {
+			LOGE("analyzer JOIN: out of memory; remote ends unchanged");
+			return;
+		}
+		memcpy(r, jn->qps, sizeof *r * jn->nqps);
+		for (uint32_t i = 0; i < jn->nqps; i++) {
+			r[i].dev[sizeof r[i].dev - 1] = '\0';
+			r[i].remote_host[sizeof r[i].remote_host - 1] = '\0';
+		}
+	}
+	free(j->remote);
+	j->remote = r;
+	j->nremote = jn->nqps;
+	if (!a->assoc)
+		return;
+	for (uint32_t i = 0; i < jn->nmembers; i++) {
+		const struct pulse_aw_join_member *m = &jn->members[i];
+		char host[sizeof m->host + 1];
+		memcpy(host, m->host, sizeof m->host);
+		host[sizeof m->host] = '\0';
+		struct assoc_member am = {.comm_id = m->comm_id, .rank = m->rank, .nranks = m->nranks,
+					  .host = host, .gpu = m->gpu, .pid = m->pid,
+					  .local = !strcmp(host, a->host_name)};
+		assoc_member(a->assoc, &am);
+	}
+	/* the QPs again, now with their remote ends */
+	a->map_version_seen = UINT64_MAX;
 }
 
 /* Mapping (and join) into the association, when either changed. */
@@ -241,8 +291,13 @@ static void feed_mapping(struct agent *a, uint64_t now_ns)
 		struct assoc_qp aq = {.nic = (uint16_t)nic, .qpn = q->qpn, .pid = q->pid,
 				      .comm_id = q->have_comm ? q->comm_id : 0, .rank = q->rank,
 				      .remote_rank = -1, .remote_host = NULL, .remote_gpu = -1};
-		int32_t e = j && j->ran ? join_find(a, q) : -1;
-		if (e >= 0 && j->res[e].status == PULSE_JOIN_PAIRED) {
+		const struct pulse_aw_join_qp *rq = remote_find(j, q);
+		int32_t e = !rq && j && j->ran ? join_find(a, q) : -1;
+		if (rq) {
+			aq.remote_rank = rq->remote_rank;
+			aq.remote_gpu = rq->remote_gpu;
+			aq.remote_host = rq->remote_host;
+		} else if (e >= 0 && j->res[e].status == PULSE_JOIN_PAIRED) {
 			const struct pulse_join_result *r = &j->res[e];
 			aq.remote_rank = r->remote_rank;
 			aq.remote_gpu = r->remote_gpu;

@@ -515,7 +515,6 @@ static void rnic_close(struct rnic *r)
 		munmap((void *)r->map, r->size);
 	if (r->fd >= 0)
 		close(r->fd);
-	free(r->mem);
 	r->map = NULL;
 	r->mem = NULL;
 	r->fd = -1;
@@ -524,7 +523,42 @@ static void rnic_close(struct rnic *r)
 /* Opens the stream and its core. The core starts at the NIC time the first
  * window opened: one poll period before the first POLL, or at the first
  * event when that is earlier (the window is then over-long, as it was). */
-static int rnic_open(struct run *run, struct rnic *r, const char *host, const char *dev)
+/* The cores' memory, one region per NIC slot, kept from host to host (a
+ * core zeroes its 32 MiB QPN table at every init: on memory already mapped
+ * that is a memset, on fresh memory 8192 page faults). 2 MiB aligned and
+ * on transparent huge pages where the kernel allows. */
+static struct {
+	void *mem;
+	size_t size;
+} slots[AGENT_MAX_NICS];
+
+static void *slot_mem(int slot, size_t want)
+{
+	if (slots[slot].size >= want)
+		return slots[slot].mem;
+	free(slots[slot].mem);
+	slots[slot].mem = NULL;
+	slots[slot].size = 0;
+	size_t asize = (want + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	void *m;
+	if (posix_memalign(&m, 2u << 20, asize))
+		return NULL;
+	madvise(m, asize, MADV_HUGEPAGE);
+	slots[slot].mem = m;
+	slots[slot].size = asize;
+	return m;
+}
+
+static void slots_free(void)
+{
+	for (int i = 0; i < AGENT_MAX_NICS; i++) {
+		free(slots[i].mem);
+		slots[i].mem = NULL;
+		slots[i].size = 0;
+	}
+}
+
+static int rnic_open(struct run *run, struct rnic *r, int slot, const char *host, const char *dev)
 {
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
@@ -625,13 +659,7 @@ static int rnic_open(struct run *run, struct rnic *r, const char *host, const ch
 				      .instance_id = 0x5E9A000000000000ull ^ (uint64_t)t0,
 				      .spin_relax = NULL};
 	size_t msize = pulse_fw_memory_size(&lim);
-	/* 2 MiB aligned and on transparent huge pages where the kernel allows:
-	 * the core zeroes its 32 MiB QPN table at init, which is otherwise
-	 * 8192 page faults */
-	size_t asize = (msize + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
-	r->mem = NULL;
-	if (msize && posix_memalign(&r->mem, 2u << 20, asize) == 0)
-		madvise(r->mem, asize, MADV_HUGEPAGE);
+	r->mem = msize ? slot_mem(slot, msize) : NULL;
 	r->fw = r->mem ? pulse_fw_init(r->mem, msize, &lim, t0) : NULL;
 	if (!r->fw) {
 		LOGE("%s: cannot set up the firmware core (%zu bytes): out of memory", r->path, msize);
@@ -697,7 +725,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 	static struct rnic nics[AGENT_MAX_NICS];
 	int nn = 0, status = 0;
 	for (int i = 0; i < rh->ndevs; i++) {
-		int rc = rnic_open(run, &nics[nn], rh->name, rh->dev[i]);
+		int rc = rnic_open(run, &nics[nn], nn, rh->name, rh->dev[i]);
 		if (rc != 0) {
 			if (rc < 0) {
 				run->errors++;
@@ -967,6 +995,7 @@ int agent_replay(struct agent *a)
 	if (run.errors && !status)
 		status = 1;
 out:
+	slots_free();
 	a->join = NULL;
 	agent_join_free(&join);
 	for (uint32_t i = 0; i < run.nhosts; i++)
