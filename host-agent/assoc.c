@@ -39,8 +39,10 @@ static void op_free(struct as_op *op)
 {
 	free(op->calls);
 	free(op->ut);
+	free(op->peers);
 	op->calls = NULL;
 	op->ut = NULL;
+	op->peers = NULL;
 }
 
 void assoc_free(struct assoc *a)
@@ -61,7 +63,8 @@ void assoc_free(struct assoc *a)
 	free(a->members);
 	free(a->qps);
 	free(a->comms);
-	free(a->scratch);
+	free(a->pf);
+	free(a->cur);
 	free(a);
 }
 
@@ -146,6 +149,11 @@ void assoc_member(struct assoc *a, const struct assoc_member *m)
 		if (m->local && rs->pid == m->pid) {
 			rs->rank = m->rank;
 			rs->gpu = m->gpu;
+		}
+		struct as_peer *p = as_peer_get(rs, m->rank, 0);
+		if (p && m->host && m->host[0]) {
+			copy_host(p->host, m->host);
+			p->gpu = m->gpu;
 		}
 	}
 	if (m->local)
@@ -245,6 +253,14 @@ void assoc_qp(struct assoc *a, const struct assoc_qp *in)
 		if (p) {
 			p->nqps++;
 			q->peer = in->remote_rank;
+			const struct as_member *m = member_find(a, in->comm_id, in->remote_rank);
+			if (m && m->host[0]) {
+				copy_host(p->host, m->host);
+				p->gpu = m->gpu;
+			} else if (in->remote_host && in->remote_host[0]) {
+				copy_host(p->host, in->remote_host);
+				p->gpu = in->remote_gpu;
+			}
 		}
 		if (in->remote_rank + 1 > rs->nranks && !member_find(a, in->comm_id, in->remote_rank))
 			rs->nranks = rs->nranks > in->remote_rank + 1 ? rs->nranks : in->remote_rank + 1;
@@ -426,68 +442,53 @@ static int buf_reserve(struct as_buf *b, uint32_t more)
 	return 0;
 }
 
-/* Appends one QP's series to its peer's buffer; a second channel of the
- * same peer in the same window is merged in time order (equal epochs add). */
-static void append_series(struct assoc *a, struct as_buf *b, uint32_t run_start, int merge,
-			  const struct pulse_qp_series *s, uint64_t base, uint32_t ep)
+/* One peer's QPs (channels) in one window, merged into its buffer in time
+ * order in one pass (equal epochs add up). Epochs at or before what the
+ * buffer already holds cannot come from a later window except after a
+ * clock step: an equal one adds, earlier ones are dropped and counted. */
+struct as_cursor {
+	const struct pulse_qp_series *s;
+	uint32_t i;
+};
+
+static void append_peer(struct assoc *a, struct as_buf *b, struct as_cursor *cur, uint32_t k, uint64_t base,
+			uint32_t ep)
 {
-	if (s->count == 0)
+	uint64_t total = 0;
+	for (uint32_t j = 0; j < k; j++)
+		total += cur[j].s->count;
+	if (total > UINT32_MAX / 4 || buf_reserve(b, (uint32_t)total))
 		return;
-	if (!merge) {
-		/* epochs before what the buffer holds (clock steps) are dropped */
-		uint64_t prev = b->n > b->head ? b->v[b->n - 1].t : 0;
-		if (buf_reserve(b, s->count))
-			return;
-		for (uint32_t i = 0; i < s->count; i++) {
-			uint64_t t = base + (uint64_t)s->epoch[i] * ep;
-			if (t < prev || (t == prev && b->n > b->head)) {
-				if (t == prev && b->n > b->head) {
-					b->v[b->n - 1].b += s->bytes[i];
-					continue;
-				}
-				a->st.unmatched_segments++;
-				continue;
+	int have = b->n > b->head;
+	uint64_t prev = have ? b->v[b->n - 1].t : 0;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+		uint32_t be = UINT32_MAX;
+		for (uint32_t j = 0; j < k; j++)
+			if (cur[j].i < cur[j].s->count && cur[j].s->epoch[cur[j].i] < be) {
+				be = cur[j].s->epoch[cur[j].i];
+				best = j;
 			}
-			b->v[b->n].t = t;
-			b->v[b->n].b = s->bytes[i];
-			b->n++;
-			prev = t;
+		if (best == UINT32_MAX)
+			break;
+		uint64_t bytes = 0;
+		for (uint32_t j = best; j < k; j++)
+			if (cur[j].i < cur[j].s->count && cur[j].s->epoch[cur[j].i] == be)
+				bytes += cur[j].s->bytes[cur[j].i++];
+		uint64_t t = base + (uint64_t)be * ep;
+		if (have && t <= prev) {
+			if (t == prev)
+				b->v[b->n - 1].b += bytes;
+			else
+				a->st.unmatched_segments++;
+			continue;
 		}
-		return;
+		b->v[b->n].t = t;
+		b->v[b->n].b = bytes;
+		b->n++;
+		prev = t;
+		have = 1;
 	}
-	/* merge [run_start, n) with s into scratch, then copy back */
-	uint32_t old = b->n - run_start;
-	uint32_t need = old + s->count;
-	if (need > a->scratch_cap) {
-		uint32_t nc = a->scratch_cap ? a->scratch_cap : 1024;
-		while (nc < need)
-			nc *= 2;
-		struct as_ev *p = realloc(a->scratch, (size_t)nc * sizeof *p);
-		if (!p)
-			return;
-		a->scratch = p;
-		a->scratch_cap = nc;
-	}
-	const struct as_ev *x = b->v + run_start;
-	uint32_t i = 0, j = 0, k = 0;
-	while (i < old || j < s->count) {
-		uint64_t tj = j < s->count ? base + (uint64_t)s->epoch[j] * ep : UINT64_MAX;
-		if (i < old && x[i].t < tj) {
-			a->scratch[k++] = x[i++];
-		} else if (i < old && x[i].t == tj) {
-			a->scratch[k].t = tj;
-			a->scratch[k++].b = x[i++].b + s->bytes[j++];
-		} else {
-			a->scratch[k].t = tj;
-			a->scratch[k++].b = s->bytes[j++];
-		}
-	}
-	uint32_t rs_off = run_start - b->head;
-	if (buf_reserve(b, k - old))
-		return;
-	run_start = b->head + rs_off;
-	memcpy(b->v + run_start, a->scratch, (size_t)k * sizeof *b->v);
-	b->n = run_start + k;
 }
 
 static uint64_t rank_horizon(const struct assoc *a, const struct as_rank *rs)
@@ -503,6 +504,18 @@ static uint64_t rank_horizon(const struct assoc *a, const struct as_rank *rs)
 	return any ? h : 0;
 }
 
+
+struct as_pf {
+	struct as_peer *p;
+	const struct pulse_qp_series *s;
+};
+
+static int cmp_pf(const void *x, const void *y)
+{
+	const struct as_pf *a = x, *b = y;
+	return a->p < b->p ? -1 : a->p > b->p;
+}
+
 static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns);
 
 void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, int64_t offset_ns,
@@ -514,8 +527,8 @@ void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, i
 	uint32_t ep = w->epoch_ns ? w->epoch_ns : a->epoch_ns;
 	uint64_t base = (uint64_t)((int64_t)w->nic_start_ns + offset_ns);
 	uint64_t wend = (uint64_t)((int64_t)w->nic_end_ns + offset_ns);
-	uint64_t prev_h = a->nic_seen[nic] ? a->horizon[nic] : base;
-	/* data lost: before this window (gap flags) or inside it (pages) */
+	/* data lost: before this window (gap flags) or inside it (pages):
+	 * every operator pending then is reported as a gap */
 	int lost_in = !w->complete || w->pages_missing;
 	if (gap || lost_in) {
 		uint64_t loss_end = lost_in ? wend : base;
@@ -532,45 +545,49 @@ void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, i
 				rs->last_loss_end = loss_end;
 		}
 	}
-	(void)prev_h;
-	/* per-peer append; a stamp tells whether a peer already got a run */
-	static uint32_t stamp_dummy;
-	(void)stamp_dummy;
+	/* flows -> peers (all channels' QPs to one remote rank) */
+	if (w->flow_count > a->pf_cap) {
+		struct as_pf *p = realloc(a->pf, (size_t)w->flow_count * sizeof *p);
+		if (!p)
+			return;
+		a->pf = p;
+		a->pf_cap = w->flow_count;
+	}
+	uint32_t npf = 0;
 	for (uint32_t f = 0; f < w->flow_count; f++) {
 		const struct pulse_qp_series *s = &w->flows[f];
 		if (!s->count)
 			continue;
 		struct as_qp *q = qp_find(a, nic, s->qpn);
-		if (!q || q->rs < 0 || q->peer < 0) {
-			a->st.unknown_qp_bytes += s->total_bytes;
-			continue;
-		}
-		struct as_rank *rs = &a->ranks[q->rs];
-		struct as_peer *p = as_peer_get(rs, q->peer, 0);
+		struct as_peer *p = q && q->rs >= 0 && q->peer >= 0 ? as_peer_get(&a->ranks[q->rs], q->peer, 0) : NULL;
 		if (!p) {
 			a->st.unknown_qp_bytes += s->total_bytes;
 			continue;
 		}
-		/* p->nqps doubles as nothing here; the window run start is kept
-		 * in the buffer: a run of this window starts at or after the
-		 * first epoch >= base */
-		struct as_buf *b = &p->buf;
-		uint32_t run_start = b->n;
-		int merge = 0;
-		if (b->n > b->head && b->v[b->n - 1].t >= base) {
-			/* this peer already got a channel of this window */
-			uint32_t lo = b->head, hi = b->n;
-			while (lo < hi) {
-				uint32_t mid = (lo + hi) / 2;
-				if (b->v[mid].t < base)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			run_start = lo;
-			merge = 1;
+		a->pf[npf].p = p;
+		a->pf[npf].s = s;
+		npf++;
+	}
+	if (npf > 1)
+		qsort(a->pf, npf, sizeof *a->pf, cmp_pf);
+	for (uint32_t i = 0; i < npf;) {
+		uint32_t j = i;
+		while (j < npf && a->pf[j].p == a->pf[i].p)
+			j++;
+		uint32_t k = j - i;
+		if (k > a->cur_cap) {
+			struct as_cursor *c = realloc(a->cur, (size_t)k * sizeof *c);
+			if (!c)
+				return;
+			a->cur = c;
+			a->cur_cap = k;
 		}
-		append_series(a, b, run_start, merge, s, base, ep);
+		for (uint32_t x = 0; x < k; x++) {
+			a->cur[x].s = a->pf[i + x].s;
+			a->cur[x].i = 0;
+		}
+		append_peer(a, &a->pf[i].p->buf, a->cur, k, base, ep);
+		i = j;
 	}
 	if (!a->nic_seen[nic] || wend > a->horizon[nic])
 		a->horizon[nic] = wend;
@@ -713,16 +730,17 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 }
 
 /* ---- records ---- */
-static int cmp_u64(const void *x, const void *y)
+static void peer_identity(const struct assoc *a, struct as_rank *rs, int32_t rank, struct pulse_op_peer *out)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
-
-static void peer_identity(const struct assoc *a, uint64_t comm_id, int32_t rank, struct pulse_op_peer *out)
-{
+	uint64_t comm_id = rs->comm_id;
 	out->gpu = -1;
 	out->host[0] = '\0';
+	const struct as_peer *pp = as_peer_get(rs, rank, 0);
+	if (pp && pp->host[0]) {
+		copy_host(out->host, pp->host);
+		out->gpu = pp->gpu;
+		return;
+	}
 	for (uint32_t i = 0; i < a->nmembers; i++)
 		if (a->members[i].comm_id == comm_id && a->members[i].rank == rank) {
 			copy_host(out->host, a->members[i].host);
@@ -739,7 +757,7 @@ static void peer_identity(const struct assoc *a, uint64_t comm_id, int32_t rank,
 	}
 }
 
-static void build_record(struct assoc *a, const struct as_rank *rs, struct as_op *op,
+static void build_record(struct assoc *a, struct as_rank *rs, struct as_op *op,
 			 struct pulse_op_record *r)
 {
 	memset(r, 0, sizeof *r);
@@ -766,31 +784,38 @@ static void build_record(struct assoc *a, const struct as_rank *rs, struct as_op
 	r->epoch_ns = a->epoch_ns;
 	r->call_ns = op->call_ns;
 	uint64_t start = UINT64_MAX, end = 0, sum_epochs = 0, data_epochs = 0;
-	for (uint32_t j = 0; j < op->npeers && r->npeers < PULSE_OP_MAX_PEERS; j++) {
-		const struct as_op_peer *p = &op->peers[j];
-		struct pulse_op_peer *o = &r->peers[r->npeers++];
-		o->rank = p->rank;
-		peer_identity(a, rs->comm_id, p->rank, o);
-		o->expected_bytes = p->expected;
-		o->actual_bytes = p->seg.tmp;
-		if (p->seg.open) {
-			o->start_ns = p->seg.start;
-			o->end_ns = p->seg.last + a->epoch_ns;
-			if (!p->extra) {
-				if (o->start_ns < start)
-					start = o->start_ns;
-				if (o->end_ns > end)
-					end = o->end_ns;
+	/* the expected peers first, then the extra ones, as many as a record
+	 * carries; the totals cover them all */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t j = 0; j < op->npeers; j++) {
+			const struct as_op_peer *p = &op->peers[j];
+			if ((int)p->extra != pass)
+				continue;
+			if (p->seg.open && !p->extra) {
+				if (p->seg.start < start)
+					start = p->seg.start;
+				if (p->seg.last + a->epoch_ns > end)
+					end = p->seg.last + a->epoch_ns;
 			}
+			r->expected_bytes += p->expected;
+			r->actual_bytes += p->seg.tmp;
+			sum_epochs += p->seg.epochs;
+			if (!p->extra)
+				data_epochs += p->seg.epochs;
+			if (r->npeers >= PULSE_OP_MAX_PEERS)
+				continue;
+			struct pulse_op_peer *o = &r->peers[r->npeers++];
+			o->rank = p->rank;
+			peer_identity(a, rs, p->rank, o);
+			o->expected_bytes = p->expected;
+			o->actual_bytes = p->seg.tmp;
+			if (p->seg.open) {
+				o->start_ns = p->seg.start;
+				o->end_ns = p->seg.last + a->epoch_ns;
+			}
+			o->active_ns = p->seg.epochs * a->epoch_ns;
+			o->complete = p->extra || p->seg.tmp + as_tolerance(p->expected, rs->nranks) >= p->expected;
 		}
-		o->active_ns = p->seg.epochs * a->epoch_ns;
-		o->complete = p->extra || p->seg.tmp + as_tolerance(p->expected, rs->nranks) >= p->expected;
-		r->expected_bytes += p->expected;
-		r->actual_bytes += p->seg.tmp;
-		sum_epochs += p->seg.epochs;
-		if (!p->extra)
-			data_epochs += p->seg.epochs;
-	}
 	if (start != UINT64_MAX) {
 		r->start_ns = start;
 		r->end_ns = end;
@@ -800,13 +825,25 @@ static void build_record(struct assoc *a, const struct as_rank *rs, struct as_op
 	 * receive side's clear-to-send writes, are counted in actual_bytes
 	 * but not as communication time) */
 	uint64_t uni = data_epochs;
-	(void)sum_epochs;
-	if (op->nut == data_epochs && op->peers_with_bytes > 1) {
-		qsort(op->ut, op->nut, sizeof *op->ut, cmp_u64);
-		uni = 0;
-		for (uint32_t i = 0; i < op->nut; i++)
-			if (i == 0 || op->ut[i] != op->ut[i - 1])
-				uni++;
+	if (op->nut == data_epochs && op->peers_with_bytes > 1 && op->nut > 0) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (uint32_t i = 0; i < op->nut; i++) {
+			lo = op->ut[i] < lo ? op->ut[i] : lo;
+			hi = op->ut[i] > hi ? op->ut[i] : hi;
+		}
+		uint64_t span = (hi - lo) / a->epoch_ns + 1;
+		uint64_t *bits = span < (1ull << 32) ? calloc((size_t)(span + 63) / 64, sizeof *bits) : NULL;
+		if (bits) {
+			uni = 0;
+			for (uint32_t i = 0; i < op->nut; i++) {
+				uint64_t e = (op->ut[i] - lo) / a->epoch_ns;
+				if (!(bits[e / 64] >> (e % 64) & 1)) {
+					bits[e / 64] |= 1ull << (e % 64);
+					uni++;
+				}
+			}
+			free(bits);
+		}
 	}
 	r->active_ns = uni * a->epoch_ns;
 	r->rank_active_ns = r->active_ns;

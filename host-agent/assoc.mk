@@ -32,3 +32,13 @@ $(BUILD)/tests/test_assoc_trace: $(call objs,asan,tests/assoc/test_assoc_trace.c
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lpcap -lcjson -lm $(HOST_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_assoc_trace
+
+# ---- benchmark (BENCHMARKS.md, "Association") ----
+$(BUILD)/bench/bench_assoc: $(call objs,obj,tests/assoc/bench_assoc.c) $(BUILD)/lib/libpulse_assoc.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^
+.PHONY: bench-assoc
+bench-assoc: $(BUILD)/bench/bench_assoc
+	@echo "== association ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	$(BUILD)/bench/bench_assoc | tee $(BUILD)/bench/assoc.md
+BENCH_TARGETS += bench-assoc

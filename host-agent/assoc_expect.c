@@ -95,6 +95,7 @@ struct as_peer *as_peer_get(struct as_rank *rs, int32_t rank, int create)
 	memmove(&rs->peers[lo + 1], &rs->peers[lo], (size_t)(rs->npeers - lo) * sizeof *rs->peers);
 	memset(&rs->peers[lo], 0, sizeof rs->peers[lo]);
 	rs->peers[lo].rank = rank;
+	rs->peers[lo].gpu = -1;
 	rs->npeers++;
 	return &rs->peers[lo];
 }
@@ -110,6 +111,14 @@ void as_op_add_peer(struct as_op *op, int32_t rank, uint64_t expected, uint8_t e
 		}
 	if (op->npeers >= AS_OP_MAX_PEERS)
 		return;
+	if (op->npeers == op->peers_cap) {
+		uint32_t nc = op->peers_cap ? op->peers_cap * 2 : 4;
+		struct as_op_peer *q = realloc(op->peers, (size_t)nc * sizeof *q);
+		if (!q)
+			return;
+		op->peers = q;
+		op->peers_cap = nc;
+	}
 	struct as_op_peer *p = &op->peers[op->npeers++];
 	memset(p, 0, sizeof *p);
 	p->rank = rank;

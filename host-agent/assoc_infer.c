@@ -167,7 +167,7 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		if (!ex[i])
 			continue;
 		as_op_add_peer(op, rk[i], ex[i], 0);
-		if (l.npeers < AS_OP_MAX_PEERS) {
+		if (l.npeers < AS_LEARN_MAX_PEERS) {
 			l.rank[l.npeers] = rk[i];
 			l.expected[l.npeers] = ex[i];
 			l.npeers++;

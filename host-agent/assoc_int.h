@@ -53,7 +53,9 @@ struct as_op_peer {
 	uint8_t extra; /* not an expected peer: bytes seen during the operator */
 };
 
-#define AS_OP_MAX_PEERS PULSE_OP_MAX_PEERS
+#define AS_OP_MAX_PEERS 4096u  /* per operator, inside the agent; a record carries
+				* PULSE_OP_MAX_PEERS of them (the expected ones first) */
+#define AS_LEARN_MAX_PEERS 64u
 
 struct as_call { /* one P2P call inside a group */
 	uint8_t type;
@@ -77,8 +79,8 @@ struct as_op {
 	uint8_t building;  /* a group not closed by GROUP_END yet */
 	uint8_t no_rdma;   /* no RDMA peers at all */
 	uint64_t end_ns;   /* when final: end (or the time it became final) */
-	uint32_t npeers;
-	struct as_op_peer peers[AS_OP_MAX_PEERS];
+	uint32_t npeers, peers_cap;
+	struct as_op_peer *peers; /* malloc'd */
 	uint32_t ncalls;
 	struct as_call *calls; /* group members (sends and recvs), malloc'd */
 	uint32_t calls_cap;
@@ -90,6 +92,8 @@ struct as_op {
 
 struct as_peer {
 	int32_t rank;      /* remote rank */
+	int32_t gpu;       /* its GPU and host, from the join or membership */
+	char host[PULSE_OP_HOST_LEN];
 	struct as_buf buf;
 	uint32_t nqps;     /* QPs (channels) to it */
 };
@@ -100,8 +104,8 @@ struct as_learn {
 	uint8_t type, datatype, algo;
 	uint64_t count;
 	uint32_t npeers;
-	int32_t rank[AS_OP_MAX_PEERS];
-	uint64_t expected[AS_OP_MAX_PEERS];
+	int32_t rank[AS_LEARN_MAX_PEERS];
+	uint64_t expected[AS_LEARN_MAX_PEERS];
 };
 
 struct as_rank {
@@ -174,9 +178,11 @@ struct assoc {
 	uint64_t horizon[AS_MAX_NICS]; /* host time up to which NIC data is known */
 	uint8_t nic_seen[AS_MAX_NICS];
 	struct assoc_stats st;
-	/* scratch for merging channels */
-	struct as_ev *scratch;
-	uint32_t scratch_cap;
+	/* scratch for the window: flows by peer, merge cursors */
+	struct as_pf *pf;
+	uint32_t pf_cap;
+	struct as_cursor *cur;
+	uint32_t cur_cap;
 };
 
 /* ---- assoc_expect.c ---- */
