@@ -13,8 +13,10 @@
  *    only on the third poll in a row, since a ring that its process is
  *    still creating reads as one;
  *  - drain: at most one ring's capacity of records from every ring (the
- *    drain never waits: a slot not yet published ends it), each applied to
- *    the mapping (qp_map.c); operator and group records become JSON lines;
+ *    drain never waits: a slot not yet published ends it), each handled by
+ *    hooks_apply, which replay.c calls for replayed .rec records too: the
+ *    mapping (qp_map.c), JSON lines for operator and group records, and
+ *    those to the association (assoc_call);
  *  - drops: the ring's own drop counters, logged and counted when they grow;
  *  - exit: a ring whose process is gone is drained a last time, detached
  *    and removed (with the DIR entry), and its mapping entries dropped.
