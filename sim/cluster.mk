@@ -22,3 +22,9 @@ $(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib
 
 ALL += $(BUILD)/lib/libpulse_cluster.a $(BUILD)/bin/pulse-run-cluster
 INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
+
+# ---- tests (tests/sim-cluster/) ----
+$(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_cluster

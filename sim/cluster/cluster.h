@@ -80,7 +80,7 @@ struct sc_scenario {
 	double poll_ns, epoch_ns, tail_ns, start_ns;
 	int iterations;
 	/* NCCL */
-	int channels, p2p_channels, slots, algo; /* algo: ring|tree for all-reduce */
+	int channels, p2p_channels, slots, algo, chunk_slices; /* algo: ring|tree for all-reduce */
 	uint64_t slice_bytes;
 	double proxy_ns, launch_ns, call_ns, net_latency_ns;
 	double cpu_frac; /* CPU time to launch a compute phase, as a fraction of it */
@@ -105,6 +105,7 @@ struct sc_scenario {
 	int collective_type; /* PAT_COLLECTIVE: a PULSE_HOOK_OP_* */
 	uint64_t msg_bytes;
 	double gap_ns;
+	double delay_ns[64]; /* per rank: extra GPU time before each round */
 	/* fabric: extra paths with reduced capacity (background traffic) */
 	int npaths;
 	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];

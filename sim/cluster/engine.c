@@ -245,7 +245,7 @@ void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, i
 	sm->stat_flows++;
 	/* the new flow itself is on the TX list: it gets its rate there */
 	refresh_around(sm, src, dst, f->path);
-	if (a->arm_down && !a->down) {
+	if (a->arm_down && !a->down && bytes >= 65536) {
 		/* NIC down: it stops in the middle of this slice */
 		a->arm_down = 0;
 		double t = f->rate > 0 ? f->total / f->rate : 1000;

@@ -114,6 +114,8 @@ struct conn {
 	int nitems;
 	uint32_t *bytes;
 	uint8_t *deps;
+	int32_t *next; /* ring: the item of the receiver's send that this item feeds */
+	int owns_next;
 	int next_post, proxy_busy, n_posted, n_started, tx_busy, arrived, consumed;
 	int stalled; /* sender stopped (hang) */
 };
@@ -210,7 +212,8 @@ struct rankst {
 	double t_cpu; /* CPU is busy until */
 	int iter;
 	/* failure effects on this rank */
-	double compute_f, proxy_add, proxy_f, cpu_f;
+	double compute_f, proxy_f, cpu_f;
+	double px_on, px_off, px_a, px_b; /* proxy thread on/off schedule */
 	int fail_active;
 	int mark_bad;
 	double done_t;

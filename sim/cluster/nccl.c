@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -262,20 +263,54 @@ static void conn_alloc(struct conn *cn, int nitems)
 	cn->deps = xcalloc((size_t)(nitems ? nitems : 1), 1);
 }
 
+/* Ring collectives as NCCL runs them per channel: loops of n chunks (a
+ * chunk is at most chunk_slices slices); in each loop K steps (all-reduce:
+ * n-1 reduce-scatter then n-1 all-gather steps; all-gather and
+ * reduce-scatter: n-1), rank i sending one chunk per step, slice by slice.
+ * Slice j of step k needs slice j of step k-1 from the predecessor
+ * (forward after receive); the first slice of a loop comes after the last
+ * receive of the loop before (one kernel runs the loops in sequence). */
 static void build_ring(struct sim *sm, struct opinst *op)
 {
 	const struct sc_scenario *s = sm->s;
-	int n = op->n, C = s->channels;
+	int n = op->n, C = s->channels, K;
 	uint64_t T = op->bytes;
 	if (op->type != PULSE_HOOK_OP_ALLREDUCE)
 		T = op->bytes * (uint64_t)n;
-	op->K = op->type == PULSE_HOOK_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+	K = op->K = op->type == PULSE_HOOK_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
 	op->nconn = C * n;
 	op->conns = xcalloc((size_t)op->nconn, sizeof *op->conns);
-	uint64_t loop = (uint64_t)n * s->slice_bytes;
+	uint64_t slice = s->slice_bytes, chunkmax = slice * (uint64_t)s->chunk_slices;
+	uint64_t loop = (uint64_t)n * chunkmax;
 	for (int ch = 0; ch < C; ch++) {
 		uint64_t Tc = share(T, C, ch);
 		int nloops = (int)((Tc + loop - 1) / loop);
+		/* slices per chunk in each loop, and the item index where it starts */
+		int *S = xcalloc((size_t)nloops + 1, sizeof *S), *base = xcalloc((size_t)nloops + 1, sizeof *base);
+		int nitems = 0;
+		for (int l = 0; l < nloops; l++) {
+			uint64_t L = Tc - (uint64_t)l * loop;
+			if (L > loop)
+				L = loop;
+			uint64_t cmax = (L + (uint64_t)n - 1) / (uint64_t)n;
+			S[l] = (int)((cmax + slice - 1) / slice);
+			if (S[l] < 1)
+				S[l] = 1;
+			base[l] = nitems;
+			nitems += K * S[l];
+		}
+		int32_t *next = xcalloc((size_t)(nitems ? nitems : 1), sizeof *next);
+		for (int l = 0; l < nloops; l++)
+			for (int k = 0; k < K; k++)
+				for (int j = 0; j < S[l]; j++) {
+					int it = base[l] + k * S[l] + j;
+					if (k + 1 < K)
+						next[it] = base[l] + (k + 1) * S[l] + j;
+					else if (j == S[l] - 1 && l + 1 < nloops)
+						next[it] = base[l + 1];
+					else
+						next[it] = -1;
+				}
 		for (int i = 0; i < n; i++) {
 			struct conn *cn = &op->conns[ch * n + i];
 			cn->op = op;
@@ -283,25 +318,32 @@ static void build_ring(struct sim *sm, struct opinst *op)
 			cn->from = i;
 			cn->to = (i + 1) % n;
 			cn->qpc = op->cm->ring_qpc[ch * n + i];
-			conn_alloc(cn, nloops * op->K);
+			cn->next = next;
+			cn->owns_next = i == 0;
+			conn_alloc(cn, nitems);
 			for (int l = 0; l < nloops; l++) {
 				uint64_t L = Tc - (uint64_t)l * loop;
 				if (L > loop)
 					L = loop;
-				for (int k = 0; k < op->K; k++) {
+				for (int k = 0; k < K; k++) {
 					int chunk;
 					if (k < n - 1)
 						chunk = ((i - k) % n + n) % n;
 					else
 						chunk = ((i + 1 - (k - (n - 1))) % n + n) % n;
-					int it = l * op->K + k;
-					cn->bytes[it] = (uint32_t)share(L, n, chunk);
-					cn->deps[it] = k ? 1 : 0;
+					uint64_t cb = share(L, n, chunk);
+					for (int j = 0; j < S[l]; j++) {
+						int it = base[l] + k * S[l] + j;
+						cn->bytes[it] = (uint32_t)share(cb, S[l], j);
+						cn->deps[it] = (k > 0 || (l > 0 && j == 0)) ? 1 : 0;
+					}
 				}
 			}
 			op->parts[i].pending += cn->nitems;
 			op->parts[cn->to].pending += cn->nitems;
 		}
+		free(S);
+		free(base);
 	}
 }
 
@@ -517,12 +559,31 @@ struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, 
 }
 
 /* ---------- progress ---------- */
-static double proxy_latency(struct sim *sm, const struct rankst *rk)
+/* When the rank's proxy thread can run at or after t. Under CPU
+ * contention it is scheduled in and out (the kernel's time slices): on for
+ * px_on_ns, then off for px_off_ns (each drawn from 0.5x..1.5x). */
+static double proxy_ready(struct sim *sm, struct rankst *rk, double t)
 {
-	double base = sm->s->proxy_ns * rk->proxy_f;
-	if (rk->proxy_add > 0)
-		base += rk->proxy_add * sc_rng_range(&sm->rng, 0.5, 1.5);
-	return base;
+	if (rk->px_off <= 0)
+		return t;
+	for (;;) {
+		if (t < rk->px_a)
+			return rk->px_a;
+		if (t < rk->px_b)
+			return t;
+		double off = rk->px_off * sc_rng_range(&sm->rng, 0.5, 1.5);
+		double on = rk->px_on * sc_rng_range(&sm->rng, 0.5, 1.5);
+		rk->px_a = rk->px_b + off;
+		rk->px_b = rk->px_a + on;
+	}
+}
+
+/* Posting one slice: the proxy's work (proxy_ns, slower on a throttled
+ * CPU), done when its thread runs. */
+static double proxy_done_at(struct sim *sm, struct rankst *rk)
+{
+	double t = proxy_ready(sm, rk, sm->now) + sm->s->proxy_ns * rk->proxy_f;
+	return proxy_ready(sm, rk, t);
 }
 
 static void try_start_tx(struct sim *sm, struct conn *cn)
@@ -554,7 +615,7 @@ static void try_post(struct sim *sm, struct conn *cn)
 	if (!R->posted || cn->next_post >= cn->consumed + sm->s->slots)
 		return;
 	cn->proxy_busy = 1;
-	heap_push(&sm->q, sm->now + proxy_latency(sm, S->rk), EV_PROXY_DONE, cn, 0, 0);
+	heap_push(&sm->q, proxy_done_at(sm, S->rk), EV_PROXY_DONE, cn, 0, 0);
 }
 
 void conn_proxy_done(struct sim *sm, struct conn *cn)
@@ -570,13 +631,18 @@ void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t)
 {
 	const struct qpc *q = &sm->qpcs[cn->qpc];
 	cn->tx_busy = 0;
+	if (getenv("SC_DEBUG") && item < 40)
+		fprintf(stderr, "flow end conn %d->%d ch %d item %d start %.2f end %.2f\n", cn->from, cn->to,
+			cn->ch, item, first_t / 1e3, sm->now / 1e3);
 	if (q->inter && cn->bytes[item] > 0) {
 		struct part *S = &cn->op->parts[cn->from];
 		if (S->first_t == 0 || first_t < S->first_t)
 			S->first_t = first_t;
 		S->last_t = sm->now;
 		S->bytes_sent += cn->bytes[item];
-		heap_push(&sm->q, sm->now + sm->s->net_latency_ns, EV_ARRIVE, cn, (uint32_t)item, 0);
+		if (!sm->nics[q->dst_nic].down)
+			heap_push(&sm->q, sm->now + sm->s->net_latency_ns, EV_ARRIVE, cn, (uint32_t)item,
+				  0);
 	} else {
 		conn_arrive(sm, cn, item);
 	}
@@ -598,12 +664,12 @@ static void notify_dependents(struct sim *sm, struct conn *cn, int item)
 {
 	struct opinst *op = cn->op;
 	if (op->kind == OPK_RING) {
-		int n = op->n;
-		if ((item + 1) % op->K == 0 || item + 1 >= cn->nitems)
+		int n = op->n, d = cn->next[item];
+		if (d < 0)
 			return;
 		struct conn *nx = &op->conns[cn->ch * n + cn->to];
-		if (nx->deps[item + 1]) {
-			nx->deps[item + 1]--;
+		if (nx->deps[d]) {
+			nx->deps[d]--;
 			try_post(sm, nx);
 		}
 	} else if (op->kind == OPK_TREE) {

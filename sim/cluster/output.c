@@ -70,7 +70,8 @@ static int write_evs(struct sim *sm, const char *dir, int i, double end, struct 
 	uint8_t hdr[PULSE_EVS_HEADER_SIZE];
 	pulse_evs_encode_header(hdr, n->dev);
 	fwrite(hdr, 1, sizeof hdr, f);
-	qsort(n->ev, n->nev, sizeof *n->ev, txrec_cmp);
+	if (n->nev)
+		qsort(n->ev, n->nev, sizeof *n->ev, txrec_cmp);
 	size_t e = 0;
 	uint64_t k = 0;
 	for (;;) {

@@ -79,14 +79,23 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 		net_refresh_nic(sm, fail_nic(sm));
 		break;
 	case F_PCIE_DOWNGRADE:
-	case F_MEM_MISALIGN:
-	case F_HOLMES_PERSISTENT:
-	case F_VT_SLOW_TRANSMISSION:
-		nic->txf = nic->rxf = f->severity;
+		/* the link at `severity` of its bandwidth: the NIC's DMA reads
+		 * (TX) get that share; its posted writes (RX) suffer less */
+		nic->txf = f->severity;
+		nic->rxf = f->severity * 1.6 < 1 ? f->severity * 1.6 : 1;
 		net_refresh_nic(sm, fail_nic(sm));
 		break;
 	case F_PCIE_CONTENTION:
-		nic->txf = nic->rxf = 1 - f->severity;
+		/* loopback traffic takes `severity` of the PCIe bandwidth */
+		nic->txf = 1 - f->severity;
+		nic->rxf = (1 - f->severity) * 1.6 < 1 ? (1 - f->severity) * 1.6 : 1;
+		net_refresh_nic(sm, fail_nic(sm));
+		break;
+	case F_MEM_MISALIGN:
+	case F_HOLMES_PERSISTENT:
+	case F_VT_SLOW_TRANSMISSION:
+		/* the sender's reads are slow: TX only */
+		nic->txf = f->severity;
 		net_refresh_nic(sm, fail_nic(sm));
 		break;
 	case F_CROSS_NUMA:
@@ -104,14 +113,18 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 	case F_CPU_CONTENTION:
 		/* stress on (severity x) all cores: the proxy thread and the
 		 * training loop get a fraction of a core */
-		rk->proxy_add = 40e3 * f->severity * f->severity;
+		rk->px_on = 1e6;
+		rk->px_off = 1e6 * f->severity * f->severity;
+		rk->px_a = rk->px_b = sm->now;
 		rk->cpu_f = 1 + 3 * f->severity;
 		break;
 	case F_CPU_THROTTLING:
 		/* powersave governor: everything on the CPU ~2.5x slower */
 		rk->proxy_f = 2.5;
-		rk->proxy_add = 6e3;
-		rk->cpu_f = 2.5;
+		rk->px_on = 2e6;
+		rk->px_off = 0.5e6;
+		rk->px_a = rk->px_b = sm->now;
+		rk->cpu_f = 4.5;
 		break;
 	case F_CUDA_EXEC_ERROR:
 		/* the allocation fails at the start of the iteration: the process
@@ -463,6 +476,80 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 		sm->iter_start[i] = SC_INF;
 }
 
+static void op_free(struct opinst *op)
+{
+	if (!op)
+		return;
+	for (int c = 0; c < op->nconn; c++) {
+		free(op->conns[c].bytes);
+		free(op->conns[c].deps);
+		if (op->conns[c].owns_next)
+			free(op->conns[c].next);
+	}
+	free(op->conns);
+	free(op->parts);
+	free(op->chain);
+	free(op->tup);
+	free(op->tdn);
+	free(op);
+}
+
+static void sim_free(struct sim *sm)
+{
+	for (int i = 0; i < sm->nranks; i++) {
+		struct rankst *rk = &sm->ranks[i];
+		for (size_t k = 0; k < rk->gq_n; k++)
+			free(rk->gq[(rk->gq_head + k) % rk->gq_cap].parts);
+		free(rk->gq);
+		free(rk->prog);
+		free(rk->grp);
+		free(rk->hook_seq);
+		free(rk->coll_idx);
+		free(rk->rec);
+		struct nic *n = &sm->nics[i];
+		free(n->ev);
+		for (struct flow *f = n->txl, *nx; f; f = nx) {
+			nx = f->tx_next;
+			free(f);
+		}
+	}
+	for (struct flow *f = sm->flow_free, *nx; f; f = nx) {
+		nx = f->free_next;
+		free(f);
+	}
+	for (int c = 0; c < sm->ncomms; c++) {
+		struct comm *cm = &sm->comms[c];
+		for (size_t k = 0; k < cm->ncoll; k++)
+			op_free(cm->coll[k]);
+		for (int p = 0; p < cm->n * cm->n; p++) {
+			for (uint32_t k = 0; k < cm->p2p_cap[p]; k++)
+				op_free(cm->p2p_inst[p][k]);
+			free(cm->p2p_inst[p]);
+		}
+		free(cm->coll);
+		free(cm->p2p_inst);
+		free(cm->p2p_ns);
+		free(cm->p2p_nr);
+		free(cm->p2p_cap);
+		free(cm->ranks);
+		free(cm->ring_qpc);
+		free(cm->p2p_qpc);
+		free(cm->tree_up);
+		free(cm->tree_dn);
+	}
+	free(sm->comms);
+	free(sm->qpcs);
+	free(sm->q.v);
+	free(sm->hosts);
+	free(sm->nics);
+	free(sm->paths);
+	free(sm->ranks);
+	free(sm->iter_start);
+	free(sm->iter_end);
+	free(sm->iter_nend);
+	free(sm);
+}
+
 static long peak_rss_kb(void)
 {
 	struct rusage ru;
@@ -480,6 +567,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 	setup(sm, s);
 	if (workload_build(sm)) {
 		snprintf(err, errlen, "%s", sm->err);
+		sim_free(sm);
 		return -1;
 	}
 	for (int r = 0; r < sm->nranks; r++) {
@@ -545,20 +633,21 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			if (f->type == F_HOLMES_SPIKE) {
 				/* healthy most of the time, a short deep dip now and then */
 				if (n->txf < 1) {
-					n->txf = n->rxf = 1;
+					n->txf = 1;
 					next = f->period_ns * sc_rng_range(&sm->rng, 0.5, 1.5);
 				} else {
-					n->txf = n->rxf = n->fluct_lo;
+					n->txf = n->fluct_lo;
 					next = f->duration_ns;
 				}
 			} else if (f->type == F_HOLMES_FLUCTUATION) {
 				/* periodic: half a period low, half a period healthy */
-				n->txf = n->rxf = n->txf < 1 ? 1 : n->fluct_lo;
+				n->txf = n->txf < 1 ? 1 : n->fluct_lo;
 				next = f->period_ns / 2;
 			} else {
 				/* cross-NUMA: a rate that wanders between fluct_lo and 1 */
 				double v = sc_rng_range(&sm->rng, n->fluct_lo, 1.0);
-				n->txf = n->rxf = v;
+				n->txf = v;
+				n->rxf = v * 1.6 < 1 ? v * 1.6 : 1;
 				next = sc_rng_range(&sm->rng, 20e3, 200e3);
 			}
 			net_refresh_nic(sm, (int)e.a);
@@ -567,8 +656,11 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 		}
 		case EV_NIC_DOWN: {
 			struct nic *n = &sm->nics[e.a];
+			/* it stops sending; what others send to it leaves their NICs
+			 * (RC sends, then waits for ACKs that never come) and is lost */
 			n->down = 1;
-			n->txf = n->rxf = 0;
+			n->txf = 0;
+			sm->fail_start = sm->now;
 			net_refresh_nic(sm, (int)e.a);
 			break;
 		}
@@ -588,6 +680,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 	int rc = out_write_all(sm, outdir, pcap, st);
 	if (rc)
 		snprintf(err, errlen, "%s", sm->err);
+	sim_free(sm);
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	st->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
 	st->peak_rss_kb = peak_rss_kb();

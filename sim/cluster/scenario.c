@@ -161,6 +161,7 @@ static void defaults(struct sc_scenario *s)
 	s->channels = 2;
 	s->p2p_channels = 2;
 	s->slots = 4;
+	s->chunk_slices = 2;
 	s->algo = ALGO_RING;
 	s->slice_bytes = 1u << 20;
 	s->proxy_ns = 2000;
@@ -291,7 +292,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	get_u64(&c, cl, "cluster", "clock_base_ns", &s->clock_base_ns, 1e17, 4e18);
 
 	const cJSON *nc = get_obj(&c, root, "nccl");
-	static const char *const nck[] = { "channels", "p2p_channels", "slots", "algo",
+	static const char *const nck[] = { "channels", "p2p_channels", "slots", "chunk_slices", "algo",
 					   "slice_bytes", "proxy_ns", "launch_ns", "call_ns",
 					   "net_latency_ns", "mtu", "event_max_bytes",
 					   "event_max_ns", NULL };
@@ -299,6 +300,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	get_int(&c, nc, "nccl", "channels", &s->channels, 1, SC_MAX_CHANNELS);
 	get_int(&c, nc, "nccl", "p2p_channels", &s->p2p_channels, 1, SC_MAX_CHANNELS);
 	get_int(&c, nc, "nccl", "slots", &s->slots, 1, 64);
+	get_int(&c, nc, "nccl", "chunk_slices", &s->chunk_slices, 1, 64);
 	const char *algo = get_str(&c, nc, "nccl", "algo");
 	if (algo) {
 		if (!strcmp(algo, "ring"))
@@ -364,7 +366,8 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	get_num(&c, m, "moe", "routing_skew", &s->routing_skew, 0, 0.95);
 
 	const cJSON *st = get_obj(&c, root, "standalone");
-	static const char *const sk[] = { "pattern", "collective", "msg_bytes", "gap_ns", NULL };
+	static const char *const sk[] = { "pattern", "collective", "msg_bytes", "gap_ns", "delay_ns",
+					  NULL };
 	check_known(&c, st, "standalone", sk);
 	const char *pat = get_str(&c, st, "standalone", "pattern");
 	if (pat) {
@@ -391,6 +394,23 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	}
 	get_u64(&c, st, "standalone", "msg_bytes", &s->msg_bytes, 1, 1e11);
 	get_num(&c, st, "standalone", "gap_ns", &s->gap_ns, 0, 1e10);
+	const cJSON *dl = st ? cJSON_GetObjectItemCaseSensitive(st, "delay_ns") : NULL;
+	if (dl) {
+		if (!cJSON_IsArray(dl) || cJSON_GetArraySize(dl) > 64) {
+			fail(&c, "standalone.delay_ns: expected an array of at most 64 numbers");
+		} else {
+			int i = 0;
+			const cJSON *v;
+			cJSON_ArrayForEach(v, dl)
+			{
+				if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e10))
+					fail(&c, "standalone.delay_ns[%d]: expected a number in [0, 1e10]", i);
+				else
+					s->delay_ns[i] = v->valuedouble;
+				i++;
+			}
+		}
+	}
 
 	const cJSON *fab = get_obj(&c, root, "fabric");
 	static const char *const fk[] = { "paths", NULL };

@@ -363,7 +363,7 @@ static int build_standalone(struct sim *sm)
 		int ccld_done = 0;
 		for (int it = 0; it < s->iterations; it++) {
 			mark(rk, I_ITER, it);
-			compute(rk, s->gap_ns, PH_OTHER);
+			compute(rk, s->gap_ns + (r < 64 ? s->delay_ns[r] : 0), PH_OTHER);
 			uint64_t b = s->msg_bytes;
 			if (ccld_hook(sm, rk, it, world, &b, &ccld_done))
 				break;
