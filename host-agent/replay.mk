@@ -20,3 +20,11 @@ TEST_PROGS += $(BUILD)/tests/test_qp_join
 # The same on a real sim/run_cluster run (skips when the simulator is absent).
 TEST_SCRIPTS += tests/replay/replay_sim.sh
 test: $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/bin/pulse-run-cluster
+
+# The association wiring (loop.c) and the replay options, in process.
+CFLAGS_tests/replay/test_agent_assoc.c := -Ihost-agent
+$(BUILD)/tests/test_agent_assoc: $(call objs,asan,tests/replay/test_agent_assoc.c $(AGENT_SRCS) \
+		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_agent_assoc
