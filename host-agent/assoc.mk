@@ -42,3 +42,10 @@ bench-assoc: $(BUILD)/bench/bench_assoc
 	@echo "== association ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
 	$(BUILD)/bench/bench_assoc | tee $(BUILD)/bench/assoc.md
 BENCH_TARGETS += bench-assoc
+
+# End to end against the simulator's truth (tests/assoc/accuracy.sh).
+$(BUILD)/tests/assoc_accuracy: $(call objs,obj,tests/assoc/assoc_accuracy.c) $(BUILD)/lib/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -lcjson -lm
+TEST_SCRIPTS += tests/assoc/accuracy.sh
+test: $(BUILD)/tests/assoc_accuracy $(BUILD)/bin/pulse-host-agent $(BUILD)/bin/pulse-run-cluster

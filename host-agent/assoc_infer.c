@@ -68,8 +68,10 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 	for (uint32_t i = 0; i < npeers; i++) {
 		if (bytes[i] * 5 < max)
 			continue;
+		/* a neighbour in one tree or in both (or the only tree): 1 or
+		 * 2 units; more is the next operator's traffic in the window */
 		uint64_t m = (bytes[i] + q / 8) / q;
-		expected_out[i] = (m ? m : 1) * q;
+		expected_out[i] = (m == 0 ? 1 : m > 2 ? 2 : m) * q;
 	}
 	return PULSE_ALGO_TREE;
 }
@@ -79,11 +81,72 @@ static uint8_t prof_name_algo(uint8_t a)
 	return a;
 }
 
+/* A small collective (under AS_SMALL_SPLIT bytes: the loss, metadata) has
+ * no rate curve to infer from, and its few bytes share epochs with the
+ * next operator's: it takes the algorithm last inferred for a large
+ * collective of the same rank stream; before any, the peers it sends to in
+ * its first epoch are its peers, algorithm unknown. */
+static int infer_small(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t n)
+{
+	uint64_t half = n / 2 ? n / 2 : 1;
+	op->npeers = 0;
+	if (rs->last_algo == PULSE_ALGO_RING && rs->ring_next >= 0) {
+		op->algo = PULSE_ALGO_RING;
+		op->algo_source = PULSE_ALGO_SRC_REUSED;
+		as_op_add_peer(op, rs->ring_next, as_ring_total(op->type, op->count, op->datatype, rs->nranks), 0);
+	} else if (rs->last_algo == PULSE_ALGO_TREE && rs->ntree) {
+		op->algo = PULSE_ALGO_TREE;
+		op->algo_source = PULSE_ALGO_SRC_REUSED;
+		for (uint32_t i = 0; i < rs->ntree; i++)
+			as_op_add_peer(op, rs->tree_peer[i], rs->tree_mult[i] * half, 0);
+	} else {
+		uint64_t floor = as_call_floor(a, op), t0 = UINT64_MAX;
+		for (uint32_t i = 0; i < rs->npeers; i++) {
+			const struct as_buf *b = &rs->peers[i].buf;
+			for (uint32_t j = b->head; j < b->n; j++)
+				if (b->v[j].t + a->epoch_ns >= floor) {
+					t0 = b->v[j].t < t0 ? b->v[j].t : t0;
+					break;
+				}
+		}
+		if (t0 == UINT64_MAX)
+			return 0; /* no traffic yet */
+		for (uint32_t i = 0; i < rs->npeers; i++) {
+			const struct as_buf *b = &rs->peers[i].buf;
+			for (uint32_t j = b->head; j < b->n; j++)
+				if (b->v[j].t + a->epoch_ns >= floor) {
+					if (b->v[j].t <= t0 + a->epoch_ns)
+						as_op_add_peer(op, rs->peers[i].rank, half, 0);
+					break;
+				}
+		}
+		op->algo = PULSE_ALGO_UNKNOWN;
+		op->algo_source = PULSE_ALGO_SRC_NONE;
+	}
+	if (op->prof_algo) {
+		if (op->algo && op->prof_algo != op->algo)
+			a->st.algo_conflicts++;
+		op->algo_source = op->algo && op->prof_algo != op->algo ? PULSE_ALGO_SRC_CONFLICT
+									 : PULSE_ALGO_SRC_PROFILER;
+		op->algo = op->prof_algo;
+	}
+	op->set_up = 1;
+	return 1;
+}
+
 int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t horizon)
 {
 	uint32_t np = rs->npeers;
 	if (np == 0)
 		return 0;
+	{
+		uint64_t n = op->count * (as_dtype_size(op->datatype) ? as_dtype_size(op->datatype) : 1);
+		uint64_t total = op->type == PULSE_HOOK_OP_ALLREDUCE
+					 ? 2 * n
+					 : as_ring_total(op->type, op->count, op->datatype, rs->nranks);
+		if (total < AS_SMALL_SPLIT)
+			return infer_small(a, rs, op, n);
+	}
 	uint32_t *ix = calloc(np, sizeof *ix);
 	uint64_t *by = calloc(np, sizeof *by);
 	int32_t *rk = calloc(np, sizeof *rk);
@@ -174,6 +237,16 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		}
 		if (algo == PULSE_ALGO_RING)
 			rs->ring_next = rk[i];
+	}
+	rs->last_algo = algo;
+	if (algo == PULSE_ALGO_TREE) {
+		rs->ntree = 0;
+		uint64_t half = n / 2 ? n / 2 : 1;
+		for (uint32_t i = 0; i < np && rs->ntree < AS_LEARN_MAX_PEERS; i++)
+			if (ex[i]) {
+				rs->tree_peer[rs->ntree] = rk[i];
+				rs->tree_mult[rs->ntree++] = (uint8_t)(ex[i] / half > 1 ? 2 : 1);
+			}
 	}
 	op->set_up = 1;
 	if (rs->nlearn == rs->learn_cap) {

@@ -25,6 +25,8 @@
 #define AS_DEFAULT_HANG_NS 5000000000ull /* 5 s */
 #define AS_MAX_NICS 64
 #define AS_MAX_RANKS 65536
+#define AS_SMALL_SPLIT (64u * 1024u) /* a small operator: loss, metadata (§5.2 "None") */
+#define AS_SMALL_CAP 4096u
 
 /* One non-zero epoch: its start in host time and its bytes. */
 struct as_ev {
@@ -122,6 +124,10 @@ struct as_rank {
 	struct as_learn *learn;
 	uint32_t nlearn, learn_cap;
 	int32_t ring_next;     /* learned from a ring inference, -1 unknown */
+	uint8_t last_algo;     /* the last algorithm inferred for a large collective */
+	uint32_t ntree;        /* tree neighbours from the last tree inference */
+	int32_t tree_peer[AS_LEARN_MAX_PEERS];
+	uint8_t tree_mult[AS_LEARN_MAX_PEERS]; /* N/2 units: 1 or 2 */
 	uint64_t last_loss_end; /* host time up to which data was lost */
 };
 

@@ -33,8 +33,6 @@
  *    epoch are merged (a limit: no gap, no boundary).
  */
 
-#define AS_SMALL_SPLIT (64u * 1024u)
-#define AS_SMALL_CAP 4096u
 #include <stdlib.h>
 #include <string.h>
 
