@@ -66,6 +66,7 @@ struct sc_failure {
 	int start_iteration;
 	double period_ns;   /* fluctuation / spike period */
 	double duration_ns; /* spike length */
+	int ingress;        /* congestion: paths into the NIC instead of out of it */
 };
 
 /* The scenario, with every default filled in (sim/README.md). */

@@ -148,6 +148,7 @@ static double flow_rate(struct sim *sm, const struct flow *f)
 		double pr = p->cap / (p->n ? p->n : 1);
 		if (pr < r)
 			r = pr;
+		r *= p->factor;
 	}
 	return r;
 }

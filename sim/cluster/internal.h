@@ -63,7 +63,9 @@ struct nic {
 
 struct path {
 	int src, dst; /* nic indices */
-	double cap;
+	int fail;     /* congested by the failure */
+	double cap;   /* shared by its flows (fabric.paths: background traffic) */
+	double factor; /* congestion control throttles each flow on it to this share */
 	int n;
 	struct flow *l;
 };

@@ -73,10 +73,16 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 	switch (f->type) {
 	case F_NET_CONGESTION:
 	case F_VED_BACKGROUND:
+		/* background traffic leaves `severity` of the paths out of (or,
+		 * ingress, into) the faulty NIC */
 		for (int i = 0; i < sm->npaths; i++)
-			if (sm->paths[i].src == fail_nic(sm))
-				sm->paths[i].cap = nic->cap * f->severity;
-		net_refresh_nic(sm, fail_nic(sm));
+			if (sm->paths[i].fail)
+				sm->paths[i].factor = f->severity;
+		for (int i = 0; i < sm->npaths; i++)
+			if (sm->paths[i].fail) {
+				net_refresh_nic(sm, sm->paths[i].src);
+				net_refresh_nic(sm, sm->paths[i].dst);
+			}
 		break;
 	case F_PCIE_DOWNGRADE:
 		/* the link at `severity` of its bandwidth: the NIC's DMA reads
@@ -89,6 +95,11 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 		/* loopback traffic takes `severity` of the PCIe bandwidth */
 		nic->txf = 1 - f->severity;
 		nic->rxf = (1 - f->severity) * 1.6 < 1 ? (1 - f->severity) * 1.6 : 1;
+		net_refresh_nic(sm, fail_nic(sm));
+		break;
+	case F_VED_INCAST:
+		/* incast of background flows into this NIC: its RX link is shared */
+		nic->rxf = f->severity;
 		net_refresh_nic(sm, fail_nic(sm));
 		break;
 	case F_MEM_MISALIGN:
@@ -456,6 +467,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 		p->src = s->paths[i].src_host * s->gpus + s->paths[i].src_gpu;
 		p->dst = s->paths[i].dst_host * s->gpus + s->paths[i].dst_gpu;
 		p->cap = sm->nics[p->src].cap * s->paths[i].frac;
+		p->factor = 1;
 	}
 	if (s->failure.type == F_NET_CONGESTION || s->failure.type == F_VED_BACKGROUND) {
 		int src = s->failure.host * s->gpus + s->failure.gpu;
@@ -463,9 +475,11 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 			if (sm->nics[d].host == sm->nics[src].host)
 				continue;
 			struct path *p = &sm->paths[sm->npaths++];
-			p->src = src;
-			p->dst = d;
+			p->src = s->failure.ingress ? d : src;
+			p->dst = s->failure.ingress ? src : d;
 			p->cap = sm->nics[src].cap;
+			p->factor = 1;
+			p->fail = 1;
 		}
 	}
 	sm->fail_rank = s->failure.type != F_NONE ? s->failure.host * s->gpus + s->failure.gpu : -1;

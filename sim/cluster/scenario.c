@@ -181,7 +181,7 @@ static void defaults(struct sc_scenario *s)
 	s->bwd_ns = 4e6;
 	s->optimizer_ns = 1e6;
 	s->act_bytes = 8u << 20;
-	s->grad_bytes = 64u << 20;
+	s->grad_bytes = 256u << 20;
 	s->tp_bytes = 16u << 20;
 	s->zero = 1;
 	s->ep = 2;
@@ -454,7 +454,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		} else {
 			static const char *const fk2[] = { "type", "host", "gpu", "severity",
 							   "start_iteration", "period_ns",
-							   "duration_ns", NULL };
+							   "duration_ns", "direction", NULL };
 			check_known(&c, f, "failure", fk2);
 			const char *t = get_str(&c, f, "failure", "type");
 			if (!t) {
@@ -475,6 +475,13 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 				100000);
 			get_num(&c, f, "failure", "period_ns", &s->failure.period_ns, 1e4, 1e10);
 			get_num(&c, f, "failure", "duration_ns", &s->failure.duration_ns, 1e3, 1e10);
+			const char *dir = get_str(&c, f, "failure", "direction");
+			if (dir) {
+				if (!strcmp(dir, "ingress"))
+					s->failure.ingress = 1;
+				else if (strcmp(dir, "egress"))
+					fail(&c, "failure.direction: \"%s\" is not egress or ingress", dir);
+			}
 		}
 	}
 	cJSON_Delete(root);
