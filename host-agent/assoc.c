@@ -646,6 +646,8 @@ static void drain_extras(struct assoc *a, struct as_rank *rs, struct as_op *op, 
 static int hang_due(const struct assoc *a, const struct as_rank *rs, const struct as_op *op,
 		    uint64_t now_ns)
 {
+	if (a->finishing)
+		return 1;
 	uint64_t due = op->call_ns + a->hang_ns;
 	if (now_ns < due)
 		return 0;
@@ -655,7 +657,8 @@ static int hang_due(const struct assoc *a, const struct as_rank *rs, const struc
 
 static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 {
-	uint64_t horizon = rank_horizon(a, rs);
+	/* at the end of the data, silence lasts forever */
+	uint64_t horizon = a->finishing ? UINT64_MAX / 2 : rank_horizon(a, rs);
 	for (uint32_t i = rs->qhead; i < rs->qn; i++) {
 		struct as_op *op = &rs->q[i];
 		if (op->final)
@@ -896,6 +899,16 @@ void assoc_flush(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx
 		}
 	}
 	free(r);
+}
+
+void assoc_finish(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx)
+{
+	if (!a)
+		return;
+	assoc_flush(a, now_ns, emit, ctx);
+	a->finishing = 1;
+	assoc_flush(a, now_ns, emit, ctx);
+	a->finishing = 0;
 }
 
 uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id)

@@ -84,6 +84,13 @@ void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, i
 typedef void (*assoc_emit_fn)(void *ctx, const struct pulse_op_record *r);
 void assoc_flush(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx);
 
+/* End of the data (replay reached the end of its run directory, or the
+ * agent stops): like assoc_flush, then every operator still pending is
+ * emitted as it stands: hung (it sent some of its bytes), not_started
+ * (none), gap (NIC data was lost meanwhile); the hang bound is not waited
+ * for. The instance stays usable. */
+void assoc_finish(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx);
+
 /* The parallelism label of a communicator, as far as seen (PULSE_PAR_*). */
 uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id);
 

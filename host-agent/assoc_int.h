@@ -173,6 +173,7 @@ struct assoc {
 	char host[PULSE_OP_HOST_LEN];
 	uint32_t epoch_ns;
 	uint64_t delta_ns, hang_ns, short_gap_ns;
+	int finishing; /* assoc_finish: every pending operator is due */
 	struct as_member *members;
 	uint32_t nmembers, members_cap;
 	struct as_qp *qps;         /* open-addressing table keyed by (nic, qpn) */
