@@ -44,6 +44,8 @@ struct host_ent {
 	uint64_t agent_dropped;      /* the agent's own drops, from its HEARTBEAT */
 	int skewed;
 	int64_t skew_ns;
+	int64_t skew_s[4];           /* the last samples (agent - analyzer realtime) */
+	uint32_t nskew;
 };
 
 struct conn {
@@ -56,10 +58,13 @@ struct conn {
 	uint8_t *out;
 	size_t out_len, out_off, out_alloc;
 	uint32_t seq;
+	int wdead;                   /* sending failed: what it sent is still read, then closed */
 	uint64_t t_accept, t_rx;     /* monotonic ns */
 	double tokens;
 	uint64_t t_tokens;
-	uint64_t flood_sec, flood_run, flood_sec_drops;
+	uint64_t throttled_since;     /* start of the current flood episode (0: none) */
+	uint64_t throttled_last;      /* the last turn it was over its rate */
+	uint64_t throttled_frames;   /* data frames taken on credit in this episode */
 	uint64_t nlog;
 	uint64_t frames, lines;
 };
@@ -139,7 +144,7 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	c->max_payload = PULSE_AW_MAX_PAYLOAD;
 	c->out_cap = 8u << 20;
 	c->max_frames_per_s = 20000;
-	c->flood_close_s = 3;
+	c->flood_close_s = 10;
 	c->read_per_turn = 256u << 10;
 	c->max_skew_ns = 50000000ull;
 	c->hello_timeout_ms = 5000;
@@ -156,7 +161,7 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	X(hello_version) X(hello_job) X(replaced) X(byes) X(agent_errors) X(hello_timeouts)        \
 	X(idle_timeouts) X(mid_frame_disconnects) X(mid_frame_bytes) X(frames_in) X(bytes_in)      \
 	X(frames_out) X(bytes_out) X(bad_magic) X(oversize) X(bad_frames) X(bad_payload)           \
-	X(protocol_errors) X(flood_dropped) X(flood_closes) X(out_overflows) X(lines)              \
+	X(protocol_errors) X(flood_throttled) X(flood_closes) X(out_overflows) X(lines)              \
 	X(lines_used) X(lines_ignored) X(lines_rejected) X(skew_events) X(skew_dropped)            \
 	X(agent_dropped) X(maps) X(map_bad) X(join_runs) X(joins_sent) X(join_oversize)            \
 	X(join_qps) X(join_paired) X(join_no_partner) X(join_ambiguous) X(join_not_connected)      \
@@ -320,10 +325,14 @@ static int conn_flush(struct an_srv *s, struct conn *c)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return 0;
-		if (c->state != C_DEAD && conn_logok(c))
-			slog(s, "warn", "agent %s [%s]: send failed: %s; closing", cname(c), c->peer,
-			     n < 0 ? strerror(errno) : "closed");
-		conn_kill(s, c);
+		/* the agent is gone or going (e.g. it sent BYE and closed while our
+		 * answer to its last HEARTBEAT was on the way): nothing more is
+		 * sent, what it sent is still read up to the end */
+		if (!c->wdead && c->state != C_DEAD && conn_logok(c))
+			slog(s, "info", "agent %s [%s]: send failed: %s; reading what it sent, then closing",
+			     cname(c), c->peer, n < 0 ? strerror(errno) : "closed");
+		c->wdead = 1;
+		c->out_off = c->out_len = 0;
 		return -1;
 	}
 	c->out_off = c->out_len = 0;
@@ -332,7 +341,7 @@ static int conn_flush(struct an_srv *s, struct conn *c)
 
 static int conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len)
 {
-	if (c->state == C_DEAD)
+	if (c->state == C_DEAD || c->wdead)
 		return -1;
 	size_t need = PULSE_AW_HDR_LEN + len;
 	if (c->out_len - c->out_off + need > s->cfg.out_cap) {
@@ -408,17 +417,41 @@ static void conn_kill(struct an_srv *s, struct conn *c)
 
 /* ---- clock skew ---- */
 
+/* A sample is the agent's realtime in a HELLO/HEARTBEAT minus ours when we
+ * read it: the true offset plus nothing, minus the frame's delay (network,
+ * our backlog). So a sample is a lower bound of the offset: an agent ahead
+ * beyond the bound is certain from one sample; one behind only when the
+ * best (largest) of the last 3 samples says so, so that a backlog on our
+ * side does not read as skew. */
 static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, const char *what)
 {
 	uint64_t now = real_ns();
-	int64_t skew = (int64_t)(agent_rt - now);
+	int64_t sample = (int64_t)(agent_rt - now);
 	struct host_ent *h = c->host;
+	h->skew_s[h->nskew++ % 4] = sample;
+	uint32_t n = h->nskew < 4 ? h->nskew : 4;
+	uint32_t recent = n < 3 ? n : 3;
+	int64_t best = INT64_MIN;
+	for (uint32_t i = 0; i < recent; i++) {
+		int64_t v = h->skew_s[(h->nskew - 1 - i) % 4];
+		if (v > best)
+			best = v;
+	}
+	int64_t bound = (int64_t)s->cfg.max_skew_ns;
+	int beyond = 1;
+	int64_t skew = sample;
+	if (sample <= bound) {
+		if (recent >= 3 && best < -bound)
+			skew = best;
+		else
+			beyond = 0;
+	}
 	h->skew_ns = skew;
 	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
 	uint64_t maxmag = s->st.max_skew_ns < 0 ? (uint64_t)-s->st.max_skew_ns : (uint64_t)s->st.max_skew_ns;
-	if (mag > maxmag)
+	if (mag > maxmag && (beyond || skew > 0))
 		s->st.max_skew_ns = skew;
-	if (mag > s->cfg.max_skew_ns) {
+	if (beyond) {
 		s->st.skew_events++;
 		if (!h->skewed)
 			slog(s, "warn",
@@ -716,38 +749,71 @@ static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw
 	}
 }
 
-static int flood_ok(struct an_srv *s, struct conn *c)
+/* The frame-rate bound: a token bucket per connection. Each data frame
+ * takes a token, on credit if need be (frames already read are never
+ * dropped); a connection without tokens is not read until the bucket
+ * refills, so a flooding agent is slowed by TCP's own flow control (its
+ * link queues, and drops and counts at its bound) and the others are
+ * served as usual. Throttled without a break for flood_close_s: ERROR flood
+ * and closed. */
+static double bucket_depth(const struct an_srv *s)
+{
+	return s->cfg.flood_burst ? s->cfg.flood_burst : 2.0 * s->cfg.max_frames_per_s;
+}
+
+static void refill(struct an_srv *s, struct conn *c, uint64_t now)
 {
 	if (!s->cfg.max_frames_per_s)
-		return 1;
-	uint64_t now = mono_ns();
-	double burst = s->cfg.flood_burst ? s->cfg.flood_burst : s->cfg.max_frames_per_s;
+		return;
 	c->tokens += (double)(now - c->t_tokens) * 1e-9 * s->cfg.max_frames_per_s;
-	if (c->tokens > burst)
-		c->tokens = burst;
+	if (c->tokens > bucket_depth(s))
+		c->tokens = bucket_depth(s);
 	c->t_tokens = now;
-	if (c->tokens >= 1) {
-		c->tokens -= 1;
+}
+
+static void take_token(struct an_srv *s, struct conn *c)
+{
+	if (!s->cfg.max_frames_per_s)
+		return;
+	c->tokens -= 1;
+	if (c->tokens >= 0)
+		return;
+	c->throttled_frames++;
+	if (!c->throttled_since) {
+		c->throttled_since = c->throttled_last = mono_ns();
+		s->st.flood_throttled++;
+		slog(s, "warn",
+		     "agent %s: over %" PRIu32 " frames/s: not reading from it until it is back "
+		     "under (it queues, and drops and counts at its own bound)",
+		     cname(c), s->cfg.max_frames_per_s);
+	}
+}
+
+/* Called every loop turn: 1 when the connection may be read now. An
+ * episode lasts until the connection has stayed under its rate for 1 s. */
+static int throttle_check(struct an_srv *s, struct conn *c, uint64_t now)
+{
+	refill(s, c, now);
+	if (!s->cfg.max_frames_per_s || c->tokens >= 1) {
+		if (c->throttled_since && now - c->throttled_last > 1000000000u) {
+			slog(s, "info",
+			     "agent %s: back under %" PRIu32 " frames/s (over it for %.1f s, %" PRIu64
+			     " frames over)",
+			     cname(c), s->cfg.max_frames_per_s,
+			     (double)(c->throttled_last - c->throttled_since) / 1e9, c->throttled_frames);
+			c->throttled_since = 0;
+			c->throttled_frames = 0;
+		}
 		return 1;
 	}
-	s->st.flood_dropped++;
-	uint64_t sec = now / 1000000000u;
-	if (sec != c->flood_sec) {
-		c->flood_run = sec == c->flood_sec + 1 ? c->flood_run + 1 : 1;
-		c->flood_sec = sec;
-		c->flood_sec_drops = 0;
-		slog(s, "warn",
-		     "agent %s: over %" PRIu32 " frames/s: dropping its data frames (%" PRIu64
-		     " second(s) in a row)",
-		     c->host->name, s->cfg.max_frames_per_s, c->flood_run);
-	}
-	c->flood_sec_drops++;
-	if (s->cfg.flood_close_s && c->flood_run >= s->cfg.flood_close_s) {
+	c->throttled_last = now;
+	if (s->cfg.flood_close_s && c->throttled_since &&
+	    now - c->throttled_since >= (uint64_t)s->cfg.flood_close_s * 1000000000u) {
 		s->st.flood_closes++;
-		slog(s, "warn", "agent %s: flooding for %" PRIu64 " s; closing with ERROR flood",
-		     c->host->name, c->flood_run);
-		conn_error(s, c, PULSE_AW_E_FLOOD, "over %" PRIu32 " frames/s for %" PRIu64 " s",
-			   s->cfg.max_frames_per_s, c->flood_run);
+		slog(s, "warn", "agent %s: over %" PRIu32 " frames/s for %" PRIu32 " s; closing with ERROR flood",
+		     cname(c), s->cfg.max_frames_per_s, s->cfg.flood_close_s);
+		conn_error(s, c, PULSE_AW_E_FLOOD, "over %" PRIu32 " frames/s for %" PRIu32 " s",
+			   s->cfg.max_frames_per_s, s->cfg.flood_close_s);
 	}
 	return 0;
 }
@@ -802,6 +868,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	s->st.hellos++;
 	if (++s->st.agents_now > s->st.agents_max)
 		s->st.agents_max = s->st.agents_now;
+	he->nskew = 0;
 	free(he->last_join); /* a new connection gets the whole join again */
 	he->last_join = NULL;
 	struct pulse_aw_hello_ack a = {.version = hi, .max_payload = s->cfg.max_payload,
@@ -862,8 +929,7 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	case PULSE_AW_CALLS:
 	case PULSE_AW_MAP:
 	case PULSE_AW_LINES: {
-		if (!flood_ok(s, c))
-			return;
+		take_token(s, c);
 		int n = pulse_aw_lines_check(t, f->payload, f->h.length, err, sizeof err);
 		if (n < 0) {
 			s->st.bad_payload++;
@@ -943,6 +1009,8 @@ static void conn_read(struct an_srv *s, struct conn *c)
 	size_t budget = s->cfg.read_per_turn;
 	char err[256];
 	while (c->state != C_DEAD && budget) {
+		if (s->cfg.max_frames_per_s && c->tokens < 1 && c->state == C_READY)
+			return; /* throttled: what is read is taken, no more */
 		size_t avail;
 		uint8_t *p = pulse_aw_dec_space(&c->dec, &avail);
 		ssize_t n = 0;
@@ -1076,7 +1144,7 @@ static void accept_all(struct an_srv *s)
 		snprintf(c->peer, sizeof c->peer, "%s%s%s:%s", strchr(host, ':') ? "[" : "", host,
 			 strchr(host, ':') ? "]" : "", port);
 		c->t_accept = c->t_rx = c->t_tokens = mono_ns();
-		c->tokens = s->cfg.flood_burst ? s->cfg.flood_burst : s->cfg.max_frames_per_s;
+		c->tokens = bucket_depth(s);
 		s->conns[s->nconns++] = c;
 		s->st.accepted++;
 	}
@@ -1197,13 +1265,17 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		s->cappfd = n * 2;
 	}
 	s->pfd[0] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
-	for (uint32_t i = 0; i < s->nconns; i++) {
-		struct conn *c = s->conns[i];
-		s->pfd[i + 1] = (struct pollfd){
-			.fd = c->fd, .events = (short)(POLLIN | (c->out_off < c->out_len ? POLLOUT : 0))};
-	}
 	uint64_t now = mono_ns();
 	uint64_t next = s->t_tick + (uint64_t)s->cfg.tick_ms * 1000000u;
+	for (uint32_t i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		int readable = c->state == C_DEAD || throttle_check(s, c, now);
+		if (!readable && now + 5000000u < next)
+			next = now + 5000000u; /* look again when the bucket has refilled a bit */
+		s->pfd[i + 1] = (struct pollfd){
+			.fd = c->fd,
+			.events = (short)((readable ? POLLIN : 0) | (c->out_off < c->out_len ? POLLOUT : 0))};
+	}
 	if (s->join_due && s->join_due < next)
 		next = s->join_due;
 	int wait = timeout_ms;
@@ -1352,11 +1424,71 @@ int an_serve_cfg(struct an_state *state, const struct an_srv_cfg *cfg, struct an
 	return 0;
 }
 
+/* PULSE_ANALYZER_SERVER="key=value,...": the service's bounds without
+ * command-line options (an_serve's callers pass only the address). */
+static int env_cfg(struct an_srv_cfg *c, FILE *log)
+{
+	const char *env = getenv("PULSE_ANALYZER_SERVER");
+	if (!env || !*env)
+		return 0;
+	static char jobbuf[PULSE_AW_NAME_LEN];
+	char *dup = strdup(env), *save = NULL;
+	if (!dup)
+		return -1;
+	int rc = 0;
+	for (char *kv = strtok_r(dup, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		char *end = NULL;
+		unsigned long long v = 0;
+		if (eq) {
+			*eq = 0;
+			errno = 0;
+			v = strtoull(eq + 1, &end, 10);
+		}
+		int num_ok = eq && end && !*end && eq[1] && !errno && v <= UINT32_MAX;
+		if (eq && !strcmp(kv, "job") && strlen(eq + 1) < sizeof jobbuf) {
+			snprintf(jobbuf, sizeof jobbuf, "%s", eq + 1);
+			c->job = jobbuf;
+			continue;
+		}
+#define K(name, field, scale)                                                                      \
+	if (num_ok && !strcmp(kv, name)) {                                                         \
+		c->field = (__typeof__(c->field))(v * (scale));                                    \
+		continue;                                                                          \
+	}
+		K("max_conns", max_conns, 1)
+		K("max_payload", max_payload, 1)
+		K("out_cap", out_cap, 1)
+		K("max_fps", max_frames_per_s, 1)
+		K("flood_burst", flood_burst, 1)
+		K("flood_close_s", flood_close_s, 1)
+		K("read_per_turn", read_per_turn, 1)
+		K("max_skew_ms", max_skew_ns, 1000000ull)
+		K("drop_skewed", drop_skewed, 1)
+		K("hello_timeout_ms", hello_timeout_ms, 1)
+		K("idle_timeout_ms", idle_timeout_ms, 1)
+		K("heartbeat_ms", heartbeat_ms, 1)
+		K("tick_ms", tick_ms, 1)
+		K("join_delay_ms", join_delay_ms, 1)
+		K("run_ms", run_ns, 1000000ull)
+		K("exit_after_byes", exit_after_byes, 1)
+#undef K
+		fprintf(log, "pulse-analyzer error: PULSE_ANALYZER_SERVER: '%s%s%s' is not a known "
+			     "key=number (see analyzer/PROTOCOL.md)\n",
+			kv, eq ? "=" : "", eq ? eq + 1 : "");
+		rc = -1;
+	}
+	free(dup);
+	return rc;
+}
+
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log)
 {
 	struct an_srv_cfg c;
 	an_srv_cfg_default(&c);
 	c.listen = listen_addr;
 	c.log = log;
+	if (env_cfg(&c, log ? log : stderr))
+		return 1;
 	return an_serve_cfg(s, &c, NULL);
 }

@@ -30,10 +30,12 @@ struct an_srv_cfg {
 	uint32_t max_conns;          /* agents at once (256); more get ERROR FULL */
 	uint32_t max_payload;        /* frame payload bound (PULSE_AW_MAX_PAYLOAD) */
 	uint32_t out_cap;            /* per-connection output bytes (8 MiB); over it: closed */
-	uint32_t max_frames_per_s;   /* data frames per connection and second (20000); 0: no bound */
-	uint32_t flood_burst;        /* token bucket depth (0: = max_frames_per_s) */
-	uint32_t flood_close_s;      /* over the rate in this many consecutive seconds: ERROR
-				      * FLOOD and close (3) */
+	uint32_t max_frames_per_s;   /* data frames per connection and second (20000); 0: no
+				      * bound. Over it the connection is not read (backpressure)
+				      * until it is back under: nothing read is dropped */
+	uint32_t flood_burst;        /* token bucket depth (0: 2 x max_frames_per_s) */
+	uint32_t flood_close_s;      /* throttled without a break this long: ERROR FLOOD and
+				      * close (10) */
 	uint32_t read_per_turn;      /* bytes read from one connection per loop turn (256 KiB) */
 	uint64_t max_skew_ns;        /* |agent realtime - ours| above this is a skew event (50 ms) */
 	int drop_skewed;             /* drop the data of a host while it is beyond the bound
@@ -67,7 +69,8 @@ struct an_srv_stats {
 	uint64_t bad_frames;              /* unknown version/type/flags: skipped */
 	uint64_t bad_payload;             /* a payload that does not decode: skipped */
 	uint64_t protocol_errors;         /* a frame in the wrong state or direction */
-	uint64_t flood_dropped, flood_closes;
+	uint64_t flood_throttled;         /* episodes of a connection over its frame rate */
+	uint64_t flood_closes;            /* closed after flood_close_s throttled */
 	uint64_t out_overflows;           /* output cap reached: closed */
 	/* lines into the analyzer state */
 	uint64_t lines, lines_used, lines_ignored, lines_rejected;
@@ -107,7 +110,12 @@ void an_srv_free(struct an_srv *srv);
  * line to the log at the end and copies the counters to *st (may be NULL).
  * Returns 0, or 1 when it could not start (reason logged). */
 int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv_stats *st);
-/* The same with the defaults (analyzer/analyzer.h's declaration). */
+/* The same with the defaults (analyzer/analyzer.h's declaration), changed
+ * by the environment variable PULSE_ANALYZER_SERVER="key=value,..." with
+ * keys max_conns, max_payload, out_cap, max_fps, flood_burst,
+ * flood_close_s, read_per_turn, max_skew_ms, drop_skewed, hello_timeout_ms,
+ * idle_timeout_ms, heartbeat_ms, tick_ms, join_delay_ms, run_ms,
+ * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */
 const struct an_srv_stats *an_serve_last_stats(void);

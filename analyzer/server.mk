@@ -46,3 +46,23 @@ $(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c \
 test: $(AW_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/analyzer-wire/fuzz_wire.sh
+
+# ---- test client (good and misbehaving agents) and the live test ----
+$(BUILD)/tests/aw_client: $(call objs,asan,tests/analyzer-wire/aw_client.c $(ALINK_SRCS)) \
+		$(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ $(WIRE_LDLIBS) -lpthread
+# pulse-analyzer --listen on a random port, a good agent and misbehaving
+# ones at once (skips, 77, while pulse-analyzer is not built)
+TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh
+test: $(BUILD)/tests/aw_client
+
+# ---- benchmark: decoder frames/s, end to end through pulse-analyzer ----
+$(BUILD)/bench/aw_client: $(call objs,obj,tests/analyzer-wire/aw_client.c $(ALINK_SRCS)) \
+		$(BUILD)/lib/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(WIRE_LDLIBS) -lpthread
+.PHONY: bench-analyzer-wire
+bench-analyzer-wire: $(BUILD)/bench/aw_client $(BUILD)/bin/pulse-analyzer
+	tests/analyzer-wire/bench_wire.sh | tee $(BUILD)/bench/analyzer-wire.md
+BENCH_TARGETS += bench-analyzer-wire

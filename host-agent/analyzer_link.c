@@ -458,10 +458,12 @@ static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 		} else {
 			return 0;
 		}
-		size_t want = buf_used(b);
+		/* data: the head frame's first head_sent bytes are out already */
+		size_t skip = data ? l->head_sent : 0;
+		size_t want = buf_used(b) - skip;
 		if (want > (1u << 20))
 			want = 1u << 20;
-		ssize_t n = send(l->fd, b->p + b->off, want, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = send(l->fd, b->p + b->off + skip, want, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return 0;
