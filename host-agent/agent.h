@@ -59,6 +59,8 @@ struct agent_opts {
 	const char *replay_dir;    /* --replay DIR: a sim/run_cluster run directory */
 	const char *replay_host;   /* --host H (NULL: every host of the run) */
 	const char *host_name;     /* --host-name (NULL: gethostname) */
+	const char *analyzer;      /* --analyzer HOST:PORT (pulse-analyzer --listen) */
+	const char *job;           /* --job ID */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 };
 
@@ -216,6 +218,10 @@ long agent_dump(const struct agent *a, const char *dir, char *err, size_t errlen
 int jsonl_open(const char *path); /* NULL or "-": stdout */
 int jsonl_reopen(void);
 void jsonl_close(void);
+/* Every stream jsonl_open/jsonl_reopen open is handed to wrap (before
+ * them), whose FILE the lines then go to: the analyzer link's tee
+ * (alink_tee), which writes through to the file. */
+void jsonl_set_wrap(FILE *(*wrap)(void *ctx, FILE *inner, int close_inner), void *ctx);
 void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,
 		  double poll_s);
 void jsonl_event(const struct agent_nic *n, const char *event, const char *detail);
@@ -395,6 +401,7 @@ struct agent {
 	struct agent_join *join;    /* remote ends of local QPs (loop.c; replay.c fills it) */
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
+	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */
 };
 
 #endif

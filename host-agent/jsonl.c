@@ -26,15 +26,37 @@
 static FILE *out_f;
 static const char *out_path;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *(*out_wrap)(void *ctx, FILE *inner, int close_inner); /* jsonl_set_wrap */
+static void *out_wrap_ctx;
+
+void jsonl_set_wrap(FILE *(*wrap)(void *ctx, FILE *inner, int close_inner), void *ctx)
+{
+	out_wrap = wrap;
+	out_wrap_ctx = ctx;
+}
+
+/* The stream the lines go to: f itself, or the wrapper around it. */
+static FILE *wrapped(FILE *f, int close_inner)
+{
+	if (!f || !out_wrap)
+		return f;
+	FILE *w = out_wrap(out_wrap_ctx, f, close_inner);
+	if (!w) {
+		LOGE("--out: cannot also send the lines to the analyzer (out of memory); writing "
+		     "the file only");
+		return f;
+	}
+	return w;
+}
 
 int jsonl_open(const char *path)
 {
 	out_path = path && strcmp(path, "-") ? path : NULL;
 	if (!out_path) {
-		out_f = stdout;
+		out_f = wrapped(stdout, 0);
 		return 0;
 	}
-	out_f = fopen(out_path, "a");
+	out_f = wrapped(fopen(out_path, "a"), 1);
 	if (!out_f) {
 		LOGE("--out %s: cannot open: %s", out_path, strerror(errno));
 		return -1;
@@ -51,7 +73,7 @@ int jsonl_reopen(void)
 	int e = errno;
 	if (f) {
 		fclose(out_f);
-		out_f = f;
+		out_f = wrapped(f, 1);
 	}
 	pthread_mutex_unlock(&out_lock);
 	if (!f) {

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "analyzer_link.h"
 #include "assoc.h"
 #include "pulse/op_record.h"
 
@@ -389,6 +390,8 @@ int agent_run(struct agent *a)
 			nic_cycle(a, &a->nics[i]);
 		if (!agent_sig_term)
 			agent_cycle_end(a, agent_realtime_ns());
+		if (a->alink) /* this cycle's lines out, the analyzer's JOIN in */
+			alink_poll(a->alink, agent_mono_ns());
 		pthread_sigmask(SIG_UNBLOCK, &sigs, NULL); /* pending ones are handled now */
 		pthread_mutex_lock(&a->lock);
 		a->cycles++;

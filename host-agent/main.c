@@ -9,11 +9,23 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "analyzer_link.h"
 #include "assoc.h"
 
 static struct agent agent; /* large; one per process */
 static struct hooks hooks;
 static struct agent_join join;
+
+static FILE *tee_wrap(void *ctx, FILE *inner, int close_inner)
+{
+	return alink_tee(ctx, inner, close_inner);
+}
+
+static void alink_log(void *ctx, const char *level, const char *msg)
+{
+	(void)ctx;
+	agent_log(level, "analyzer: %s", msg);
+}
 
 static void set_host_name(struct agent *a)
 {
@@ -129,6 +141,19 @@ int main(int argc, char **argv)
 			snprintf(a->nics[a->nnics].dev, sizeof a->nics[a->nnics].dev, "%s", a->opt.dev[i]);
 		a->nnics++;
 	}
+	if (a->opt.analyzer) {
+		struct alink_cfg lc = {.addr = a->opt.analyzer, .job = a->opt.job, .host = a->host_name,
+				       .on_join = agent_on_join, .log = alink_log, .ctx = a};
+		a->alink = alink_new(&lc, err, sizeof err);
+		if (!a->alink) {
+			LOGE("--analyzer %s: %s", a->opt.analyzer, err);
+			status = 2;
+			goto out;
+		}
+		jsonl_set_wrap(tee_wrap, a->alink);
+		LOGI("analyzer: sending every line to %s (job %s, host %s)", a->opt.analyzer,
+		     a->opt.job ? a->opt.job : "default", a->host_name);
+	}
 	if (jsonl_open(a->opt.out_path)) {
 		status = 1;
 		goto out;
@@ -208,6 +233,18 @@ out:
 	agent_join_free(&join);
 	a->join = NULL;
 	jsonl_close();
+	if (a->alink) {
+		struct alink_stats ls;
+		alink_get_stats(a->alink, &ls);
+		LOGI("analyzer: %llu lines, %llu frames sent (%llu bytes), %llu dropped at the queue cap, "
+		     "%llu joins received, %llu connects, %llu disconnects",
+		     (unsigned long long)ls.lines, (unsigned long long)ls.frames_sent,
+		     (unsigned long long)ls.bytes_sent, (unsigned long long)ls.queue_dropped,
+		     (unsigned long long)ls.joins, (unsigned long long)ls.connects,
+		     (unsigned long long)ls.disconnects);
+		alink_close(a->alink, 1000); /* what is queued, and BYE, for at most 1 s */
+		a->alink = NULL;
+	}
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);
 	retention_free(&a->ret);

@@ -30,9 +30,13 @@ static const char usage[] =
 "                      every host's records; --epoch and --poll default to the run's\n"
 "  --host H            replay only host H (default: every host, one after another);\n"
 "                      --out may contain {host} for one file per host\n"
-"Identity:\n"
-"  --host-name NAME    this host's name in \"op\" records (default: gethostname;\n"
-"                      in replay: the replayed host's name)\n"
+"Identity and the analyzer:\n"
+"  --host-name NAME    this host's name in \"op\" records and to the analyzer\n"
+"                      (default: gethostname; in replay: the replayed host's name)\n"
+"  --analyzer HOST:PORT  also send every line to pulse-analyzer --listen (reconnects\n"
+"                      with backoff, bounded queue; the analyzer's QP join of all\n"
+"                      hosts comes back and names the remote ends of local QPs)\n"
+"  --job ID            job id given to the analyzer (default \"default\")\n"
 "Polling:\n"
 "  --poll DUR          poll period, 1ms..2s (default 1s; e.g. 200ms, 500ms, 2s)\n"
 "  --epoch DUR         epoch length configured on the NIC, 8us..1024us (default 32us)\n"
@@ -129,7 +133,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -157,6 +161,8 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"replay", required_argument, 0, O_REPLAY},
 		{"host", required_argument, 0, O_HOST},
 		{"host-name", required_argument, 0, O_HOST_NAME},
+		{"analyzer", required_argument, 0, O_ANALYZER},
+		{"job", required_argument, 0, O_JOB},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -275,6 +281,16 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--host-name", optarg, "must be 1..63 characters");
 			o->host_name = optarg;
 			break;
+		case O_ANALYZER:
+			if (!*optarg || !strrchr(optarg, ':'))
+				return bad("--analyzer", optarg, "must be HOST:PORT (e.g. 10.0.0.5:7070)");
+			o->analyzer = optarg;
+			break;
+		case O_JOB:
+			if (!*optarg || strlen(optarg) >= 64)
+				return bad("--job", optarg, "must be 1..63 characters");
+			o->job = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -293,6 +309,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	if (o->replay_host && !o->replay_dir) {
 		fprintf(stderr, "pulse-host-agent: --host selects a host of --replay DIR; give --replay too "
 				"(for this host's own name use --host-name)\n");
+		return 2;
+	}
+	if (o->replay_dir && o->analyzer) {
+		fprintf(stderr, "pulse-host-agent: --analyzer is for live operation; a replay writes "
+				"--out (pulse-analyzer --replay DIR reads the run itself)\n");
 		return 2;
 	}
 	if (o->replay_dir && o->nnics) {

@@ -28,3 +28,7 @@ $(BUILD)/tests/test_agent_assoc: $(call objs,asan,tests/replay/test_agent_assoc.
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_agent_assoc
+
+# The live agent's --analyzer link (host-agent/analyzer_link.c, H-ANSVC)
+# against pulse-analyzer --listen (skips while the analyzer is not built).
+TEST_SCRIPTS += tests/replay/agent_analyzer.sh
