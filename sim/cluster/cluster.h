@@ -121,7 +121,7 @@ int sc_fail_from_name(const char *name);
 
 /* run.c */
 struct sc_stats {
-	uint64_t tx_events, polls, hook_records, ops, sim_events, flows;
+	uint64_t tx_events, polls, hook_records, ops, sim_events, flows, pcap_packets;
 	double sim_ns, wall_s;
 	long peak_rss_kb;
 	int hung;

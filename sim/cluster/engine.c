@@ -83,8 +83,11 @@ uint64_t host_clock(const struct sim *sm, int host, double t)
 }
 
 /* ---------- NIC TX events ---------- */
-static void nic_emit(struct sim *sm, int nic, double t, uint32_t qpn, uint64_t bytes)
+/* bytes | 1 << 31: the event ends the QP's message (one slice) */
+static void nic_emit(struct sim *sm, int nic, double t, uint32_t qpn, uint64_t bytes, int last)
 {
+	if (last)
+		bytes |= 1ull << 31;
 	struct nic *n = &sm->nics[nic];
 	if (n->nev == n->evcap) {
 		n->evcap = n->evcap ? n->evcap * 2 : 4096;
@@ -122,7 +125,7 @@ static void flow_advance(struct sim *sm, struct flow *f, double now)
 			if ((double)q > f->total)
 				q = (uint64_t)f->total;
 			if (q > f->emitted) {
-				nic_emit(sm, f->src, te, f->qpn, q - f->emitted);
+				nic_emit(sm, f->src, te, f->qpn, q - f->emitted, (double)q >= f->total);
 				f->emitted = q;
 			}
 			f->last_ev = te;
@@ -259,7 +262,7 @@ void net_flow_done(struct sim *sm, struct flow *f)
 {
 	flow_advance(sm, f, sm->now);
 	if ((double)f->emitted < f->total)
-		nic_emit(sm, f->src, sm->now, f->qpn, (uint64_t)f->total - f->emitted);
+		nic_emit(sm, f->src, sm->now, f->qpn, (uint64_t)f->total - f->emitted, 1);
 	struct nic *a = &sm->nics[f->src], *b = &sm->nics[f->dst];
 	if (f->tx_prev)
 		f->tx_prev->tx_next = f->tx_next;

@@ -293,6 +293,9 @@ void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter);
 /* output.c */
 int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st);
 int out_mkdirs(const char *dir, const struct sim *sm);
+
+/* pcap_out.c */
+int pcap_write_nic(struct sim *sm, const char *path, int nic, uint64_t *npkts);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t sz);
 

@@ -97,6 +97,8 @@ int main(int argc, char **argv)
 		printf("tx events     %" PRIu64 "\n", st.tx_events);
 		printf("polls         %" PRIu64 "\n", st.polls);
 		printf("hook records  %" PRIu64 "\n", st.hook_records);
+		if (pcap)
+			printf("pcap packets  %" PRIu64 "\n", st.pcap_packets);
 		printf("slice flows   %" PRIu64 "\n", st.flows);
 		printf("sim events    %" PRIu64 "\n", st.sim_events);
 		printf("wall time     %.3f s\n", st.wall_s);

@@ -83,7 +83,7 @@ static int write_evs(struct sim *sm, const char *dir, int i, double end, struct 
 			r.ev.qpn = n->ev[e].qpn;
 			r.thread = (uint8_t)(n->ev[e].qpn % 16);
 			r.ev.ts_ns = nic_clock(n, n->ev[e].t);
-			uint32_t b = n->ev[e].bytes;
+			uint32_t b = n->ev[e].bytes & 0x7fffffffu;
 			uint32_t u = (b + 16) / 32;
 			r.ev.sent_32b = (uint16_t)(u > 0xffff ? 0xffff : u);
 			r.ev.sent_pkts = (uint16_t)((b + (uint32_t)sm->s->mtu - 1) / (uint32_t)sm->s->mtu);
@@ -329,7 +329,6 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 
 int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st)
 {
-	(void)pcap;
 	if (mkdir_p(dir)) {
 		snprintf(sm->err, sizeof sm->err, "%s: cannot create: %s", dir, strerror(errno));
 		return -1;
@@ -345,9 +344,17 @@ int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st
 	double end = st->sim_ns + sm->s->tail_ns;
 	if (write_cluster(sm, dir))
 		return -1;
-	for (int i = 0; i < sm->nranks; i++)
+	for (int i = 0; i < sm->nranks; i++) {
 		if (write_evs(sm, dir, i, end, st))
 			return -1;
+		if (pcap) {
+			char path[4200];
+			snprintf(path, sizeof path, "%s/hosts/%s/%s.pcap", dir,
+				 sm->hosts[sm->nics[i].host].name, sm->nics[i].dev);
+			if (pcap_write_nic(sm, path, i, &st->pcap_packets))
+				return -1;
+		}
+	}
 	for (int i = 0; i < sm->nranks; i++)
 		if (write_rec(sm, dir, &sm->ranks[i], st))
 			return -1;

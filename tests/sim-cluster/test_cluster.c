@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cJSON.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <glob.h>
@@ -755,6 +756,92 @@ static void test_hook_records(void **state)
 	done(dir);
 }
 
+/* ---------- --pcap through sim/run_trace ---------- */
+/* The pcap of each NIC, replayed by run_trace (its own decoder, QPN
+ * recovery from the ACKs and NIC emulation), gives the same per-QP volumes
+ * as the .evs streams. */
+static void test_pcap_run_trace(void **state)
+{
+	(void)state;
+	const char *bin = getenv("PULSE_RUN_TRACE");
+	if (!bin)
+		bin = "build/bin/pulse-run-trace";
+	if (access(bin, X_OK)) {
+		fprintf(stderr, "skip: %s not built\n", bin);
+		skip();
+	}
+	const char *json = "{\"name\":\"pc\",\"seed\":6,\"workload\":\"gpt\",\"iterations\":1,"
+			   "\"cluster\":{\"hosts\":2,\"gpus_per_host\":2},"
+			   "\"gpt\":{\"pp\":2,\"dp\":1,\"act_bytes\":3000000,\"microbatches\":2}}";
+	struct sc_scenario sc;
+	char err[512];
+	assert_int_equal(sc_scenario_parse(json, strlen(json), &sc, err, sizeof err), 0);
+	char *dir = strdup("/tmp/pulse-cluster-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	struct sc_stats st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(sc_run(&sc, dir, 1, &st, err, sizeof err), 0);
+	assert_true(st.pcap_packets > 0);
+	for (int h = 0; h < 2; h++)
+		for (int g = 0; g < 2; g++) {
+			struct stream s;
+			load_evs(dir, h, g, &s);
+			char cmd[1024];
+			snprintf(cmd, sizeof cmd, "%s --bytes payload --json %s/hosts/host%d/mlx5_%d.pcap", bin,
+				 dir, h, g);
+			FILE *p = popen(cmd, "r");
+			assert_non_null(p);
+			size_t cap = 1 << 20, len = 0;
+			char *buf = malloc(cap);
+			size_t got;
+			while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+				len += got;
+				if (len + 1 >= cap)
+					buf = realloc(buf, cap *= 2);
+			}
+			buf[len] = 0;
+			assert_int_equal(pclose(p), 0);
+			cJSON *root = cJSON_Parse(buf);
+			assert_non_null(root);
+			const cJSON *flows = cJSON_GetObjectItem(root, "flows"), *fl;
+			int nflows = 0;
+			cJSON_ArrayForEach(fl, flows)
+			{
+				double tx = cJSON_GetObjectItem(fl, "tx_bytes")->valuedouble;
+				if (tx <= 0)
+					continue;
+				const cJSON *from = cJSON_GetObjectItem(fl, "local_qpn_from");
+				assert_string_equal(from->valuestring, "ack");
+				uint32_t qpn = (uint32_t)cJSON_GetObjectItem(fl, "local_qpn")->valuedouble;
+				uint64_t mine = 0;
+				for (size_t i = 0; i < s.n; i++)
+					if (s.ev[i].qpn == qpn)
+						mine += s.ev[i].bytes;
+				if (fabs((double)mine - tx) > 32.0 * 64) {
+					fprintf(stderr, "host%d mlx5_%d qpn %u: evs %" PRIu64 " run_trace %.0f\n", h,
+						g, qpn, mine, tx);
+					fail();
+				}
+				nflows++;
+			}
+			/* every sending QP of the .evs is a flow in the pcap */
+			uint32_t qs[64];
+			int nq = 0;
+			for (size_t i = 0; i < s.n; i++) {
+				int dup = 0;
+				for (int k = 0; k < nq; k++)
+					dup |= qs[k] == s.ev[i].qpn;
+				if (!dup && nq < 64)
+					qs[nq++] = s.ev[i].qpn;
+			}
+			assert_int_equal(nflows, nq);
+			cJSON_Delete(root);
+			free(buf);
+			free(s.ev);
+		}
+	done(dir);
+}
+
 /* ---------- bad scenarios ---------- */
 static void bad(const char *json, const char *needle)
 {
@@ -804,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_incast_rx),      cmocka_unit_test(test_nic_down),
 		cmocka_unit_test(test_cpu_contention), cmocka_unit_test(test_truth_only),
 		cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_hook_records),
+		cmocka_unit_test(test_pcap_run_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
