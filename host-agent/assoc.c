@@ -451,6 +451,23 @@ struct as_cursor {
 	uint32_t i;
 };
 
+static void append_one(struct assoc *a, struct as_buf *b, int *have, uint64_t *prev, uint64_t t,
+		       uint64_t bytes)
+{
+	if (*have && t <= *prev) {
+		if (t == *prev)
+			b->v[b->n - 1].b += bytes;
+		else
+			a->st.unmatched_segments++;
+		return;
+	}
+	b->v[b->n].t = t;
+	b->v[b->n].b = bytes;
+	b->n++;
+	*prev = t;
+	*have = 1;
+}
+
 static void append_peer(struct assoc *a, struct as_buf *b, struct as_cursor *cur, uint32_t k, uint64_t base,
 			uint32_t ep)
 {
@@ -461,33 +478,43 @@ static void append_peer(struct assoc *a, struct as_buf *b, struct as_cursor *cur
 		return;
 	int have = b->n > b->head;
 	uint64_t prev = have ? b->v[b->n - 1].t : 0;
+	if (k <= 16) {
+		/* heads cached locally: a peer's channels mostly move in lockstep */
+		uint32_t headv[16], idx[16];
+		const struct pulse_qp_series *sv[16];
+		for (uint32_t j = 0; j < k; j++) {
+			sv[j] = cur[j].s;
+			idx[j] = 0;
+			headv[j] = sv[j]->count ? sv[j]->epoch[0] : UINT32_MAX;
+		}
+		for (;;) {
+			uint32_t be = UINT32_MAX;
+			for (uint32_t j = 0; j < k; j++)
+				be = headv[j] < be ? headv[j] : be;
+			if (be == UINT32_MAX)
+				break;
+			uint64_t bytes = 0;
+			for (uint32_t j = 0; j < k; j++)
+				if (headv[j] == be) {
+					bytes += sv[j]->bytes[idx[j]++];
+					headv[j] = idx[j] < sv[j]->count ? sv[j]->epoch[idx[j]] : UINT32_MAX;
+				}
+			append_one(a, b, &have, &prev, base + (uint64_t)be * ep, bytes);
+		}
+		return;
+	}
 	for (;;) {
-		uint32_t best = UINT32_MAX;
 		uint32_t be = UINT32_MAX;
 		for (uint32_t j = 0; j < k; j++)
-			if (cur[j].i < cur[j].s->count && cur[j].s->epoch[cur[j].i] < be) {
+			if (cur[j].i < cur[j].s->count && cur[j].s->epoch[cur[j].i] < be)
 				be = cur[j].s->epoch[cur[j].i];
-				best = j;
-			}
-		if (best == UINT32_MAX)
+		if (be == UINT32_MAX)
 			break;
 		uint64_t bytes = 0;
-		for (uint32_t j = best; j < k; j++)
+		for (uint32_t j = 0; j < k; j++)
 			if (cur[j].i < cur[j].s->count && cur[j].s->epoch[cur[j].i] == be)
 				bytes += cur[j].s->bytes[cur[j].i++];
-		uint64_t t = base + (uint64_t)be * ep;
-		if (have && t <= prev) {
-			if (t == prev)
-				b->v[b->n - 1].b += bytes;
-			else
-				a->st.unmatched_segments++;
-			continue;
-		}
-		b->v[b->n].t = t;
-		b->v[b->n].b = bytes;
-		b->n++;
-		prev = t;
-		have = 1;
+		append_one(a, b, &have, &prev, base + (uint64_t)be * ep, bytes);
 	}
 }
 

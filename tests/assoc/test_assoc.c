@@ -928,6 +928,38 @@ static void test_small_then_big_same_epoch(void **state)
 	assoc_free(a);
 }
 
+/* 20 channels to one peer (NCCL allows up to 32): all merged into the
+ * peer's series, equal epochs added, uneven per-channel epochs kept. */
+static void test_many_channels(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, COMM, 4, 1);
+	for (uint32_t c = 0; c < 20; c++)
+		qp(a, 100 + c, COMM, 1, 2);
+	struct traffic t = { 0 };
+	uint64_t n = 20u << 20, v = 2 * n * 3 / 4, e0 = 100;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 1));
+	uint64_t end = 0;
+	for (uint32_t c = 0; c < 20; c++) {
+		/* channel c starts c/4 epochs late, 8 KB per epoch less per channel */
+		uint64_t e = tsend(&t, 0, 100 + c, e0 + c / 4, v / 20, 120000 - 4000 * c);
+		end = e > end ? e : end;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[0].algo, PULSE_ALGO_RING);
+	assert_int_equal(peer_of(&out.v[0], 2)->actual_bytes, v);
+	assert_int_equal(out.v[0].start_ns, host_ns(e0));
+	assert_int_equal(out.v[0].end_ns, host_ns(end));
+	assert_int_equal(out.v[0].active_ns, (end - e0) * EP);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -945,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_profiler_algo),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_small_then_big_same_epoch),
+		cmocka_unit_test(test_many_channels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
