@@ -274,6 +274,7 @@ static void drop_conn(struct alink *l, uint64_t now, uint64_t retry_ms)
 		l->st.lost_in_flight++;
 	}
 	l->ctl.off = l->ctl.len = 0;
+	l->hb_sent_mono = 0;
 	pulse_aw_dec_free(&l->dec);
 	l->t_retry = now + retry_ms * 1000000u;
 }
@@ -351,8 +352,10 @@ static void send_heartbeat(struct alink *l, uint64_t now)
 	pulse_aw_heartbeat_encode(b, sizeof b, &hb);
 	put_frame(l, &l->ctl, PULSE_AW_HEARTBEAT, b, sizeof b);
 	l->t_hb = now;
-	l->hb_sent_mono = now;
-	l->hb_sent_real = hb.realtime_ns;
+	if (!l->hb_sent_mono) { /* the oldest unanswered one */
+		l->hb_sent_mono = now;
+		l->hb_sent_real = hb.realtime_ns;
+	}
 }
 
 static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t now)
@@ -563,18 +566,20 @@ void alink_poll(struct alink *l, uint64_t now)
 	if (l->state == L_HELLO_SENT &&
 	    now - l->t_state > (uint64_t)l->cfg.connect_timeout_ms * 1000000u)
 		fail(l, now, "no HELLO_ACK within %" PRIu32 " ms", l->cfg.connect_timeout_ms);
-	if (l->state == L_READY) {
-		if (now - l->t_hb >= (uint64_t)l->hb_ms * 1000000u)
-			send_heartbeat(l, now);
-		if (now - l->t_rx > (uint64_t)l->hb_ms * 3000000u + 2000000000u)
-			fail(l, now, "analyzer silent for %" PRIu64 " ms", (now - l->t_rx) / 1000000u);
-	}
+	if (l->state == L_READY && now - l->t_hb >= (uint64_t)l->hb_ms * 1000000u)
+		send_heartbeat(l, now);
 	if (l->state >= L_HELLO_SENT) {
 		if (do_write(l, now, deadline) == 0 && l->fd >= 0)
 			do_read(l, now, deadline);
 		if (l->fd >= 0 && l->state == L_READY)
 			do_write(l, now, deadline); /* heartbeats answered, the map, more data */
 	}
+	/* after reading what is there: a caller that polls rarely is not the
+	 * analyzer's silence. The analyzer answers every HEARTBEAT. */
+	if (l->state == L_READY && l->hb_sent_mono &&
+	    now - l->hb_sent_mono > (uint64_t)l->hb_ms * 3000000u + 2000000000u)
+		fail(l, now, "analyzer silent: no answer to a HEARTBEAT for %" PRIu64 " ms",
+		     (now - l->hb_sent_mono) / 1000000u);
 	l->st.queued_bytes = (uint32_t)buf_used(&l->q);
 	pthread_mutex_unlock(&l->mu);
 }

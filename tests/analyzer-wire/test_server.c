@@ -680,6 +680,50 @@ static void test_link_volume(void **st)
 	an_srv_free(s);
 }
 
+/* An analyzer that accepts and acknowledges, then never answers: the link
+ * notices (no answer to a HEARTBEAT) and reconnects. */
+static void test_link_silent_analyzer(void **st)
+{
+	(void)st;
+	int ls_fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	assert_int_equal(bind(ls_fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(ls_fd, 4), 0);
+	socklen_t al = sizeof a;
+	getsockname(ls_fd, (struct sockaddr *)&a, &al);
+	struct joins js = {0};
+	struct alink *l = link_new(ntohs(a.sin_port), "quiet", &js);
+	int accepted = 0, cfd = -1;
+	uint64_t end = mono() + 6000000000ull;
+	struct alink_stats as;
+	while (mono() < end) {
+		alink_poll(l, mono());
+		struct pollfd pf = {.fd = ls_fd, .events = POLLIN};
+		if (poll(&pf, 1, 5) > 0) {
+			if (cfd >= 0)
+				close(cfd);
+			cfd = accept(ls_fd, NULL, NULL);
+			accepted++;
+			/* HELLO_ACK with a 50 ms heartbeat, then silence */
+			struct pulse_aw_hello_ack ack = {.version = 1, .max_payload = 1 << 20,
+							 .heartbeat_ms = 50, .realtime_ns = realt()};
+			uint8_t b[PULSE_AW_HELLO_ACK_LEN];
+			pulse_aw_hello_ack_encode(b, sizeof b, &ack);
+			raw_frame(cfd, 1, PULSE_AW_HELLO_ACK, b, sizeof b);
+		}
+		alink_get_stats(l, &as);
+		if (accepted >= 2)
+			break;
+	}
+	assert_int_equal(accepted, 2);
+	assert_int_equal(as.connects, 1);
+	assert_int_equal(as.disconnects, 1);
+	close(cfd);
+	close(ls_fd);
+	alink_close(l, 50);
+}
+
 /* The tee: what the agent writes to its --out file also goes to the link. */
 static void test_tee(void **st)
 {
@@ -726,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_link_backoff_and_queue),
 		cmocka_unit_test(test_tee),
 		cmocka_unit_test(test_link_volume),
+		cmocka_unit_test(test_link_silent_analyzer),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_reset();
