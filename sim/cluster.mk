@@ -28,3 +28,5 @@ $(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c) 
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_cluster
+TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
+test: $(BUILD)/bin/pulse-run-cluster

@@ -16,8 +16,8 @@ n=0
 seen=" "
 
 # cluster shapes (sim/README.md explains the scaling)
-GPT='"cluster":{"hosts":8,"gpus_per_host":4},"gpt":{"pp":2,"dp":4,"microbatches":4}'
-MOE='"cluster":{"hosts":4,"gpus_per_host":4},"moe":{"ep":4,"layers":2}'
+GPT='"cluster":{"hosts":8,"gpus_per_host":2},"gpt":{"pp":2,"dp":4,"microbatches":4}'
+MOE='"cluster":{"hosts":4,"gpus_per_host":2},"moe":{"ep":4,"layers":2}'
 ITERS=6
 START=3
 

@@ -249,10 +249,15 @@ static int write_cluster(struct sim *sm, const char *dir)
 		return -1;
 	}
 	const struct sc_scenario *s = sm->s;
+	/* the scenario's name would tell the failure ("gpt-nic_down"): the
+	 * run directory says "<workload>-<seed>" instead, the same for a
+	 * failure run and its baseline; truth.json has the name */
+	char run_id[64];
+	snprintf(run_id, sizeof run_id, "%s-%" PRIu64, workload_name(s->workload), s->seed);
 	fprintf(f,
 		"{\"format\":\"%s\",\"version\":%d,\"scenario\":\"%s\",\"seed\":%" PRIu64
 		",\"workload\":\"%s\",\"epoch_ns\":%.0f,\"poll_ns\":%.0f,\"iterations\":%d,\n \"hosts\":[",
-		PULSE_CLUSTER_FORMAT, PULSE_CLUSTER_VERSION, s->name, s->seed,
+		PULSE_CLUSTER_FORMAT, PULSE_CLUSTER_VERSION, run_id, s->seed,
 		workload_name(s->workload), s->epoch_ns, s->poll_ns, s->iterations);
 	for (int h = 0; h < sm->nhosts; h++) {
 		fprintf(f, "%s\n  {\"name\":\"%s\",\"gpus\":%d,\"processes\":[", h ? "," : "",
@@ -287,8 +292,10 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 	}
 	const struct sc_scenario *s = sm->s;
 	const struct sc_failure *fl = &s->failure;
-	fprintf(f, "{\"format\":\"%s\",\"version\":1,\"scenario\":\"%s\",\"workload\":\"%s\",\"seed\":%" PRIu64 ",\n",
-		PULSE_TRUTH_FORMAT, s->name, workload_name(s->workload), s->seed);
+	char run_id[64];
+	snprintf(run_id, sizeof run_id, "%s-%" PRIu64, workload_name(s->workload), s->seed);
+	fprintf(f, "{\"format\":\"%s\",\"version\":1,\"scenario\":\"%s\",\"run_id\":\"%s\",\"workload\":\"%s\",\"seed\":%" PRIu64 ",\n",
+		PULSE_TRUTH_FORMAT, s->name, run_id, workload_name(s->workload), s->seed);
 	if (fl->type == F_NONE) {
 		fprintf(f, " \"failure\":null,\n");
 	} else {
