@@ -625,14 +625,11 @@ void assoc_window(struct assoc *a, uint16_t nic, const struct pulse_window *w, i
 }
 
 /* ---- the operator queue ---- */
-static void finalize(struct assoc *a, struct as_rank *rs, struct as_op *op, uint8_t status,
-		     uint64_t when)
+static void finalize(struct as_op *op, uint8_t status, uint64_t when)
 {
 	op->final = 1;
 	op->status = status;
 	op->end_ns = when;
-	(void)a;
-	(void)rs;
 }
 
 /* After the expected peers closed: the other peers' bytes up to the end
@@ -704,7 +701,7 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 				uint64_t any = 0;
 				for (uint32_t j = 0; j < rs->npeers; j++)
 					any |= rs->peers[j].buf.n > rs->peers[j].buf.head;
-				finalize(a, rs, op, op->tainted ? PULSE_OP_GAP
+				finalize(op, op->tainted ? PULSE_OP_GAP
 								 : any ? PULSE_OP_HUNG : PULSE_OP_NOT_STARTED,
 					 now_ns);
 				continue;
@@ -737,7 +734,8 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 			nclosed += (uint32_t)as_segment_peer(a, rs, op, p, &pp->buf, horizon, next_call);
 		}
 		if (nexp == 0) {
-			finalize(a, rs, op, op->tainted ? PULSE_OP_GAP : PULSE_OP_NO_TRAFFIC, op->call_ns);
+			/* nothing expected on the NIC: lost NIC data changes nothing */
+			finalize(op, PULSE_OP_NO_TRAFFIC, op->call_ns);
 			continue;
 		}
 		if (nclosed == nexp) {
@@ -746,11 +744,11 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 				if (op->peers[j].seg.open && op->peers[j].seg.last + a->epoch_ns > end)
 					end = op->peers[j].seg.last + a->epoch_ns;
 			drain_extras(a, rs, op, end);
-			finalize(a, rs, op, op->tainted ? PULSE_OP_GAP : PULSE_OP_COMPLETE, end);
+			finalize(op, op->tainted ? PULSE_OP_GAP : PULSE_OP_COMPLETE, end);
 			continue;
 		}
 		if (now_ns && hang_due(a, rs, op, now_ns)) {
-			finalize(a, rs, op, op->tainted ? PULSE_OP_GAP
+			finalize(op, op->tainted ? PULSE_OP_GAP
 					    : op->peers_with_bytes ? PULSE_OP_HUNG : PULSE_OP_NOT_STARTED,
 				 now_ns);
 			continue;

@@ -96,7 +96,8 @@ uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id);
 
 struct assoc_stats {
 	uint64_t calls, windows, records, complete, hung, not_started, gaps;
-	uint64_t unmatched_segments; /* traffic that matched no call (counted, logged) */
+	uint64_t unmatched_segments; /* traffic that matched no call (counted, logged):
+				      * non-zero epochs dropped as no operator's */
 	uint64_t unknown_qp_bytes;   /* bytes on QPs with no communicator */
 	uint64_t algo_conflicts;     /* profiler said one algorithm, inference another */
 };

@@ -24,6 +24,10 @@
  *                  successor is the root
  *   reduce         ring (chain): N to the successor, none on the root
  *   all-to-all     N to every peer (count per peer)
+ * A ring rank whose successor is on this host sends nothing over RDMA (the
+ * successor is the learned one, else rank+1 as NCCL orders a flat ring):
+ * assoc_infer.c reports its collectives as no_traffic once δ passed after
+ * the call without data on its QPs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +135,21 @@ static int rdma_peer(struct as_rank *rs, int32_t rank)
 {
 	struct as_peer *p = as_peer_get(rs, rank, 0);
 	return p && p->nqps > 0;
+}
+
+/* The ring successor (learned, else NCCL's rank order r+1, as in the real
+ * captures' logs and the simulator) is a member on this host. */
+int as_succ_on_host(const struct assoc *a, const struct as_rank *rs)
+{
+	if (rs->rank < 0 || rs->nranks < 2)
+		return 0;
+	int32_t succ = rs->ring_next >= 0 ? rs->ring_next : (rs->rank + 1) % rs->nranks;
+	for (uint32_t i = 0; i < a->nmembers; i++) {
+		const struct as_member *m = &a->members[i];
+		if (m->comm_id == rs->comm_id && m->rank == succ)
+			return m->local || (m->host[0] && !strcmp(m->host, a->host));
+	}
+	return 0;
 }
 
 static const struct as_learn *learned(const struct as_rank *rs, const struct as_op *op)

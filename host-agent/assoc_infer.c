@@ -134,11 +134,43 @@ static int infer_small(struct assoc *a, struct as_rank *rs, struct as_op *op, ui
 	return 1;
 }
 
+/* A ring rank whose successor is on this host (NVLink/PCIe) sends no data
+ * over RDMA; its QPs are the receive side from a remote predecessor and
+ * carry at most clear-to-send writes. Decided once δ passed after the call
+ * with under 1/64 of N on its QPs, unless a tree was seen on this rank or
+ * the profiler says tree (a tree rank may wait for its children). */
+static int no_data(const struct assoc *a, const struct as_rank *rs, const struct as_op *op, uint64_t horizon)
+{
+	if (rs->last_algo == PULSE_ALGO_TREE || op->prof_algo == PULSE_ALGO_TREE)
+		return 0;
+	if (horizon < op->call_ns + a->delta_ns || !as_succ_on_host(a, rs))
+		return 0;
+	uint64_t n = op->count * (as_dtype_size(op->datatype) ? as_dtype_size(op->datatype) : 1);
+	uint64_t floor = as_call_floor(a, op), sum = 0;
+	for (uint32_t i = 0; i < rs->npeers; i++) {
+		const struct as_buf *b = &rs->peers[i].buf;
+		for (uint32_t j = b->head; j < b->n; j++)
+			if (b->v[j].t + a->epoch_ns >= floor) {
+				sum += b->v[j].b;
+				if (sum * 64 > n)
+					return 0;
+			}
+	}
+	return 1;
+}
+
 int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t horizon)
 {
 	uint32_t np = rs->npeers;
 	if (np == 0)
 		return 0;
+	if (no_data(a, rs, op, horizon)) {
+		op->npeers = 0;
+		op->algo = op->prof_algo ? op->prof_algo : PULSE_ALGO_RING;
+		op->algo_source = op->prof_algo ? PULSE_ALGO_SRC_PROFILER : PULSE_ALGO_SRC_INFERRED;
+		op->set_up = 1;
+		return 1;
+	}
 	{
 		uint64_t n = op->count * (as_dtype_size(op->datatype) ? as_dtype_size(op->datatype) : 1);
 		uint64_t total = op->type == PULSE_HOOK_OP_ALLREDUCE

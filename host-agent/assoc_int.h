@@ -204,6 +204,8 @@ uint64_t as_tolerance(uint64_t expected, int32_t nranks);
  * inferred first. */
 int as_expect_setup(struct assoc *a, struct as_rank *rs, struct as_op *op);
 struct as_peer *as_peer_get(struct as_rank *rs, int32_t rank, int create);
+/* The ring successor (learned, else rank+1) is a member on this host. */
+int as_succ_on_host(const struct assoc *a, const struct as_rank *rs);
 void as_op_add_peer(struct as_op *op, int32_t rank, uint64_t expected, uint8_t extra);
 
 /* ---- assoc_infer.c ---- */

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end accuracy of the flow-operator association (issue #7):
 # sim/run_cluster no-failure GPT (ring, tree, ZeRO) and MoE runs at 32 us
-# epochs -> pulse-host-agent --replay DIR (every host) -> every "op" record
+# epochs, and standalone collectives on rings/trees that mix local and remote
+# ranks -> pulse-host-agent --replay DIR (every host) -> every "op" record
 # compared with DIR/truth-ops.jsonl by build/tests/assoc_accuracy:
 #   every operator of every rank segmented (groups: one record per group),
 #   start and end within one epoch + delta (2 ms) of the simulator's first
 #   and last byte, the inferred algorithm right for ring and for tree, the
 #   parallelism labels right (dp/tp/pp/ep, none for small collectives).
-# Scenarios: tests/assoc/acc-*.json and the no-failure gpt/moe scenarios of
+# Scenarios: tests/assoc/acc-*.json and the no-failure scenarios of
 # tests/scenarios/ named *-small.json or *baseline*.json (if any).
 # Exit 77 (skip) only when the programs are not built.
 set -u
