@@ -33,7 +33,7 @@ scen=(tests/assoc/acc-*.json)
 for f in tests/scenarios/*-small.json tests/scenarios/*baseline*.json; do
 	[ -f "$f" ] || continue
 	grep -Eq '"failure" *: *\{' "$f" && continue
-	grep -Eq '"workload" *: *"(gpt|moe)"' "$f" || continue
+	grep -Eq '"workload" *: *"(gpt|moe|standalone)"' "$f" || continue
 	scen+=("$f")
 done
 rc=0
