@@ -30,3 +30,18 @@ $(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c) 
 TEST_PROGS += $(BUILD)/tests/test_cluster
 TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
 test: $(BUILD)/bin/pulse-run-cluster
+
+# ---- benchmark (BENCHMARKS.md, "run_cluster") ----
+# The paper's 64-GPU GPT (8 hosts x 8 GPUs: 8-way TP, 4-way DP, 2-way PP),
+# 10 iterations, on one core; three runs.
+.PHONY: bench-run-cluster
+bench-run-cluster: $(BUILD)/bin/pulse-run-cluster
+	@mkdir -p $(BUILD)/bench
+	@echo "== run_cluster: 64 GPUs x 10 iterations of GPT ($$(lscpu | sed -n 's/^Model name: *//p'))"
+	@for i in 1 2 3; do \
+		rm -rf $(BUILD)/bench/run-cluster-gpt64; \
+		taskset -c 0 $(BUILD)/bin/pulse-run-cluster tests/sim-cluster/bench-gpt64.json \
+			--out $(BUILD)/bench/run-cluster-gpt64 || exit 1; \
+	done | tee $(BUILD)/bench/run-cluster.txt | grep -E 'sim time|tx events|wall time|events/s|peak RSS'
+	@du -sh $(BUILD)/bench/run-cluster-gpt64
+BENCH_TARGETS += bench-run-cluster
