@@ -646,8 +646,8 @@ static void run_join(struct an_srv *s)
 	s->st.join_not_connected = js.not_connected;
 	for (uint32_t hi = 0; hi < s->nhosts; hi++) {
 		struct host_ent *h = &s->hosts[hi];
-		if (!h->conn || h->conn->state != C_READY)
-			continue;
+		if (!h->conn || h->conn->state != C_READY || !h->have_map)
+			continue; /* a host without a map has no QPs to join yet */
 		uint32_t a = 0, b = 0;
 		for (uint32_t i = 0; i < k; i++) {
 			if (owner[i] != hi || res[i].status != PULSE_JOIN_PAIRED || res[i].peer < 0 ||

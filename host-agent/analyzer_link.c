@@ -739,8 +739,31 @@ void alink_close(struct alink *l, uint32_t budget_ms)
 	if (left)
 		lg(l, "warn", "closing with %zu bytes of frames not sent (%s)", left,
 		   l->state == L_READY ? "the analyzer reads slowly" : "not connected");
-	if (l->fd >= 0)
+	if (l->fd >= 0) {
+		/* Half-close and read until the analyzer closes: closing a socket
+		 * with unread input (its HEARTBEAT answers) sends a reset, which
+		 * can destroy our last frames and the BYE before it reads them. */
+		shutdown(l->fd, SHUT_WR);
+		for (;;) {
+			uint64_t now = mono_ns();
+			if (now >= end)
+				break;
+			struct pollfd pf = {.fd = l->fd, .events = POLLIN};
+			int ms = (int)((end - now) / 1000000u) + 1;
+			if (poll(&pf, 1, ms > 50 ? 50 : ms) <= 0)
+				continue;
+			uint8_t junk[4096];
+			ssize_t n = recv(l->fd, junk, sizeof junk, MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+				break;
+		}
+		/* out of time: with nothing unread, close() still hands what is in
+		 * the socket buffer to the analyzer (no reset) */
+		uint8_t junk[4096];
+		while (recv(l->fd, junk, sizeof junk, MSG_DONTWAIT) > 0)
+			;
 		close(l->fd);
+	}
 	pulse_aw_dec_free(&l->dec);
 	free(l->q.p);
 	free(l->ctl.p);

@@ -25,8 +25,12 @@ cleanup() {
 trap cleanup EXIT
 fail() {
 	echo "FAIL: $*"
-	echo "--- analyzer log:"
-	tail -n 60 "$work/an.log"
+	echo "--- analyzer log (connections):"
+	grep -E "connected|BYE|middle|closing|closed|send failed" "$work/an.log" | tail -n 40
+	echo "--- analyzer log (end):"
+	tail -n 20 "$work/an.log"
+	echo "--- good agent:"
+	cat "$work/good.out" 2>/dev/null
 	exit 1
 }
 

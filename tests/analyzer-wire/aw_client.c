@@ -133,7 +133,7 @@ static int run_link(const char *addr, const char *host, long n, int ops_only, do
 			usleep(5000);
 		}
 	} while (mono() < end);
-	alink_close(l, 2000);
+	alink_close(l, 10000);
 	if (secs)
 		*secs = (double)(mono() - t0) / 1e9;
 	printf("aw_client %s: lines=%llu frames_queued=%llu frames_sent=%llu bytes_sent=%llu "
