@@ -45,3 +45,11 @@ bench-run-cluster: $(BUILD)/bin/pulse-run-cluster
 	done | tee $(BUILD)/bench/run-cluster.txt | grep -E 'sim time|tx events|wall time|events/s|peak RSS'
 	@du -sh $(BUILD)/bench/run-cluster-gpt64
 BENCH_TARGETS += bench-run-cluster
+
+# ---- fuzz target (libFuzzer; clang only) ----
+$(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/cluster.h
+	@mkdir -p $(@D)
+	$(CLANG) -std=c11 -g -O1 -Iinclude $(CLUSTER_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c -lcjson -lm
+TEST_SCRIPTS += tests/sim-cluster/fuzz_scenario.sh
+test: $(BUILD)/fuzz/fuzz_scenario

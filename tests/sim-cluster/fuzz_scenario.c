@@ -1,0 +1,31 @@
+/* libFuzzer target: the cluster simulator's scenario parser
+ * (sim/cluster/scenario.c). Any input must give 0 and a scenario that
+ * passes the cross-field checks, or -1 and a non-empty message; never a
+ * crash, a leak or undefined behaviour. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sim/cluster/cluster.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sc_scenario s;
+	char err[512];
+	err[0] = 0;
+	int rc = sc_scenario_parse((const char *)data, size, &s, err, sizeof err);
+	if (rc == 0) {
+		if (s.hosts < 1 || s.gpus < 1 || s.iterations < 1 || s.channels < 1 ||
+		    s.slice_bytes < 4096 || s.failure.type < 0 || s.failure.type >= F_COUNT)
+			abort();
+		if (s.failure.type != 0 &&
+		    (s.failure.host >= s.hosts || s.failure.start_iteration >= s.iterations))
+			abort();
+		if (s.workload == WL_GPT && s.pp * s.dp != s.hosts)
+			abort();
+	} else if (rc != -1 || !err[0] || !memchr(err, 0, sizeof err)) {
+		abort();
+	}
+	return 0;
+}
