@@ -81,7 +81,7 @@ static uint8_t prof_name_algo(uint8_t a)
 	return a;
 }
 
-/* A small collective (under AS_SMALL_SPLIT bytes: the loss, metadata) has
+/* A tiny collective (under AS_TINY_BYTES in total: the loss, metadata) has
  * no rate curve to infer from, and its few bytes share epochs with the
  * next operator's: it takes the algorithm last inferred for a large
  * collective of the same rank stream; before any, the peers it sends to in
@@ -176,7 +176,7 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		uint64_t total = op->type == PULSE_HOOK_OP_ALLREDUCE
 					 ? 2 * n
 					 : as_ring_total(op->type, op->count, op->datatype, rs->nranks);
-		if (total < AS_SMALL_SPLIT)
+		if (total < AS_TINY_BYTES)
 			return infer_small(a, rs, op, n);
 	}
 	uint32_t *ix = calloc(np, sizeof *ix);

@@ -27,6 +27,7 @@
 #define AS_MAX_RANKS 65536
 #define AS_SMALL_SPLIT (64u * 1024u) /* a small operator: loss, metadata (§5.2 "None") */
 #define AS_SMALL_CAP 4096u
+#define AS_TINY_BYTES 4096u /* fewer bytes than one NIC TX event: no rate curve to infer from */
 
 /* One non-zero epoch: its start in host time and its bytes. */
 struct as_ev {

@@ -9,9 +9,9 @@
  *     within one epoch + δ of the truth's first and last byte;
  *   - one that sent none is "no_traffic" or "complete";
  *   - the algorithm of a collective with RDMA traffic is the truth's (ring
- *     or tree), for collectives of at least 64 KiB (a few bytes have no
- *     rate curve to infer from: the association reuses the last answer or
- *     says "unknown");
+ *     or tree), for collectives that sent at least 4 KiB (one NIC TX
+ *     event; a few bytes have no rate curve to infer from: the association
+ *     reuses the last answer or says "unknown");
  *   - the parallelism label is the communicator's ("dp", "tp", "pp", "ep"),
  *     or "none" for collectives under 64 KiB (pulse.txt §5.2: small-volume
  *     operators); the standalone "world" communicator has no label to check.
@@ -29,6 +29,7 @@
 #include "pulse/op_record.h"
 
 #define SMALL_BYTES (64u * 1024u)
+#define TINY_BYTES 4096u
 
 struct truth {
 	char host[64], comm[16], op[16], algo[8];
@@ -232,7 +233,7 @@ int main(int argc, char **argv)
 				     x->host, x->pid, x->comm, x->seq, x->op, (int64_t)(m->start_ns - start),
 				     (int64_t)(m->end_ns - end), tol);
 			if (!is_group && (!strcmp(x->algo, "ring") || !strcmp(x->algo, "tree")) &&
-			    strcmp(x->op, "send") && strcmp(x->op, "recv") && x->count_bytes >= SMALL_BYTES) {
+			    strcmp(x->op, "send") && strcmp(x->op, "recv") && x->bytes >= TINY_BYTES) {
 				n_algo++;
 				if (strcmp(pulse_op_algo_name(m->algo), x->algo))
 					fail("algo: %s pid %u %s seq %" PRIu64 " %s: %s, truth %s", x->host, x->pid,
