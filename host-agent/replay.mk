@@ -32,3 +32,11 @@ TEST_PROGS += $(BUILD)/tests/test_agent_assoc
 # The live agent's --analyzer link (host-agent/analyzer_link.c, H-ANSVC)
 # against pulse-analyzer --listen (skips while the analyzer is not built).
 TEST_SCRIPTS += tests/replay/agent_analyzer.sh
+
+# make bench-replay: a 64-GPU x 10-iteration run replayed end to end, against
+# the time the simulator took to write it.
+.PHONY: bench-replay
+bench-replay: $(BUILD)/bin/pulse-host-agent $(BUILD)/bin/pulse-run-cluster
+	@echo "== pulse-host-agent --replay ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
+	tests/replay/bench_replay.sh | tee $(BUILD)/bench/replay.md
+BENCH_TARGETS += bench-replay
