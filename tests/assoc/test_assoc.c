@@ -960,6 +960,40 @@ static void test_many_channels(void **state)
 	assoc_free(a);
 }
 
+/* a ring rank whose successor is on its own host (rank 1 -> 2, both on
+ * h1): its only QP is the receive side from rank 0 (clear-to-send writes);
+ * its collectives are no_traffic once δ passed without data, not hung. */
+static void test_successor_on_host(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	const char *hostof[4] = { "h0", "h1", "h1", "h2" };
+	for (int r = 0; r < 4; r++) {
+		struct assoc_member m = { .comm_id = COMM, .rank = r, .nranks = 4, .host = hostof[r], .gpu = r,
+					  .pid = r == 1 ? PID : 300u + (uint32_t)r, .local = r == 1 || r == 2 };
+		assoc_member(a, &m);
+	}
+	qp(a, 11, COMM, 1, 0);
+	struct traffic t = { 0 };
+	for (int i = 0; i < 3; i++) {
+		uint64_t e = 1000 + (uint64_t)i * 2000;
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, 1u << 20, 7, -1, 0, host_ns(e));
+		for (uint64_t x = e + 2; x < e + 40; x += 8)
+			tadd(&t, 0, 11, x, 64);
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 1, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out.v[i].status, PULSE_OP_NO_TRAFFIC);
+		assert_int_equal(out.v[i].algo, PULSE_ALGO_RING);
+		assert_int_equal(out.v[i].expected_bytes, 0);
+	}
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -978,6 +1012,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_small_then_big_same_epoch),
 		cmocka_unit_test(test_many_channels),
+		cmocka_unit_test(test_successor_on_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
