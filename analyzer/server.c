@@ -29,7 +29,12 @@
 #define LOG_FIRST 20      /* per connection: the first this many bad events are logged, */
 #define LOG_EVERY 1000    /* then every this many */
 
-enum { C_NEW = 0, C_READY = 1, C_DEAD = 2 };
+enum { C_NEW = 0, C_READY = 1, C_DEAD = 2, C_LINGER = 3 };
+/* C_LINGER: we said ERROR; its input is read and discarded until it closes
+ * or for LINGER_NS, so that closing with its data unread does not reset
+ * the connection before it has read the ERROR. */
+#define LINGER_NS 1000000000ull
+#define ACTIVE(c) ((c)->state == C_NEW || (c)->state == C_READY)
 
 struct host_ent {
 	char name[PULSE_AW_NAME_LEN];
@@ -59,6 +64,8 @@ struct conn {
 	size_t out_len, out_off, out_alloc;
 	uint32_t seq;
 	int wdead;                   /* sending failed: what it sent is still read, then closed */
+	int wshut;                   /* lingering: our side shut down after the ERROR went out */
+	uint64_t linger_until;
 	uint64_t t_accept, t_rx;     /* monotonic ns */
 	double tokens;
 	uint64_t t_tokens;
@@ -336,12 +343,16 @@ static int conn_flush(struct an_srv *s, struct conn *c)
 		return -1;
 	}
 	c->out_off = c->out_len = 0;
+	if (c->state == C_LINGER && !c->wshut) {
+		shutdown(c->fd, SHUT_WR);
+		c->wshut = 1;
+	}
 	return 0;
 }
 
 static int conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len)
 {
-	if (c->state == C_DEAD || c->wdead)
+	if (!ACTIVE(c) || c->wdead)
 		return -1;
 	size_t need = PULSE_AW_HDR_LEN + len;
 	if (c->out_len - c->out_off + need > s->cfg.out_cap) {
@@ -395,9 +406,34 @@ static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const ch
 	va_end(ap);
 	uint8_t b[4 + PULSE_AW_TEXT_LEN];
 	size_t n = pulse_aw_status_encode(b, sizeof b, &st);
-	if (c->state != C_DEAD)
-		conn_send(s, c, PULSE_AW_ERROR, b, n);
-	conn_kill(s, c);
+	if (!ACTIVE(c))
+		return;
+	if (conn_send(s, c, PULSE_AW_ERROR, b, n) || c->wdead) {
+		conn_kill(s, c);
+		return;
+	}
+	/* linger: it reads the ERROR, we discard what it still sends */
+	if (c->state == C_READY && s->st.agents_now)
+		s->st.agents_now--;
+	if (c->host && c->host->conn == c)
+		c->host->conn = NULL;
+	c->state = C_LINGER;
+	c->linger_until = mono_ns() + LINGER_NS;
+	conn_flush(s, c);
+}
+
+/* A lingering connection's input: discarded; its end or an error closes. */
+static void linger_read(struct an_srv *s, struct conn *c)
+{
+	uint8_t junk[16384];
+	for (int i = 0; i < 16 && c->state == C_LINGER; i++) {
+		ssize_t n = recv(c->fd, junk, sizeof junk, MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		conn_kill(s, c);
+	}
 }
 
 static void conn_kill(struct an_srv *s, struct conn *c)
@@ -1008,7 +1044,7 @@ static void conn_read(struct an_srv *s, struct conn *c)
 {
 	size_t budget = s->cfg.read_per_turn;
 	char err[256];
-	while (c->state != C_DEAD && budget) {
+	while (ACTIVE(c) && budget) {
 		if (s->cfg.max_frames_per_s && c->tokens < 1 && c->state == C_READY)
 			return; /* throttled: what is read is taken, no more */
 		size_t avail;
@@ -1043,7 +1079,7 @@ static void conn_read(struct an_srv *s, struct conn *c)
 		}
 		int rc, got = 0;
 		struct pulse_aw_frame f;
-		while (c->state != C_DEAD &&
+		while (ACTIVE(c) &&
 		       (rc = pulse_aw_dec_next(&c->dec, &f, err, sizeof err)) != PULSE_AW_DEC_MORE) {
 			got = 1;
 			if (rc == PULSE_AW_DEC_FATAL) {
@@ -1269,7 +1305,7 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 	uint64_t next = s->t_tick + (uint64_t)s->cfg.tick_ms * 1000000u;
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
-		int readable = c->state == C_DEAD || throttle_check(s, c, now);
+		int readable = !ACTIVE(c) || throttle_check(s, c, now);
 		if (!readable && now + 5000000u < next)
 			next = now + 5000000u; /* look again when the bucket has refilled a bit */
 		s->pfd[i + 1] = (struct pollfd){
@@ -1298,14 +1334,19 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 				continue;
 			if (re & POLLOUT)
 				conn_flush(s, c);
-			if (c->state != C_DEAD && (re & (POLLIN | POLLHUP | POLLERR)))
+			if (c->state == C_LINGER && (re & (POLLIN | POLLHUP | POLLERR)))
+				linger_read(s, c);
+			else if (ACTIVE(c) && (re & (POLLIN | POLLHUP | POLLERR)))
 				conn_read(s, c);
 		}
 	}
 	now = mono_ns();
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
-		if (c->state == C_NEW && now - c->t_accept > (uint64_t)s->cfg.hello_timeout_ms * 1000000u) {
+		if (c->state == C_LINGER && now >= c->linger_until) {
+			conn_kill(s, c);
+		} else if (c->state == C_NEW &&
+			   now - c->t_accept > (uint64_t)s->cfg.hello_timeout_ms * 1000000u) {
 			s->st.hello_timeouts++;
 			slog(s, "warn", "connection [%s]: no HELLO within %" PRIu32 " ms; closing", c->peer,
 			     s->cfg.hello_timeout_ms);

@@ -211,7 +211,7 @@ static int raw_expect(struct an_srv *s, int fd, uint8_t want, uint32_t *code)
 
 static int is_closed(struct an_srv *s, int fd)
 {
-	uint64_t end = mono() + 1000000000u;
+	uint64_t end = mono() + 3000000000u; /* the analyzer lingers 1 s after an ERROR */
 	while (mono() < end) {
 		an_srv_step(s, 2);
 		uint8_t b[4096];
