@@ -368,7 +368,9 @@ static int build_standalone(struct sim *sm)
 			if (ccld_hook(sm, rk, it, world, &b, &ccld_done))
 				break;
 			if (s->pattern == PAT_COLLECTIVE) {
-				op(rk, world, (uint8_t)s->collective_type, b, 0, BF16);
+				int rooted = s->collective_type == PULSE_HOOK_OP_BROADCAST ||
+					     s->collective_type == PULSE_HOOK_OP_REDUCE;
+				op(rk, world, (uint8_t)s->collective_type, b, rooted ? 0 : -1, BF16);
 			} else {
 				int peers[4], np = 0;
 				if (s->pattern == PAT_NEIGHBOR) {
