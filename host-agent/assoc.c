@@ -667,6 +667,34 @@ static void drain_extras(struct assoc *a, struct as_rank *rs, struct as_op *op, 
 	}
 }
 
+/* A hung operator whose algorithm was never known: its bytes from its call
+ * up to the next call, per peer. */
+static void take_unknown(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t next_call)
+{
+	uint64_t floor = as_call_floor(a, op);
+	uint64_t slack = a->delta_ns / 2; /* as in as_call_floor */
+	uint64_t limit = next_call == UINT64_MAX ? UINT64_MAX : next_call > slack ? next_call - slack : 0;
+	op->npeers = 0;
+	for (uint32_t i = 0; i < rs->npeers; i++) {
+		struct as_buf *b = &rs->peers[i].buf;
+		struct as_op_peer *xp = NULL;
+		while (b->head < b->n && b->v[b->head].t < limit) {
+			const struct as_ev *e = &b->v[b->head++];
+			if (e->t + a->epoch_ns < floor) {
+				a->st.unmatched_segments++;
+				continue;
+			}
+			if (!xp) {
+				as_op_add_peer(op, rs->peers[i].rank, 0, 0);
+				xp = op->npeers ? &op->peers[op->npeers - 1] : NULL;
+				if (!xp || xp->rank != rs->peers[i].rank)
+					break;
+			}
+			as_take(a, op, xp, e);
+		}
+	}
+}
+
 static int hang_due(const struct assoc *a, const struct as_rank *rs, const struct as_op *op,
 		    uint64_t now_ns)
 {
@@ -697,12 +725,13 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 		if (!op->set_up && !as_expect_setup(a, rs, op) && !as_infer(a, rs, op, horizon)) {
 			if (now_ns && hang_due(a, rs, op, now_ns)) {
 				/* nothing to infer from: no traffic at all, or
-				 * traffic that never completed a segment */
-				uint64_t any = 0;
-				for (uint32_t j = 0; j < rs->npeers; j++)
-					any |= rs->peers[j].buf.n > rs->peers[j].buf.head;
+				 * traffic that never completed a segment. What
+				 * it sent before the next call is its own (the
+				 * next operator cannot start before its call):
+				 * reported per peer, expected unknown (0). */
+				take_unknown(a, rs, op, next_call);
 				finalize(op, op->tainted ? PULSE_OP_GAP
-								 : any ? PULSE_OP_HUNG : PULSE_OP_NOT_STARTED,
+					    : op->peers_with_bytes ? PULSE_OP_HUNG : PULSE_OP_NOT_STARTED,
 					 now_ns);
 				continue;
 			}
@@ -842,7 +871,11 @@ static void build_record(struct assoc *a, struct as_rank *rs, struct as_op *op,
 				o->end_ns = p->seg.last + a->epoch_ns;
 			}
 			o->active_ns = p->seg.epochs * a->epoch_ns;
-			o->complete = p->extra || p->seg.tmp + as_tolerance(p->expected, rs->nranks) >= p->expected;
+			/* reached its expected volume; a peer whose volume was
+			 * never known (hung before inference) is not complete */
+			o->complete = p->extra || (p->expected
+							   ? p->seg.tmp + as_tolerance(p->expected, rs->nranks) >= p->expected
+							   : op->status == PULSE_OP_COMPLETE);
 		}
 	if (start != UINT64_MAX) {
 		r->start_ns = start;

@@ -994,6 +994,32 @@ static void test_successor_on_host(void **state)
 	assoc_free(a);
 }
 
+/* the first all-reduce of a communicator hangs after a few MB (its
+ * algorithm was never inferred): hung, with the bytes it sent per peer,
+ * never zeros, its peers not complete. */
+static void test_hang_before_inference(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 16u << 20;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(99));
+	tsend(&t, 0, 10, 100, 3u << 20, 100000);
+	tsend(&t, 0, 12, 100, 3u << 20, 100000);
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 7, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].status, PULSE_OP_HUNG);
+	assert_int_equal(out.v[0].actual_bytes, 6u << 20);
+	assert_int_equal(out.v[0].start_ns, host_ns(100));
+	assert_non_null(peer_of(&out.v[0], 2));
+	assert_false(peer_of(&out.v[0], 2)->complete);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1013,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_small_then_big_same_epoch),
 		cmocka_unit_test(test_many_channels),
 		cmocka_unit_test(test_successor_on_host),
+		cmocka_unit_test(test_hang_before_inference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
