@@ -29,6 +29,8 @@
 #include <cJSON.h>
 
 #include "gen_run.h"
+#include "pulse/cluster_run.h"
+#include "pulse/event_stream.h"
 
 static char agent[4200];
 static char tmp[4096];
@@ -520,6 +522,84 @@ static void test_bad_record_files(void **state)
 	run_free(&r);
 }
 
+struct clean_check {
+	struct win_check wc;
+	int n;
+};
+
+static void count_clean_nic(const cJSON *o, void *ctx)
+{
+	struct clean_check *cc = ctx;
+	const cJSON *nic = cJSON_GetObjectItemCaseSensitive(o, "nic");
+	if (strcmp(nic->valuestring, "replay:hostA/mlx5_0"))
+		return;
+	check_window(o, &cc->wc);
+	cc->n++;
+}
+
+/* Garbage that passes the headers: random record bodies of every kind in a
+ * process's record file, random TX records (any QPN, any time, any thread)
+ * in a stream, POLL records with host times going backwards. The agent
+ * (ASan+UBSan) must finish, exit 0 and count or absorb all of it. */
+static void test_random_records(void **state)
+{
+	(void)state;
+	make_run();
+	srand(12345);
+	char p[4300];
+	snprintf(p, sizeof p, "%s/hosts/hostA/hook-%u.rec", dir, gen.nic[0][0].pid);
+	FILE *f = fopen(p, "ab");
+	assert_non_null(f);
+	for (int i = 0; i < 3000; i++) {
+		struct pulse_hook_record r;
+		uint8_t *b = (uint8_t *)&r;
+		for (size_t k = 0; k < sizeof r; k++)
+			b[k] = (uint8_t)rand();
+		r.version = i % 50 ? PULSE_HOOK_RECORD_VERSION : (uint16_t)rand();
+		r.kind = (uint8_t)(i % 11);
+		r.pid = gen.nic[0][0].pid;
+		/* times around the run, some far outside it */
+		r.time_ns = gen.nic[0][0].win_host_start[0] + (uint64_t)(rand() % 2000) * 1000000u -
+			    (i % 7 == 0 ? 500000000u : 0);
+		if (i % 97 == 0)
+			r.time_ns = (uint64_t)rand() << 33;
+		fwrite(&r, sizeof r, 1, f);
+	}
+	fclose(f);
+	snprintf(p, sizeof p, "%s/hosts/hostA/mlx5_1.evs", dir);
+	f = fopen(p, "ab");
+	assert_non_null(f);
+	uint64_t host = gen.nic[0][1].win_host_end[GEN_POLLS - 1];
+	for (int i = 0; i < 20000; i++) {
+		uint8_t rec[PULSE_EVS_RECORD_SIZE];
+		struct pulse_evs_record r = {.kind = i % 2000 == 1999 ? PULSE_EVS_POLL : PULSE_EVS_TX,
+					     .thread = (uint8_t)rand()};
+		r.ev.qpn = (uint32_t)rand() & (i % 3 ? 0xFFFFFFu : 0xFFFFFFFFu);
+		r.ev.sent_32b = (uint16_t)rand();
+		r.ev.sent_pkts = (uint16_t)rand();
+		r.ev.ts_ns = (uint32_t)rand() * 2u;
+		host += (uint64_t)(rand() % 3) * 100000000u - 100000000u; /* sometimes backwards */
+		r.host_ns = host;
+		pulse_evs_encode_record(rec, &r);
+		fwrite(rec, 1, sizeof rec, f);
+	}
+	fclose(f);
+	struct run_result r;
+	run_agent(&r, "--replay '%s' --host hostA", dir);
+	assert_int_equal(r.status, 0);
+	expect_log(&r, "hook records of an unknown kind or version ignored");
+	expect_log(&r, "host hostA: replayed");
+	assert_null(strstr(r.log, "AddressSanitizer"));
+	assert_null(strstr(r.log, "runtime error"));
+	/* the untouched NIC's windows are exactly as before */
+	struct clean_check cc = {.wc = {.host = 0}};
+	each_line(r.out, "window", count_clean_nic, &cc);
+	assert_int_equal(cc.n, GEN_POLLS);
+	/* and the garbage-fed one went on polling (10 more POLL records) */
+	assert_true(each_line(r.out, "window", NULL, NULL) >= 2 * GEN_POLLS + 5);
+	run_free(&r);
+}
+
 static void test_faster_than_real_time(void **state)
 {
 	(void)state;
@@ -571,6 +651,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_truncated_and_foreign_streams),
 		cmocka_unit_test(test_unknown_record_kinds),
 		cmocka_unit_test(test_bad_record_files),
+		cmocka_unit_test(test_random_records),
 		cmocka_unit_test(test_faster_than_real_time),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
