@@ -1020,6 +1020,82 @@ static void test_hang_before_inference(void **state)
 	assoc_free(a);
 }
 
+/* Random calls, QPs (some unknown, some re-tied), windows with random
+ * epochs, gaps and missing pages, flushes and a finish: no crash, no leak
+ * (ASan), every record final and codec-clean, never more records than
+ * operators called, stats consistent. */
+static uint64_t rnd_state = 987654321;
+static uint32_t rnd(void)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rnd_state >> 33);
+}
+#define RND() rnd()
+
+static void test_random_input(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		struct assoc_cfg cfg = { .host = "h1", .epoch_ns = (uint32_t)EP, .delta_ns = 1 + RND() % (4 * MS),
+					 .hang_ns = 1 + RND() % (3000 * MS), .short_gap_ns = RND() % (1 * MS) };
+		struct assoc *a = assoc_new(&cfg);
+		assert_non_null(a);
+		int nr = 2 + (int)(RND() % 6);
+		for (int c = 0; c < 3; c++)
+			members(a, COMM + (uint64_t)c, nr, (int)(RND() % (uint32_t)nr));
+		for (int q = 0; q < 24; q++)
+			qp(a, 10 + RND() % 40, COMM + RND() % 3, (int)(RND() % (uint32_t)nr), (int)(RND() % (uint32_t)nr));
+		struct traffic t = { 0 };
+		uint64_t ncalls = 0, seq = 0;
+		for (int i = 0; i < 60; i++) {
+			uint64_t e = RND() % (4 * WIN_EPOCHS / 64);
+			uint32_t k = RND() % 10;
+			if (k < 6) {
+				call(a, COMM + RND() % 3, seq++, (uint8_t)(1 + RND() % 8), RND() % (1u << 22),
+				     (uint8_t)(RND() % 14), (int32_t)(RND() % (uint32_t)nr) - 1, 0, host_ns(e * 64));
+				ncalls++;
+			} else if (k < 8) {
+				uint64_t gid = 1000 + (uint64_t)i;
+				group_mark(a, PULSE_HOOK_GROUP_START, gid, host_ns(e * 64));
+				for (int j = 0; j < 3; j++)
+					call(a, COMM + RND() % 3, seq++, (uint8_t)(7 + RND() % 2), RND() % (1u << 20), 9,
+					     (int32_t)(RND() % (uint32_t)nr), gid, host_ns(e * 64));
+				ncalls += 3;
+				if (RND() % 4)
+					group_mark(a, PULSE_HOOK_GROUP_END, gid, host_ns(e * 64));
+			} else {
+				tsend(&t, 0, 10 + RND() % 45, e * 64, 1 + RND() % (1u << 21), 1 + RND() % 300000);
+			}
+		}
+		struct recs out = { 0 };
+		uint64_t win = 1 + RND() % (WIN_EPOCHS / 4);
+		qsort(t.v, t.n, sizeof *t.v, cmp_tev);
+		for (uint32_t k = 0; k < 4 * WIN_EPOCHS / win + 2; k++) {
+			struct pulse_window w;
+			make_window(&t, 0, (uint64_t)k * win, win, k, &w);
+			if (RND() % 7 == 0) {
+				w.complete = 0;
+				w.pages_missing = 1;
+			}
+			assoc_window(a, (uint16_t)(RND() % 3 ? 0 : 70), &w, OFF, RND() % 9 == 0 ? 2u : 0u);
+			assoc_flush(a, host_ns((uint64_t)(k + 1) * win), collect, &out);
+			free_window(&w);
+		}
+		assoc_finish(a, host_ns(5 * WIN_EPOCHS), collect, &out);
+		assert_true(out.n <= ncalls);
+		struct assoc_stats st;
+		assoc_get_stats(a, &st);
+		assert_int_equal(st.records, out.n);
+		assert_true(st.complete + st.hung + st.not_started + st.gaps <= st.records);
+		for (size_t i = 0; i < out.n; i++)
+			assert_true(out.v[i].status >= PULSE_OP_COMPLETE && out.v[i].status <= PULSE_OP_NO_TRAFFIC);
+		free(out.v);
+		free(t.v);
+		assoc_free(a);
+	}
+#undef RND
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1040,6 +1116,7 @@ int main(void)
 		cmocka_unit_test(test_many_channels),
 		cmocka_unit_test(test_successor_on_host),
 		cmocka_unit_test(test_hang_before_inference),
+		cmocka_unit_test(test_random_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
