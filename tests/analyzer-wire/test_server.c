@@ -724,6 +724,63 @@ static void test_link_silent_analyzer(void **st)
 	alink_close(l, 50);
 }
 
+/* Limits: too many agents, another job, a silent agent, a second HELLO. */
+static void test_limits(void **st)
+{
+	(void)st;
+	struct an_srv_cfg c;
+	cfg_test(&c);
+	c.max_conns = 2;
+	c.idle_timeout_ms = 300;
+	c.job = "job1";
+	struct an_srv *s = srv_start(&c);
+	int port = an_srv_port(s);
+	const struct an_srv_stats *ss = an_srv_stats(s);
+	uint32_t code = 0;
+	int a = raw_connect(port), b = raw_connect(port);
+	raw_hello(a, "la", 1, 1, 0);
+	raw_hello(b, "lb", 1, 1, 0);
+	assert_true(raw_expect(s, a, PULSE_AW_HELLO_ACK, NULL));
+	assert_true(raw_expect(s, b, PULSE_AW_HELLO_ACK, NULL));
+	int x = raw_connect(port);
+	assert_true(raw_expect(s, x, PULSE_AW_ERROR, &code));
+	assert_int_equal(code, PULSE_AW_E_FULL);
+	assert_int_equal(ss->refused_full, 1);
+	close(x);
+	/* a second HELLO on a live connection: dropped, counted */
+	raw_hello(a, "la", 1, 1, 0);
+	pump(s, NULL, 0, 50, NULL, NULL);
+	assert_int_equal(ss->protocol_errors, 1);
+	/* both go silent: closed with ERROR timeout after 300 ms */
+	assert_true(raw_expect(s, a, PULSE_AW_ERROR, &code));
+	assert_int_equal(code, PULSE_AW_E_TIMEOUT);
+	assert_true(raw_expect(s, b, PULSE_AW_ERROR, &code));
+	assert_int_equal(ss->idle_timeouts, 2);
+	close(a);
+	close(b);
+	pump(s, NULL, 0, 50, NULL, NULL);
+	/* another job */
+	int j = raw_connect(port);
+	struct pulse_aw_hello h = {.version_min = 1, .version_max = 1, .realtime_ns = realt()};
+	strcpy(h.job, "job2");
+	strcpy(h.host, "lj");
+	uint8_t hb[256];
+	size_t n = pulse_aw_hello_encode(hb, sizeof hb, &h);
+	raw_frame(j, 1, PULSE_AW_HELLO, hb, n);
+	assert_true(raw_expect(s, j, PULSE_AW_ERROR, &code));
+	assert_int_equal(code, PULSE_AW_E_JOB);
+	assert_int_equal(ss->hello_job, 1);
+	close(j);
+	/* a malformed HELLO */
+	j = raw_connect(port);
+	raw_frame(j, 1, PULSE_AW_HELLO, hb, n - 1);
+	assert_true(raw_expect(s, j, PULSE_AW_ERROR, &code));
+	assert_int_equal(code, PULSE_AW_E_MALFORMED);
+	assert_int_equal(ss->hello_bad, 1);
+	close(j);
+	an_srv_free(s);
+}
+
 /* The tee: what the agent writes to its --out file also goes to the link. */
 static void test_tee(void **st)
 {
@@ -771,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_tee),
 		cmocka_unit_test(test_link_volume),
 		cmocka_unit_test(test_link_silent_analyzer),
+		cmocka_unit_test(test_limits),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_reset();
