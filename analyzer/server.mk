@@ -31,6 +31,12 @@ $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_s
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/test_analyzer_server
+# the same under TSan (the link is called from several threads)
+$(BUILD)/tests/tsan/test_analyzer_server: $(call objs,tsan,tests/analyzer-wire/test_server.c \
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS))
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
+TEST_PROGS += $(BUILD)/tests/tsan/test_analyzer_server
 endif
 
 # ---- fuzz target for the wire decoder (libFuzzer; clang only) ----

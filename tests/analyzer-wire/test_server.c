@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -781,6 +782,65 @@ static void test_limits(void **st)
 	an_srv_free(s);
 }
 
+/* Lines from several threads at once (the agent's metrics/control threads
+ * may write events while the loop polls): all arrive, each thread's in
+ * order. Also built with TSan (test_analyzer_server_tsan). */
+struct thr_arg {
+	struct alink *l;
+	int id, n;
+};
+
+static void *thr_lines(void *p)
+{
+	struct thr_arg *t = p;
+	char b[128];
+	for (int i = 0; i < t->n; i++) {
+		snprintf(b, sizeof b, "{\"type\":\"event\",\"thr\":%d,\"i\":%d}", t->id, i);
+		if (alink_line(t->l, b, strlen(b)))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_link_threads(void **st)
+{
+	(void)st;
+	struct an_srv_cfg c;
+	cfg_test(&c);
+	c.max_frames_per_s = 0;
+	struct an_srv *s = srv_start(&c);
+	struct joins js = {0};
+	struct alink *l = link_new(an_srv_port(s), "thr", &js);
+	enum { T = 4, N = 3000 };
+	pthread_t th[T];
+	struct thr_arg args[T];
+	for (int i = 0; i < T; i++) {
+		args[i] = (struct thr_arg){.l = l, .id = i, .n = N};
+		assert_int_equal(pthread_create(&th[i], NULL, thr_lines, &args[i]), 0);
+	}
+	struct alink *ls[] = {l};
+	pump(s, ls, 1, 300, NULL, NULL); /* polls while the threads write */
+	for (int i = 0; i < T; i++) {
+		void *rv;
+		pthread_join(th[i], &rv);
+		assert_null(rv);
+	}
+	struct want w = {"thr", T * N};
+	pump(s, ls, 1, 10000, got_lines, &w);
+	assert_int_equal(fake_count("thr", NULL), T * N);
+	int next[T] = {0};
+	for (uint32_t k = 0; k < fake_state.n; k++) {
+		int t, i;
+		if (sscanf(fake_state.lines[k], "{\"type\":\"event\",\"thr\":%d,\"i\":%d}", &t, &i) != 2)
+			continue;
+		assert_true(t >= 0 && t < T);
+		assert_int_equal(i, next[t]);
+		next[t]++;
+	}
+	alink_close(l, 200);
+	an_srv_free(s);
+}
+
 /* The tee: what the agent writes to its --out file also goes to the link. */
 static void test_tee(void **st)
 {
@@ -829,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_link_volume),
 		cmocka_unit_test(test_link_silent_analyzer),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_link_threads),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_reset();
