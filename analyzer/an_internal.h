@@ -10,7 +10,7 @@
 
 #define AN_HIST 256        /* operator instances kept per communicator */
 #define AN_SIG_MAX 16      /* operator signatures (op, count) per communicator */
-#define AN_BASE_N 12       /* history kept per baseline */
+#define AN_BASE_N 64       /* history kept per baseline */
 #define AN_NODE_ENDS 32    /* recent operator ends kept per node */
 #define AN_MAX_RANKS 4096
 #define AN_MAX_COMMS 4096
@@ -26,6 +26,7 @@ struct an_roll {
 };
 void an_roll_add(struct an_roll *r, double v);
 int an_roll_stats(const struct an_roll *r, double *median, double *mad); /* -1 when empty */
+double an_roll_max(const struct an_roll *r);
 double an_median(double *v, size_t n); /* sorts v */
 
 /* A node: one training process (host and GPU), across all communicators. */
@@ -61,7 +62,7 @@ struct an_rec {
 	int64_t pre_gap;         /* call - previous op end of this node; -1 unknown */
 	/* the member's running baselines when this record arrived (nb: samples) */
 	uint32_t gap_nb, dur_nb;
-	double gap_med, gap_mad, dur_med, dur_mad, act_med;
+	double gap_med, gap_mad, dur_med, dur_mad, act_med, dur_max;
 	uint32_t act_nb;
 	int sig;                 /* index in comm->sigs */
 	uint32_t npeers;
@@ -90,6 +91,8 @@ struct an_sig {
 
 struct an_member {
 	int node;                /* -1 until known */
+	uint64_t recorded_bytes; /* actual bytes of all its records (for residuals) */
+	uint64_t last_expected[AN_SIG_MAX]; /* expected bytes of its last complete record per signature */
 	struct an_roll gap[AN_SIG_MAX];  /* pre_gap per signature */
 	struct an_roll dur[AN_SIG_MAX];  /* call..end per signature */
 	struct an_roll act[AN_SIG_MAX];  /* active_ns per signature */
@@ -108,6 +111,36 @@ struct an_comm {
 	struct an_sig sigs[AN_SIG_MAX];
 	uint32_t nsigs;
 	uint64_t records;
+};
+
+/* Calls seen on hook_op lines, per process and communicator (the mapping
+ * may come later than the calls: resolved when used). */
+#define AN_CALLS 64
+struct an_call {
+	uint64_t seq, t, group_id, count;
+	uint64_t key;            /* the instance: a group's first member's seq */
+	uint8_t op;
+	int32_t peer;
+};
+struct an_proc {
+	int host;
+	uint32_t pid;
+	uint64_t comm;
+	struct an_call calls[AN_CALLS];
+	uint32_t n, pos;
+	uint64_t max_seq, last_t;
+	int any;
+};
+
+/* One QP of one host: its mapping (hook_map) and the bytes the agent's
+ * windows counted on it. */
+struct an_qp {
+	int host;
+	char dev[24];
+	uint32_t qpn;
+	uint64_t comm;           /* 0 unknown */
+	int32_t rank;
+	uint64_t bytes, first, last;
 };
 
 struct an_qpwin {
@@ -168,6 +201,12 @@ struct an_state {
 	struct an_stats st;
 	FILE *log;               /* NULL: silent */
 	uint64_t log_lines;      /* rate limit */
+	struct an_proc *procs;
+	uint32_t nprocs, procs_cap;
+	struct an_qp *qps;
+	uint32_t nqps, qps_cap;
+	uint64_t max_op_ns;      /* longest call-to-end seen (hang bound) */
+	uint64_t poll_ns;        /* agent poll interval seen in windows */
 	/* pid -> gpu of hook_map lines: (host, pid, comm) -> rank */
 	struct an_hmap { int host; uint32_t pid; uint64_t comm; int32_t rank, nranks, gpu; } *hmap;
 	uint32_t nhmap, hmap_cap;
@@ -217,5 +256,13 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
  * data suffices, as in the paper). Returns 1 with d filled. */
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_index_of(const struct an_state *s, const struct an_comm *c);
+/* rank of (host, pid) in comm from the mappings, -1 unknown */
+int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm);
+/* bytes on the member's QPs that no record accounts for, and the last time
+ * any of them sent (0: none seen) */
+uint64_t an_residual(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t *last);
+uint64_t an_hang_bound(const struct an_state *s);
+/* the instance key of a call: a group's first member seq */
+uint64_t an_call_key(const struct an_proc *p, const struct an_call *k);
 
 #endif

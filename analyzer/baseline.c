@@ -37,10 +37,10 @@ static int extended_group(struct an_state *s, const struct an_window *w, struct 
 		int n = 0;
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *x = in->recs[k];
-			if (x->status != PULSE_OP_COMPLETE || x->dur_nb < 3 || !(x->dur_med > 0) || !x->call ||
+			if (x->status != PULSE_OP_COMPLETE || x->dur_nb < 4 || !(x->dur_max > 0) || !x->call ||
 			    x->end <= x->call)
 				continue;
-			r[n++] = (double)(x->end - x->call) / x->dur_med;
+			r[n++] = (double)(x->end - x->call) / x->dur_max;
 		}
 		if (n < 2)
 			continue;

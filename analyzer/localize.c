@@ -163,8 +163,10 @@ static uint64_t lookback_ns(const struct an_state *s)
 			if (an_roll_stats(&s->comms[i]->sigs[k].period, &med, NULL) == 0 && med > best)
 				best = med;
 		}
-	if (best < 100e6)
-		best = 100e6;
+	/* a few iterations before the first evidence: the cause comes first */
+	best *= 4;
+	if (best < 1e9)
+		best = 1e9;
 	if (best > 30e9)
 		best = 30e9;
 	return (uint64_t)best;
@@ -251,219 +253,383 @@ static void evidence(struct an_diagnosis *d, const struct an_comm *c, const stru
 
 /* ---- hang ---- */
 
-static int node_idle(const struct an_state *s, int node)
+struct hmember {
+	int node;
+	int called, complete, sends, started, has_sig;
+	uint8_t op;
+	uint64_t count, vol, exp, last_tx, call_t;
+	const struct an_rec *rec;
+};
+
+static double hfrac(const struct hmember *m)
 {
-	const struct an_node *n = &s->nodes[node];
-	if (s->hosts[n->host].skewed)
-		return 0; /* unknown, not idle */
-	return !n->open_hung && n->last_call <= n->last_end;
+	return m->exp ? (double)m->vol / (double)m->exp : (double)m->vol;
 }
 
-static int is_hung(const struct an_rec *r)
+struct hop {
+	int comm;
+	uint64_t key, t;
+};
+
+static int cmp_hop(const void *a, const void *b)
 {
-	return r && (r->status == PULSE_OP_HUNG || r->status == PULSE_OP_NOT_STARTED);
+	const struct hop *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int hop_add(struct hop **v, uint32_t *n, uint32_t *cap, int comm, uint64_t key, uint64_t t)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*v)[i].comm == comm && (*v)[i].key == key) {
+			if (t && t < (*v)[i].t)
+				(*v)[i].t = t;
+			return 0;
+		}
+	if (*n == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 16;
+		struct hop *p = realloc(*v, nc * sizeof *p);
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (struct hop){ comm, key, t };
+	return 0;
+}
+
+/* The operators that did not finish: hung records, and calls without a
+ * record past the hang bound. */
+static uint32_t collect_hung(struct an_state *s, struct hop **out)
+{
+	struct hop *v = NULL;
+	uint32_t n = 0, cap = 0;
+	uint64_t bound = an_hang_bound(s);
+	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+		struct an_comm *c = s->comms[ci];
+		for (uint32_t k = 0; k < AN_HIST; k++) {
+			struct an_inst *in = &c->hist[k];
+			if (in->used && in->hung)
+				hop_add(&v, &n, &cap, (int)ci, in->seq, in->first_call);
+		}
+	}
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (s->hosts[p->host].skewed)
+			continue;
+		int32_t rank = an_map_rank(s, p->host, p->pid, p->comm);
+		struct an_comm *c = an_comm_find(s, p->comm);
+		if (rank < 0 || !c || rank >= c->nranks)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (x->t + bound >= s->now_ns)
+				continue;
+			uint64_t key = an_call_key(p, x);
+			const struct an_inst *slot = &c->hist[key % AN_HIST];
+			if (slot->used && slot->seq > key)
+				continue;
+			if (slot->used && slot->seq == key && slot->recs[rank] &&
+			    (slot->recs[rank]->status == PULSE_OP_COMPLETE ||
+			     slot->recs[rank]->status == PULSE_OP_NO_TRAFFIC))
+				continue;
+			hop_add(&v, &n, &cap, an_comm_index_of(s, c), key, x->t);
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof *v, cmp_hop);
+	*out = v;
+	return n;
+}
+
+static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *in, uint64_t key,
+			 int32_t r, struct hmember *m)
+{
+	memset(m, 0, sizeof *m);
+	m->node = c->m[r].node;
+	const struct an_rec *rec = in && in->seq == key ? in->recs[r] : NULL;
+	m->rec = rec;
+	if (rec) {
+		m->called = 1;
+		m->complete = rec->status == PULSE_OP_COMPLETE || rec->status == PULSE_OP_NO_TRAFFIC;
+		m->op = rec->op;
+		m->count = rec->count;
+		m->has_sig = 1;
+		m->sends = rec->expected > 0;
+		m->exp = rec->expected;
+		m->call_t = rec->call;
+	}
+	/* calls on hook lines */
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->comm != c->id || an_map_rank(s, p->host, p->pid, p->comm) != r)
+			continue;
+		if (m->node < 0) {
+			for (uint32_t h = 0; h < s->nhmap; h++)
+				if (s->hmap[h].host == p->host && s->hmap[h].pid == p->pid && s->hmap[h].comm == c->id)
+					m->node = an_node_index(s, p->host, s->hmap[h].gpu, p->pid, 1);
+		}
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (an_call_key(p, x) != key)
+				continue;
+			m->called = 1;
+			if (!m->call_t || x->t < m->call_t)
+				m->call_t = x->t;
+			if (!m->has_sig || x->seq == key) {
+				if (!rec) {
+					m->op = x->group_id ? PULSE_OP_GROUP : x->op;
+					m->count = x->count;
+				}
+				m->has_sig = 1;
+			}
+			if (!rec && x->op != PULSE_HOOK_OP_RECV)
+				m->sends = 1;
+		}
+	}
+	if (m->complete) {
+		m->started = 1;
+		m->vol = m->exp;
+		return;
+	}
+	uint64_t last = 0;
+	uint64_t res = an_residual(s, c, r, &last);
+	m->last_tx = last;
+	m->vol = rec && rec->actual > res ? rec->actual : res;
+	m->started = m->vol >= 4096 || (rec && rec->start);
+	if (!m->exp && m->has_sig) {
+		for (uint32_t g = 0; g < c->nsigs; g++)
+			if (c->sigs[g].op == m->op && c->sigs[g].count == m->count)
+				m->exp = c->m[r].last_expected[g];
+	}
+}
+
+/* Hang localization for one hung operator; 1 with d filled. */
+static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int oplevel,
+		    struct an_diagnosis *d)
+{
+	struct an_inst *in = an_inst_find(c, key);
+	int32_t n = c->nranks;
+	struct hmember *m = calloc((size_t)n, sizeof *m);
+	if (!m)
+		return 0;
+	int ncomplete = 0, ncalled = 0, nstarted = 0;
+	for (int32_t r = 0; r < n; r++) {
+		member_state(s, c, in, key, r, &m[r]);
+		ncomplete += m[r].complete;
+		ncalled += m[r].called;
+		nstarted += m[r].started;
+	}
+	int found = 0;
+	uint8_t op = 0;
+	for (int32_t r = 0; r < n && !op; r++)
+		if (m[r].has_sig)
+			op = m[r].op;
+	const char *opn = pulse_op_type_name(op);
+	if (ncomplete == n || !ncalled)
+		goto out;
+	/* A: members that never called it */
+	for (int32_t r = 0; r < n; r++)
+		if (!m[r].called && !m[r].complete && m[r].node >= 0) {
+			d->cls = AN_COMP_STOP;
+			d->level = AN_LEVEL_MACHINE;
+			an_diag_suspect(s, d, m[r].node, r);
+			if (!found) {
+				snprintf(d->why, sizeof d->why,
+					 "%s #%" PRIu64 " (%s group, %d ranks) hangs: %d ranks called it, rank %d never "
+					 "did: it stopped issuing operators (computation)",
+					 opn, key, par_label(c->par), n, ncalled, r);
+				d->onset_ns = s->nodes[m[r].node].last_end;
+			}
+			found = 1;
+		}
+	if (found) {
+		an_diag_step(d, "first hung operator in time order: a member never called it");
+		d->value = 0;
+		snprintf(d->metric, sizeof d->metric, "call");
+		goto done;
+	}
+	/* B: a member called a different operator or count at this position */
+	{
+		int maj = -1, best = 0;
+		for (int32_t r = 0; r < n; r++) {
+			if (!m[r].has_sig)
+				continue;
+			int cnt = 0;
+			for (int32_t q = 0; q < n; q++)
+				cnt += m[q].has_sig && m[q].op == m[r].op && m[q].count == m[r].count;
+			if (cnt > best) {
+				best = cnt;
+				maj = r;
+			}
+		}
+		for (int32_t r = 0; maj >= 0 && r < n; r++)
+			if (m[r].has_sig && (m[r].op != m[maj].op || m[r].count != m[maj].count) && m[r].node >= 0 &&
+			    best * 2 > n) {
+				d->cls = AN_COMP_STOP;
+				d->level = AN_LEVEL_MACHINE;
+				an_diag_suspect(s, d, m[r].node, r);
+				if (!found)
+					snprintf(d->why, sizeof d->why,
+						 "%s #%" PRIu64 " (%s group) hangs: rank %d called %s of %" PRIu64
+						 " elements where the other %d ranks called %s of %" PRIu64
+						 ": inconsistent operators",
+						 pulse_op_type_name(m[maj].op), key, par_label(c->par), r,
+						 pulse_op_type_name(m[r].op), m[r].count, best,
+						 pulse_op_type_name(m[maj].op), m[maj].count);
+				found = 1;
+			}
+		if (found) {
+			an_diag_step(d, "first hung operator: inconsistent calls");
+			snprintf(d->metric, sizeof d->metric, "call");
+			goto done;
+		}
+	}
+	/* C: the first missing start: called, has data to send, never started */
+	{
+		int pick = -1;
+		for (int32_t r = 0; r < n; r++) {
+			if (!m[r].called || m[r].complete || !m[r].sends || m[r].started || m[r].node < 0)
+				continue;
+			if (pick < 0 || s->nodes[m[r].node].last_end < s->nodes[m[pick].node].last_end)
+				pick = r;
+		}
+		if (pick >= 0 && (nstarted > 0 || an_is_p2p(op))) {
+			d->cls = AN_COMP_STOP;
+			d->level = AN_LEVEL_MACHINE;
+			an_diag_suspect(s, d, m[pick].node, pick);
+			snprintf(d->metric, sizeof d->metric, "start_ns");
+			d->value = 0;
+			d->median = (double)m[pick].call_t;
+			d->onset_ns = s->nodes[m[pick].node].last_end;
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " (%s group, %d ranks) hangs: rank %d called it but never sent its "
+				 "first byte%s: its GPU stopped executing (computation)",
+				 opn, key, par_label(c->par), n, pick,
+				 nstarted ? " while the others started" : "");
+			an_diag_step(d, "first hung operator in time order: first missing start");
+			found = 1;
+			goto done;
+		}
+	}
+	/* D: everyone started: the smallest volume (communication) */
+	{
+		int lo = -1, nv = 0;
+		double t[512];
+		for (int32_t r = 0; r < n; r++) {
+			if (m[r].complete || !m[r].sends || m[r].node < 0)
+				continue;
+			double f = hfrac(&m[r]);
+			if (nv < 512)
+				t[nv++] = f;
+			if (lo < 0 || f < hfrac(&m[lo]))
+				lo = r;
+		}
+		if (lo < 0)
+			goto out;
+		double med = an_median(t, (size_t)nv);
+		d->cls = AN_COMM_STOP;
+		/* (P2P completion is operator-level data: both localizers use it, §D.8) */
+		/* custom collectives: the node common to the uncompleted P2Ps
+		 * (from the hung records' per-peer completion, §6.2) */
+		if (an_is_p2p(op)) {
+			int nn = (int)s->nnodes, pairs = 0, bestn = -1;
+			int *cnt = calloc((size_t)nn + 1, sizeof *cnt);
+			for (int32_t r = 0; cnt && r < n; r++) {
+				const struct an_rec *x = m[r].rec;
+				if (!x || m[r].complete)
+					continue;
+				for (uint32_t p = 0; p < x->npeers; p++) {
+					const struct an_peer *q = &x->peers[p];
+					if (q->complete || q->node < 0 || q->node >= nn || x->node >= nn)
+						continue;
+					cnt[x->node]++;
+					cnt[q->node]++;
+					pairs++;
+				}
+			}
+			for (int j = 0; cnt && j < nn; j++)
+				if (cnt[j] && (bestn < 0 || cnt[j] > cnt[bestn]))
+					bestn = j;
+			int unique = bestn >= 0 && cnt[bestn] == pairs;
+			for (int j = 0; unique && j < nn; j++)
+				if (j != bestn && cnt[j] == pairs)
+					unique = 0;
+			if (unique && pairs >= 2) {
+				d->level = AN_LEVEL_MACHINE;
+				an_diag_suspect(s, d, bestn, -1);
+				snprintf(d->metric, sizeof d->metric, "incomplete_p2p");
+				d->value = cnt[bestn];
+				d->median = pairs;
+				snprintf(d->why, sizeof d->why,
+					 "%s #%" PRIu64 " (%s group, %d ranks) hangs: %s GPU %d is an end of all %d "
+					 "point-to-point transfers that did not complete: its NIC or link stopped",
+					 opn, key, par_label(c->par), n, an_node_host(s, bestn), s->nodes[bestn].gpu, pairs);
+				an_diag_step(d, "custom collective: node common to the uncompleted P2Ps");
+				free(cnt);
+				found = 1;
+				goto done;
+			}
+			free(cnt);
+		}
+		if (oplevel) {
+			d->level = AN_LEVEL_GROUP;
+			an_diag_members(s, d, c);
+			snprintf(d->metric, sizeof d->metric, "status");
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " hangs on the ranks of this %s group (%d ranks); every rank started "
+				 "it and none finished: operator-level data cannot tell which one stopped",
+				 opn, key, par_label(c->par), n);
+			an_diag_step(d, "first hung operator: all started, none finished: group level");
+			found = 1;
+			goto done;
+		}
+		d->level = AN_LEVEL_MACHINE;
+		an_diag_suspect(s, d, m[lo].node, lo);
+		if ((op == PULSE_HOOK_OP_SEND || op == PULSE_HOOK_OP_RECV) && nv == 1) {
+			/* one transfer: its receiver may be the one that stopped */
+			for (int32_t r = 0; r < n; r++)
+				if (r != lo && m[r].node >= 0)
+					an_diag_suspect(s, d, m[r].node, r);
+		}
+		snprintf(d->metric, sizeof d->metric, "actual_bytes");
+		d->value = (double)m[lo].vol;
+		d->median = m[lo].exp ? med * (double)m[lo].exp : med;
+		d->onset_ns = m[lo].last_tx;
+		if (m[lo].exp)
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; rank %d sent the least: %.1f%% of "
+				 "its expected volume against a median of %.1f%%: its NIC or link stopped",
+				 opn, key, par_label(c->par), n, lo, 100 * hfrac(&m[lo]), 100 * med);
+		else
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; rank %d sent the least (%.1f MB, "
+				 "median %.1f MB): its NIC or link stopped",
+				 opn, key, par_label(c->par), n, lo, (double)m[lo].vol / 1e6, med / 1e6);
+		an_diag_step(d, "first hung operator in time order: all members started it; compared the "
+				"volume each sent since its last finished operator");
+		found = 1;
+	}
+done:
+	d->comm_id = c->id;
+	d->seq = key;
+	d->op = op;
+	d->evidence_ranks = (uint32_t)n;
+out:
+	free(m);
+	return found;
 }
 
 int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel)
 {
-	struct an_window w;
-	an_window_build(s, t, &w);
-	struct an_diagnosis d;
-	an_diag_init(s, &d, oplevel ? "op-level" : "pulse", t);
+	struct hop *v = NULL;
+	uint32_t n = collect_hung(s, &v);
 	int found = 0;
-
-	/* 1. the first missing start */
-	for (uint32_t i = 0; i < w.n && !found; i++) {
-		struct an_inst *in = w.inst[i];
-		struct an_comm *c = s->comms[w.comm[i]];
-		if (!in->hung)
-			continue;
-		for (int32_t k = 0; k < c->nranks && !found; k++) {
-			struct an_rec *r = in->recs[k];
-			if (!is_hung(r))
-				continue;
-			/* who does this hung record wait for? */
-			if (an_is_builtin(r->op)) {
-				for (int32_t j = 0; j < c->nranks; j++) {
-					int node = c->m[j].node;
-					if (in->recs[j] || node < 0 || !node_idle(s, node))
-						continue;
-					d.cls = AN_COMP_STOP;
-					d.level = AN_LEVEL_MACHINE;
-					an_diag_suspect(s, &d, node, j);
-					evidence(&d, c, r, "start_ns", 0, (double)in->first_call, in->nrec);
-					d.onset_ns = s->nodes[node].last_end;
-					snprintf(d.why, sizeof d.why,
-						 "%s #%" PRIu64 " (%s group, %u ranks) hangs: %u ranks called it, rank %d "
-						 "never did and issues nothing since its last operator: it stopped computing",
-						 pulse_op_type_name(r->op), r->seq, par_label(c->par), c->nranks, in->nrec, j);
-					found = 1;
-					break;
-				}
-			} else {
-				for (uint32_t p = 0; p < r->npeers; p++) {
-					const struct an_peer *q = &r->peers[p];
-					if (q->complete || q->node < 0 || !node_idle(s, q->node))
-						continue;
-					d.cls = AN_COMP_STOP;
-					d.level = AN_LEVEL_MACHINE;
-					an_diag_suspect(s, &d, q->node, q->rank);
-					evidence(&d, c, r, "start_ns", 0, (double)r->call, 2);
-					d.onset_ns = s->nodes[q->node].last_end;
-					snprintf(d.why, sizeof d.why,
-						 "%s #%" PRIu64 " (%s group) of rank %d waits for rank %d, which never "
-						 "started its side and issues nothing since its last operator: it stopped computing",
-						 pulse_op_type_name(r->op), r->seq, par_label(c->par), r->rank, q->rank);
-					found = 1;
-					break;
-				}
-			}
-		}
+	struct an_diagnosis d;
+	for (uint32_t i = 0; i < n && i < 16 && !found; i++) {
+		an_diag_init(s, &d, oplevel ? "op-level" : "pulse", t);
+		found = hang_one(s, s->comms[v[i].comm], v[i].key, oplevel, &d);
 	}
-	if (found)
-		an_diag_step(&d, "walked the hung operators in time order: first missing start found");
-
-	/* 2. built-in collective: the smallest volume in the first hung one */
-	for (uint32_t i = 0; i < w.n && !found; i++) {
-		struct an_inst *in = w.inst[i];
-		struct an_comm *c = s->comms[w.comm[i]];
-		if (!in->hung || !an_is_builtin(in->op) || in->nrec < 2)
-			continue;
-		double frac[AN_MAX_RANKS > 256 ? 256 : AN_MAX_RANKS], t[256];
-		int32_t rk[256];
-		int n = 0;
-		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
-			struct an_rec *r = in->recs[k];
-			if (!r || !r->expected)
-				continue;
-			frac[n] = (double)r->actual / (double)r->expected;
-			rk[n++] = k;
-		}
-		if (n < 2)
-			continue;
-		memcpy(t, frac, (size_t)n * sizeof *t);
-		double med = an_median(t, (size_t)n);
-		int lo = 0;
-		for (int j = 1; j < n; j++)
-			if (frac[j] < frac[lo])
-				lo = j;
-		struct an_rec *r = in->recs[rk[lo]];
-		if (oplevel) {
-			d.cls = AN_COMM_STOP;
-			d.level = AN_LEVEL_GROUP;
-			an_diag_members(s, &d, c);
-			evidence(&d, c, r, "status", 0, 0, in->nrec);
-			d.comm_id = c->id;
-			snprintf(d.why, sizeof d.why,
-				 "%s #%" PRIu64 " hangs on all %d ranks of this %s group; operator-level data "
-				 "cannot tell which member stopped communicating",
-				 pulse_op_type_name(in->op), in->seq, c->nranks, par_label(c->par));
-			found = 1;
-			break;
-		}
-		if (frac[lo] < 0.97 * med || (med > 0 && frac[lo] == 0)) {
-			d.cls = AN_COMM_STOP;
-			d.level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, &d, r->node, r->rank);
-			evidence(&d, c, r, "actual_bytes", (double)r->actual,
-				 med * (double)r->expected, (uint32_t)n);
-			snprintf(d.why, sizeof d.why,
-				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; rank %d sent the least: "
-				 "%.1f%% of its expected volume against a median of %.1f%%",
-				 pulse_op_type_name(in->op), in->seq, par_label(c->par), c->nranks, r->rank,
-				 100 * frac[lo], 100 * med);
-			an_diag_step(&d, "hung %s group: compared the volume each rank sent", par_label(c->par));
-			found = 1;
-		} else {
-			d.cls = AN_COMM_STOP;
-			d.level = AN_LEVEL_GROUP;
-			an_diag_members(s, &d, c);
-			evidence(&d, c, r, "actual_bytes", (double)r->actual, med * (double)r->expected,
-				 (uint32_t)n);
-			snprintf(d.why, sizeof d.why,
-				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; every rank sent about the "
-				 "same volume (%.1f%% of expected), so no single rank stands out",
-				 pulse_op_type_name(in->op), in->seq, par_label(c->par), c->nranks, 100 * med);
-			found = 1;
-		}
-	}
-
-	/* 3. custom collectives / P2P: the node common to the uncompleted P2Ps */
-	if (!found) {
-		int cap = (int)s->nnodes;
-		int *cnt = calloc((size_t)cap + 1, sizeof *cnt);
-		double *sent = calloc((size_t)cap + 1, sizeof *sent);
-		double *exp = calloc((size_t)cap + 1, sizeof *exp);
-		int pairs = 0;
-		struct an_rec *first = NULL;
-		struct an_comm *fc = NULL;
-		for (uint32_t i = 0; cnt && sent && exp && i < w.n; i++) {
-			struct an_inst *in = w.inst[i];
-			struct an_comm *c = s->comms[w.comm[i]];
-			if (!in->hung)
-				continue;
-			for (int32_t k = 0; k < c->nranks; k++) {
-				struct an_rec *r = in->recs[k];
-				if (!is_hung(r) || an_is_builtin(r->op))
-					continue;
-				for (uint32_t p = 0; p < r->npeers; p++) {
-					const struct an_peer *q = &r->peers[p];
-					if (q->complete || q->node < 0 || q->node >= cap || r->node >= cap)
-						continue;
-					if (!q->expected && r->op != PULSE_HOOK_OP_RECV)
-						continue;
-					cnt[r->node]++;
-					cnt[q->node]++;
-					sent[r->node] += (double)q->actual;
-					exp[r->node] += (double)q->expected;
-					pairs++;
-					if (!first) {
-						first = r;
-						fc = c;
-					}
-				}
-			}
-		}
-		if (pairs) {
-			int best = -1, second = -1;
-			for (int j = 0; j < cap; j++) {
-				if (!cnt[j])
-					continue;
-				if (best < 0 || cnt[j] > cnt[best])
-					second = best, best = j;
-				else if (second < 0 || cnt[j] > cnt[second])
-					second = j;
-			}
-			d.cls = AN_COMM_STOP;
-			d.level = AN_LEVEL_MACHINE;
-			if (cnt[best] == pairs && second >= 0 && cnt[second] == pairs) {
-				/* one pair: both ends; the one that sent the smaller share first */
-				double fb = exp[best] > 0 ? sent[best] / exp[best] : 1;
-				double fs = exp[second] > 0 ? sent[second] / exp[second] : 1;
-				if (fs < fb) {
-					int x = best;
-					best = second;
-					second = x;
-				}
-				an_diag_suspect(s, &d, best, -1);
-				an_diag_suspect(s, &d, second, -1);
-			} else {
-				an_diag_suspect(s, &d, best, -1);
-			}
-			evidence(&d, fc, first, "incomplete_p2p", cnt[best], pairs, (uint32_t)pairs);
-			snprintf(d.why, sizeof d.why,
-				 "%d point-to-point transfers of %s groups did not complete; %s GPU %d is an end "
-				 "of %d of them%s",
-				 pairs, par_label(fc->par), an_node_host(s, best), s->nodes[best].gpu, cnt[best],
-				 d.nsuspects > 1 ? " (as is its single peer: both named)" : "");
-			an_diag_step(&d, "custom collective: node common to the uncompleted P2Ps");
-			found = 1;
-		}
-		free(cnt);
-		free(sent);
-		free(exp);
-	}
-	an_window_free(&w);
+	free(v);
 	if (!found)
 		return 0;
 	if (!d.onset_ns)
@@ -474,96 +640,240 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 /* ---- slow: shared rule, delayed start ---- */
 
 
-/* A start is delayed when the compute time before it exceeds the rank's
- * usual one by DELAY_REL of it (and min_slow_ns, and 4 MADs of its jitter). */
-#define DELAY_REL 0.1
-static double rec_delay(const struct an_state *s, const struct an_rec *r, int *sig)
+/* Delayed start (computation fail-slow), as the paper's §D.4: an operator
+ * whose first byte leaves later than the same operator (same sequence
+ * number and rank) in the sibling groups (the other communicators of the
+ * same parallelism and size: the other pipelines for PP, the other DP or
+ * EP groups), which run the same schedule. The first such operator in time
+ * order names the rank. A delay counts when it exceeds DELAY_REL of the
+ * rank's usual compute time before the operator and min_slow_ns. Ranks
+ * compared to their siblings need no history, so the 1F1B schedule's
+ * uneven gaps are not mistaken for delays. */
+#define DELAY_REL 0.25
+
+static uint64_t rec_start(const struct an_rec *r)
 {
-	*sig = 0;
-	if (!r || r->gap_nb < 3 || r->pre_gap < 0)
-		return 0;
-	double d = (double)r->pre_gap - r->gap_med;
-	double thr = DELAY_REL * r->gap_med;
-	if (thr < (double)s->cfg.min_slow_ns)
-		thr = (double)s->cfg.min_slow_ns;
-	if (thr < 4 * r->gap_mad)
-		thr = 4 * r->gap_mad;
-	*sig = d > thr;
-	return d;
+	return r->start ? r->start : 0;
 }
 
-static int par_rank(uint8_t p)
+static int siblings(const struct an_state *s, const struct an_comm *c, int *out, int max)
 {
-	switch (p) {
-	case PULSE_PAR_PP: return 0;
-	case PULSE_PAR_EP: return 1;
-	case PULSE_PAR_DP: return 2;
-	default: return 3;
+	int n = 0;
+	for (uint32_t i = 0; i < s->ncomms && n < max; i++) {
+		const struct an_comm *x = s->comms[i];
+		if (x != c && x->par == c->par && x->nranks == c->nranks && x->builtin == c->builtin &&
+		    x->custom == c->custom)
+			out[n++] = (int)i;
 	}
+	return n;
+}
+
+
+/* start of rank k's record of comm x at seq, 0 if none */
+static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like)
+{
+	struct an_inst *y = an_inst_find(x, seq);
+	if (!y || !y->recs[k])
+		return 0;
+	const struct an_rec *q = y->recs[k];
+	if (q->op != like->op || q->count != like->count || q->status != PULSE_OP_COMPLETE)
+		return 0;
+	return rec_start(q);
+}
+
+/* The usual offset between the starts of rank k's operators in comm c and
+ * in its sibling x: median over up to 16 operators before seq and before
+ * t0. Returns 0 when it is not steady (not the same schedule). */
+static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
+		       double *out)
+{
+	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
+	double off[16];
+	int no = 0;
+	for (uint64_t back = 1; back <= 64 && no < 16 && back <= seq; back++) {
+		uint64_t q = seq - back;
+		struct an_inst *yi = an_inst_find(c, q);
+		if (!yi || !yi->recs[k])
+			continue;
+		/* the two must run the same operators in the same order */
+		struct an_inst *xi = an_inst_find(x, q);
+		if (xi && xi->recs[k] && (xi->recs[k]->op != yi->recs[k]->op || xi->recs[k]->count != yi->recs[k]->count))
+			return 0;
+		uint64_t a = start_at(c, q, k, yi->recs[k]);
+		uint64_t b = a ? start_at(x, q, k, yi->recs[k]) : 0;
+		if (a && b)
+			off[no++] = (double)a - (double)b;
+	}
+	if (no < 3)
+		return 0;
+	double t[16];
+	memcpy(t, off, (size_t)no * sizeof *t);
+	double med = an_median(t, (size_t)no);
+	for (int q = 0; q < no; q++)
+		t[q] = fabs(off[q] - med);
+	if (an_median(t, (size_t)no) > 1e6)
+		return 0;
+	*out = med;
+	return 1;
+}
+
+/* The delay of rank k's operator seq in comm c against the same operator
+ * in its sibling groups, each corrected by the pair's usual offset; median
+ * over the siblings. A missing record counts as starting now (a lower
+ * bound). *expect: when it should have started (median of the siblings'
+ * corrected starts). */
+static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
+			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
+{
+	*nsib = 0;
+	const struct an_inst *in = an_inst_find(c, seq);
+	const struct an_rec *r = in ? in->recs[k] : NULL;
+	if (r && (!rec_start(r) || r->status != PULSE_OP_COMPLETE))
+		return 0;
+	uint64_t mine = r ? rec_start(r) : s->now_ns;
+	int sib[64];
+	int ns = siblings(s, c, sib, 64);
+	double dv[64], ev[64];
+	int n = 0;
+	for (int i = 0; i < ns; i++) {
+		struct an_comm *x = s->comms[sib[i]];
+		uint64_t sx = start_at(x, seq, k, like);
+		double off;
+		if (!sx || !pair_offset(c, x, k, seq, t0, &off))
+			continue;
+		ev[n] = (double)sx + off;
+		dv[n] = (double)mine - ev[n];
+		n++;
+	}
+	*nsib = n;
+	if (!n)
+		return 0;
+	*expect = (uint64_t)an_median(ev, (size_t)n);
+	return (int64_t)an_median(dv, (size_t)n);
+}
+
+static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
+			     int32_t k, uint64_t t0, int *nsib)
+{
+	uint64_t ex;
+	if (!in->recs[k])
+		return 0;
+	return sibling_delay2(s, (struct an_comm *)c, in->seq, k, in->recs[k], t0, nsib, &ex);
+}
+
+static int delay_significant(const struct an_state *s, const struct an_rec *r, int64_t dl)
+{
+	double thr = (double)s->cfg.min_slow_ns;
+	if (r->gap_nb >= 3 && DELAY_REL * r->gap_med > thr)
+		thr = DELAY_REL * r->gap_med;
+	return (double)dl > thr;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
-	struct an_rec *best = NULL;
-	struct an_comm *bc = NULL;
-	struct an_inst *bi = NULL;
-	double bdelay = 0;
+	const struct an_rec *best = NULL;
+	const struct an_comm *bc = NULL;
+	int64_t bdelay = 0;
+	uint64_t bexp = 0;
+	int bn = 0, bmissing = 0, bnode = -1;
+	int32_t brank = -1;
+	uint64_t bseq = 0;
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
-			struct an_rec *r = in->recs[k];
-			int sig;
-			double dl = rec_delay(s, r, &sig);
-			if (!sig || r->call < w->t0)
+			const struct an_rec *r = in->recs[k];
+			if (!r || (r->call < w->t0 && r->start < w->t0))
 				continue;
-			/* the others of this operator must not be equally late */
-			double o[256];
-			int n = 0;
-			for (int32_t j = 0; j < c->nranks && n < 256; j++) {
-				int sg;
-				if (j != k && in->recs[j] && in->recs[j]->gap_nb >= 3 && in->recs[j]->pre_gap >= 0)
-					o[n++] = rec_delay(s, in->recs[j], &sg);
-			}
-			if (n && an_median(o, (size_t)n) > 0.5 * dl)
-				continue;
-			if (!best || r->call < best->call ||
-			    (r->call == best->call && par_rank(c->par) < par_rank(bc->par))) {
+			int nsib;
+			uint64_t ex = 0;
+			int64_t dl = sibling_delay2(s, c, in->seq, k, r, w->t0, &nsib, &ex);
+			if (getenv("PULSE_ANALYZER_DEBUG2") && nsib && dl > 1000000)
+				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
+					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
+					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
+			if (nsib && delay_significant(s, r, dl) && (!best || ex < bexp)) {
 				best = r;
 				bc = c;
-				bi = in;
 				bdelay = dl;
+				bexp = ex;
+				bn = nsib;
+				bmissing = 0;
+				bnode = r->node;
+				brank = k;
+				bseq = in->seq;
+			}
+			/* siblings that have not started this operator at all */
+			if (!rec_start(r) || r->status != PULSE_OP_COMPLETE)
+				continue;
+			int sib[64];
+			int ns = siblings(s, c, sib, 64);
+			for (int q = 0; q < ns; q++) {
+				struct an_comm *x = s->comms[sib[q]];
+				struct an_inst *y = an_inst_find(x, in->seq);
+				if ((y && y->recs[k]) || x->m[k].node < 0)
+					continue;
+				if (y == NULL) {
+					const struct an_inst *slot = &x->hist[in->seq % AN_HIST];
+					if (slot->used && slot->seq > in->seq)
+						continue;
+				}
+				int ns2;
+				uint64_t ex2 = 0;
+				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
+				if (!ns2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
+					continue;
+				best = r; /* the sibling's record stands for the signature */
+				bc = x;
+				bdelay = dl2;
+				bexp = ex2;
+				bn = ns2;
+				bmissing = 1;
+				bnode = x->m[k].node;
+				brank = k;
+				bseq = in->seq;
 			}
 		}
 	}
 	if (!best)
 		return 0;
-	(void)bi;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "delayed start: %s GPU %d comm %016" PRIx64 " seq %" PRIu64 " delay %.3f ms%s\n",
+			an_node_host(s, bnode), s->nodes[bnode].gpu, bc->id, bseq, (double)bdelay / 1e6,
+			bmissing ? " (not started yet)" : "");
 	d->cls = AN_COMP_SLOW;
 	d->level = AN_LEVEL_MACHINE;
-	an_diag_suspect(s, d, best->node, best->rank);
-	/* the other GPUs of the same host that start late in the window */
-	int host = s->nodes[best->node].host;
-	for (uint32_t i = 0; i < w->n; i++) {
+	an_diag_suspect(s, d, bnode, brank);
+	/* the other GPUs of the same host delayed in the same window (TP
+	 * inside a host synchronizes them: machine-level, §D.4) */
+	int host = s->nodes[bnode].host;
+	for (uint32_t i = 0; i < w->n && !bmissing; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
-			struct an_rec *r = in->recs[k];
-			int sig;
-			rec_delay(s, r, &sig);
-			if (sig && s->nodes[r->node].host == host && r->node != best->node)
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->node == bnode || s->nodes[r->node].host != host)
+				continue;
+			int nsib;
+			int64_t dl = sibling_delay(s, c, in, k, w->t0, &nsib);
+			if (nsib && delay_significant(s, r, dl))
 				an_diag_suspect(s, d, r->node, r->rank);
 		}
 	}
-	evidence(d, bc, best, "start_ns", (double)best->pre_gap, best->gap_med, 1);
-	d->onset_ns = best->call > (uint64_t)best->pre_gap ? best->call - (uint64_t)best->pre_gap : best->call;
+	d->comm_id = bc->id;
+	d->seq = bseq;
+	d->op = best->op;
+	snprintf(d->metric, sizeof d->metric, "start_delay_ns");
+	d->value = (double)bdelay;
+	d->median = 0;
+	d->evidence_ranks = (uint32_t)bn + 1;
+	d->onset_ns = bexp;
 	snprintf(d->why, sizeof d->why,
-		 "the first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
-		 "began %.1f ms after the rank's previous operator, usually %.1f ms; the peers were on time%s",
-		 pulse_op_type_name(best->op), best->seq, par_label(bc->par), best->rank,
-		 (double)best->pre_gap / 1e6, best->gap_med / 1e6,
-		 d->nsuspects > 1 ? " (other GPUs of the same host are late too: they wait for it inside the host)" : "");
-	(void)bdelay;
+		 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
+		 "%s %.2f ms after the same operator in %d sibling %s groups: the machine computes slowly%s",
+		 pulse_op_type_name(best->op), bseq, par_label(bc->par), brank,
+		 bmissing ? "has not started" : "sent its first byte", (double)bdelay / 1e6, bn,
+		 par_label(bc->par), d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
 	return 1;
 }
 
@@ -676,6 +986,122 @@ static int rule_active_outlier(struct an_state *s, const struct an_window *w, st
 	return ok && ev;
 }
 
+/* Communication fail-slow from the actual rate of each transfer (bytes to
+ * one peer over the epochs in which they moved: gaps excluded, §6.2): a
+ * slow NIC, PCIe link or path slows the transfers it sends and the ones it
+ * receives, in every group it is in. The transfers of the window slower
+ * than the window's median by ACTIVE_OUTLIER are counted per node (both
+ * ends); the node that is an end of most of them, and whose own transfers
+ * are mostly slow, is the culprit. With one group of two ranks both ends
+ * tie: both are named, unless another group of one of them clears it. */
+struct edge {
+	int from, to;
+	double rate;
+	const struct an_rec *rec;
+	const struct an_comm *c;
+};
+
+static int rule_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	uint32_t cap = 0, n = 0;
+	struct edge *e = NULL;
+	double ep = s->epoch_ns ? s->epoch_ns : 32000;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || !r->actual)
+				continue;
+			for (uint32_t p = 0; p < r->npeers; p++) {
+				const struct an_peer *q = &r->peers[p];
+				if (q->node < 0 || !q->active || (double)q->active < 8 * ep || q->actual < (1u << 20))
+					continue;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 256;
+					struct edge *x = realloc(e, cap * sizeof *x);
+					if (!x) {
+						free(e);
+						return 0;
+					}
+					e = x;
+				}
+				e[n++] = (struct edge){ r->node, q->node, (double)q->actual * 8 / (double)q->active, r, c };
+			}
+		}
+	}
+	if (n < 4) {
+		free(e);
+		return 0;
+	}
+	double *t = malloc(n * sizeof *t);
+	int nn = (int)s->nnodes;
+	int *slow = calloc((size_t)nn + 1, sizeof *slow), *tot = calloc((size_t)nn + 1, sizeof *tot);
+	double *srate = calloc((size_t)nn + 1, sizeof *srate);
+	int ok = 0;
+	if (!t || !slow || !tot || !srate)
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = e[i].rate;
+	double G = an_median(t, n);
+	int nslow = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		tot[e[i].from]++;
+		tot[e[i].to]++;
+		if (e[i].rate * ACTIVE_OUTLIER < G) {
+			slow[e[i].from]++;
+			slow[e[i].to]++;
+			srate[e[i].from] += e[i].rate;
+			srate[e[i].to] += e[i].rate;
+			nslow++;
+		}
+	}
+	if (nslow < 2)
+		goto out;
+	int best = -1, second = -1;
+	for (int j = 0; j < nn; j++) {
+		if (slow[j] * 10 < nslow * 7)
+			continue; /* an end of at least 70% of the slow transfers */
+		double fj = (double)slow[j] / tot[j];
+		if (best < 0 || fj > (double)slow[best] / tot[best])
+			second = best, best = j;
+		else if (second < 0 || fj > (double)slow[second] / tot[second])
+			second = j;
+	}
+	if (best < 0)
+		goto out;
+	double fb = (double)slow[best] / tot[best];
+	if (fb < 0.5)
+		goto out;
+	d->cls = AN_COMM_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, best, -1);
+	int both = second >= 0 && (double)slow[second] / tot[second] > 0.9 * fb;
+	if (both)
+		an_diag_suspect(s, d, second, -1);
+	/* evidence: the culprit's slowest record and its group */
+	const struct edge *ev = NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if ((e[i].from == best || e[i].to == best) && (!ev || e[i].rate < ev->rate))
+			ev = &e[i];
+	double mine = srate[best] / slow[best];
+	evidence(d, ev->c, ev->rec, "actual_rate_gbps", mine, G, (uint32_t)n);
+	d->onset_ns = ev->rec->call;
+	snprintf(d->why, sizeof d->why,
+		 "%s GPU %d is an end of %d of the %d transfers slower than the median (%.0f against %.0f "
+		 "Gb/s while active, gaps excluded); %.0f%% of its transfers are slow%s: its NIC, PCIe or path",
+		 an_node_host(s, best), s->nodes[best].gpu, slow[best], nslow, mine, G, 100 * fb,
+		 both ? " (as are its peer's: both named)" : "");
+	ok = 1;
+out:
+	free(e);
+	free(t);
+	free(slow);
+	free(tot);
+	free(srate);
+	return ok;
+}
+
 /* Rank-level actual rate of custom collectives, averaged over each node's
  * last k records in the window. Returns 1 with d filled. observed: the
  * OP-level variant (volume / duration). */
@@ -786,12 +1212,12 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 		int n = 0, actnorm = 1;
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *r = in->recs[k];
-			if (r->status != PULSE_OP_COMPLETE || r->dur_nb < 3 || !(r->dur_med > 0))
+			if (r->status != PULSE_OP_COMPLETE || r->dur_nb < 4 || !(r->dur_max > 0))
 				continue;
 			uint64_t dd = r->end > r->call && r->call ? r->end - r->call : 0;
 			if (!dd)
 				continue;
-			ratios[n++] = (double)dd / r->dur_med;
+			ratios[n++] = (double)dd / r->dur_max;
 			if (r->act_nb >= 3 && r->active && (double)r->active > ACTIVE_OUTLIER * r->act_med &&
 			    (double)r->active - r->act_med > (double)s->cfg.min_slow_ns)
 				actnorm = 0;
@@ -801,6 +1227,23 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 		memcpy(t, ratios, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
 		if (med < s->cfg.slow_factor)
+			continue;
+		/* starts must be normal: first bytes close together (a late
+		 * start is a computation straggler elsewhere, not a slow proxy) */
+		uint64_t s0 = 0, s1 = 0, ext = 0;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			struct an_rec *r = in->recs[k];
+			if (!r->start)
+				continue;
+			if (!s0 || r->start < s0)
+				s0 = r->start;
+			if (r->start > s1)
+				s1 = r->start;
+			uint64_t dd = r->end > r->call && r->call ? r->end - r->call : 0;
+			if (r->dur_max > 0 && (double)dd > r->dur_max && (uint64_t)((double)dd - r->dur_max) > ext)
+				ext = (uint64_t)((double)dd - r->dur_max);
+		}
+		if (!s0 || s1 - s0 > ext / 2)
 			continue;
 		ext++;
 		if (med > wratio) {
@@ -916,7 +1359,11 @@ int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 	int g[6];
 	count_groups(s, &w, g);
 	int ok = 0;
-	if (rule_active_outlier(s, &w, &d)) {
+	if (rule_edge_rate(s, &w, &d)) {
+		an_diag_step(&d, "all groups in the window (DP %d, PP %d, EP %d): actual rate per transfer, "
+				 "node common to the slow ones", g[PULSE_PAR_DP], g[PULSE_PAR_PP], g[PULSE_PAR_EP]);
+		ok = 1;
+	} else if (rule_active_outlier(s, &w, &d)) {
 		an_diag_step(&d, "DP/TP groups (%d, %d): actual communication time outlier", g[PULSE_PAR_DP],
 			     g[PULSE_PAR_TP]);
 		ok = 1;

@@ -25,7 +25,7 @@
 void an_cfg_default(struct an_cfg *c)
 {
 	memset(c, 0, sizeof *c);
-	c->hang_ns = 10ull * 1000000000ull;
+	c->hang_ns = 1000000000ull;
 	c->slow_factor = 1.2;
 	c->custom_k = 10;
 	c->skew_bound_ns = 50ull * 1000000ull;
@@ -89,6 +89,15 @@ void an_roll_add(struct an_roll *r, double v)
 	r->pos = (r->pos + 1) % AN_BASE_N;
 	if (r->n < AN_BASE_N)
 		r->n++;
+}
+
+double an_roll_max(const struct an_roll *r)
+{
+	double m = 0;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->v[i] > m)
+			m = r->v[i];
+	return m;
 }
 
 int an_roll_stats(const struct an_roll *r, double *median, double *mad)
@@ -301,6 +310,8 @@ void an_state_free(struct an_state *s)
 	free(s->diags);
 	free(s->qpw);
 	free(s->hmap);
+	free(s->procs);
+	free(s->qps);
 	free(s);
 }
 
@@ -401,6 +412,57 @@ static int time_of(const cJSON *o, const char *k, uint64_t *out)
 	return -1;
 }
 
+static struct an_qp *qp_get(struct an_state *s, int host, const char *dev, uint32_t qpn)
+{
+	const char *slash = strrchr(dev, '/');
+	if (slash)
+		dev = slash + 1; /* "replay:host0/mlx5_0" */
+	for (uint32_t i = 0; i < s->nqps; i++) {
+		struct an_qp *q = &s->qps[i];
+		if (q->host == host && q->qpn == qpn && !strcmp(q->dev, dev))
+			return q;
+	}
+	if (strlen(dev) >= sizeof s->qps->dev ||
+	    grow((void **)&s->qps, &s->qps_cap, s->nqps + 1, sizeof *s->qps, 1u << 20))
+		return NULL;
+	struct an_qp *q = &s->qps[s->nqps++];
+	memset(q, 0, sizeof *q);
+	q->host = host;
+	strcpy(q->dev, dev);
+	q->qpn = qpn;
+	q->rank = -1;
+	return q;
+}
+
+uint64_t an_residual(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t *last)
+{
+	uint64_t b = 0, l = 0;
+	int node = c->m[rank].node;
+	for (uint32_t i = 0; i < s->nqps; i++) {
+		const struct an_qp *q = &s->qps[i];
+		if (q->comm != c->id || q->rank != rank)
+			continue;
+		if (node >= 0 && q->host != s->nodes[node].host)
+			continue;
+		b += q->bytes;
+		if (q->last > l)
+			l = q->last;
+	}
+	if (last)
+		*last = l;
+	uint64_t r = c->m[rank].recorded_bytes;
+	return b > r ? b - r : 0;
+}
+
+uint64_t an_hang_bound(const struct an_state *s)
+{
+	uint64_t b = s->cfg.hang_ns;
+	/* a finished operator is reported at the agent's first poll after it
+	 * ends: a poll interval and a few of the longest operators */
+	uint64_t r = s->poll_ns + 4 * s->max_op_ns + 2000000;
+	return r > b ? r : b;
+}
+
 static int ingest_map(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
 {
 	const cJSON *comms = cJSON_GetObjectItemCaseSensitive(o, "comms");
@@ -444,32 +506,106 @@ static int ingest_map(struct an_state *s, int host, const cJSON *o, char *err, s
 			}
 		}
 	}
+	const cJSON *qps = cJSON_GetObjectItemCaseSensitive(o, "qps");
+	cJSON_ArrayForEach(e, qps)
+	{
+		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(e, "dev");
+		double qpn, rank = -1;
+		uint64_t id = 0;
+		if (!cJSON_IsString(dev) || num_of(e, "qpn", 0, 16777215, &qpn))
+			continue;
+		parse_id(cJSON_GetObjectItemCaseSensitive(e, "comm_id"), &id);
+		num_of(e, "rank", -1, AN_MAX_RANKS, &rank);
+		struct an_qp *q = qp_get(s, host, dev->valuestring, (uint32_t)qpn);
+		if (q && id) {
+			q->comm = id;
+			q->rank = (int32_t)rank;
+		}
+	}
 	s->st.maps++;
 	return 0;
 }
 
+static struct an_proc *proc_get(struct an_state *s, int host, uint32_t pid, uint64_t comm)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct an_proc *p = &s->procs[i];
+		if (p->host == host && p->pid == pid && p->comm == comm)
+			return p;
+	}
+	if (grow((void **)&s->procs, &s->procs_cap, s->nprocs + 1, sizeof *s->procs, 1u << 16))
+		return NULL;
+	struct an_proc *p = &s->procs[s->nprocs++];
+	memset(p, 0, sizeof *p);
+	p->host = host;
+	p->pid = pid;
+	p->comm = comm;
+	return p;
+}
+
+uint64_t an_call_key(const struct an_proc *p, const struct an_call *k)
+{
+	(void)p;
+	return k->key;
+}
+
+int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm)
+{
+	const struct an_hmap *h = hmap_find(s, host, pid, comm);
+	return h ? h->rank : -1;
+}
+
 static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
 {
-	uint64_t t, comm;
-	double pid;
+	uint64_t t, comm, seq = 0, gid = 0;
+	double pid, v;
 	if (time_of(o, "t_ns", &t) || num_of(o, "pid", 0, 4294967295.0, &pid) ||
-	    parse_id(cJSON_GetObjectItemCaseSensitive(o, "comm_id"), &comm)) {
-		snprintf(err, errlen, "hook_op: missing or malformed t_ns, pid or comm_id");
+	    parse_id(cJSON_GetObjectItemCaseSensitive(o, "comm_id"), &comm) || time_of(o, "seq", &seq)) {
+		snprintf(err, errlen, "hook_op: missing or malformed t_ns, pid, comm_id or seq");
 		return -1;
 	}
+	time_of(o, "group_id", &gid);
 	s->st.hook_ops++;
-	const struct an_hmap *h = hmap_find(s, host, (uint32_t)pid, comm);
-	if (!h) {
-		s->st.hook_unknown_comm++;
-		if (s->st.hook_unknown_comm <= 3)
-			an_log(s, "host %s: call on communicator 0x%016" PRIx64
-				  " that no mapping of the host lists (counted, not used)",
-			       s->hosts[host].name, comm);
-		return 1;
+	struct an_proc *p = proc_get(s, host, (uint32_t)pid, comm);
+	if (!p) {
+		snprintf(err, errlen, "hook_op: too many processes");
+		return -1;
 	}
-	int n = an_node_index(s, host, h->gpu, (uint32_t)pid, 1);
-	if (n >= 0 && t > s->nodes[n].last_call)
-		s->nodes[n].last_call = t;
+	/* a group member inherits the group's first seq from the previous call */
+	uint64_t key = seq;
+	if (gid && p->n) {
+		const struct an_call *prev = &p->calls[(p->pos + AN_CALLS - 1) % AN_CALLS];
+		if (prev->group_id == gid)
+			key = prev->key;
+	}
+	struct an_call *k = &p->calls[p->pos];
+	p->pos = (p->pos + 1) % AN_CALLS;
+	if (p->n < AN_CALLS)
+		p->n++;
+	memset(k, 0, sizeof *k);
+	k->seq = seq;
+	k->key = key;
+	k->t = t;
+	k->group_id = gid;
+	k->peer = -1;
+	const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
+	if (!cJSON_IsString(op) || pulse_op_type_parse(op->valuestring, &k->op))
+		k->op = PULSE_HOOK_OP_OTHER;
+	if (!num_of(o, "count", 0, 1.9e19, &v))
+		k->count = (uint64_t)v;
+	if (!num_of(o, "root_peer", -1, 1 << 24, &v))
+		k->peer = (int32_t)v;
+	if (seq > p->max_seq || !p->any)
+		p->max_seq = seq;
+	p->any = 1;
+	if (t > p->last_t)
+		p->last_t = t;
+	const struct an_hmap *h = hmap_find(s, host, (uint32_t)pid, comm);
+	if (h) {
+		int n = an_node_index(s, host, h->gpu, (uint32_t)pid, 1);
+		if (n >= 0 && t > s->nodes[n].last_call)
+			s->nodes[n].last_call = t;
+	}
 	if (t > s->now_ns)
 		s->now_ns = t;
 	return 0;
@@ -497,6 +633,16 @@ static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err
 			    num_of(q, "mean_gbps", 0, 1e9, &mean) || time_of(q, "start_ns", &a) ||
 			    time_of(q, "end_ns", &b))
 				continue;
+			if (cJSON_IsString(nic) && nic->valuestring) {
+				struct an_qp *acc = qp_get(s, host, nic->valuestring, (uint32_t)qpn);
+				if (acc) {
+					acc->bytes += (uint64_t)bytes;
+					if (!acc->first || (a && a < acc->first))
+						acc->first = a;
+					if (b > acc->last)
+						acc->last = b;
+				}
+			}
 			struct an_qpwin *w = &s->qpw[s->qpw_pos];
 			s->qpw_pos = (s->qpw_pos + 1) % AN_QP_RING;
 			if (s->nqpw < AN_QP_RING)
@@ -512,6 +658,8 @@ static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err
 			w->mean_gbps = mean;
 		}
 	s->st.windows++;
+	if (he > hs && he - hs < 60000000000ull && he - hs > s->poll_ns)
+		s->poll_ns = he - hs;
 	if (he > s->now_ns && !s->hosts[host].skewed)
 		s->now_ns = he;
 	return 0;
@@ -649,7 +797,7 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 		in->used = 1;
 		in->seq = r->seq;
 		in->op = r->op;
-		in->sig = sig_index(c, r->op, r->op == PULSE_OP_GROUP ? 0 : r->count);
+		in->sig = sig_index(c, r->op, r->count);
 	}
 	struct an_rec *old = in->recs[r->rank];
 	if (old && !(old->status != PULSE_OP_COMPLETE && r->status == PULSE_OP_COMPLETE)) {
@@ -730,6 +878,7 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 		in->hung = 1;
 	}
 	if (old) {
+		m->recorded_bytes -= old->actual < m->recorded_bytes ? old->actual : m->recorded_bytes;
 		rec_free(old);
 		in->nrec--;
 		if (nd->open_hung)
@@ -737,6 +886,13 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 	}
 	in->recs[r->rank] = a;
 	in->nrec++;
+	m->recorded_bytes += a->actual;
+	if (a->status == PULSE_OP_COMPLETE) {
+		m->last_expected[a->sig] = a->expected;
+		if (a->end > a->call && a->call && a->end - a->call > s->max_op_ns &&
+		    a->end - a->call < 600000000000ull)
+			s->max_op_ns = a->end - a->call;
+	}
 	if (a->call && (!in->first_call || a->call < in->first_call))
 		in->first_call = a->call;
 	if (a->end > in->last_end)

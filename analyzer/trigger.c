@@ -91,26 +91,25 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	/* baselines as they were before this record */
 	if (an_roll_stats(&m->gap[sig], &r->gap_med, &r->gap_mad) == 0)
 		r->gap_nb = m->gap[sig].n;
-	if (an_roll_stats(&m->dur[sig], &r->dur_med, &r->dur_mad) == 0)
+	if (an_roll_stats(&m->dur[sig], &r->dur_med, &r->dur_mad) == 0) {
 		r->dur_nb = m->dur[sig].n;
+		r->dur_max = an_roll_max(&m->dur[sig]);
+	}
 	if (an_roll_stats(&m->act[sig], &r->act_med, NULL) == 0)
 		r->act_nb = m->act[sig].n;
 	uint64_t d = r->end > r->call && r->call ? r->end - r->call : 0;
-	if (r->gap_nb >= 3 && r->pre_gap >= 0) {
-		double thr = thr_of(s, r->gap_med, r->gap_mad);
-		if ((double)r->pre_gap > r->gap_med + thr)
+	/* (the compute time before an operator varies with its place in the
+	 * schedule; it is not a trigger by itself: a slower compute shows as
+	 * its peers' longer waits and a longer iteration) */
+	/* against the longest of the last AN_BASE_N: an operator's place in the
+	 * schedule (1F1B warm-up, steady state, the iteration's first one)
+	 * changes its duration, and every place recurs each iteration */
+	if (r->dur_nb >= 4 && d && r->status == PULSE_OP_COMPLETE) {
+		double thr = thr_of(s, r->dur_max, 0);
+		if ((double)d > r->dur_max + thr)
 			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
-			     "rank %d of communicator 0x%016" PRIx64 " called %s #%" PRIu64
-			     " %.1f ms later after its previous operator than usual",
-			     r->rank, c->id, pulse_op_type_name(r->op), r->seq,
-			     ((double)r->pre_gap - r->gap_med) / 1e6);
-	}
-	if (r->dur_nb >= 3 && d && r->status == PULSE_OP_COMPLETE) {
-		double thr = thr_of(s, r->dur_med, r->dur_mad);
-		if ((double)d > r->dur_med + thr)
-			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
-			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " took %.1f ms on rank %d, usually %.1f ms",
-			     pulse_op_type_name(r->op), r->seq, c->id, (double)d / 1e6, r->rank, r->dur_med / 1e6);
+			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " took %.1f ms on rank %d, at most %.1f ms before",
+			     pulse_op_type_name(r->op), r->seq, c->id, (double)d / 1e6, r->rank, r->dur_max / 1e6);
 	}
 	if (r->pre_gap >= 0)
 		an_roll_add(&m->gap[sig], (double)r->pre_gap);
@@ -166,6 +165,23 @@ static void skew_update(struct an_state *s, struct an_comm *c, struct an_inst *i
 	}
 }
 
+/* The iteration: the signature whose instances are furthest apart (once
+ * per iteration, e.g. the gradient all-reduce or the loss all-reduce). */
+static int is_iteration_sig(const struct an_state *s, const struct an_sig *g)
+{
+	double mine, best = 0;
+	if (an_roll_stats(&g->period, &mine, NULL))
+		return 0;
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		for (uint32_t k = 0; k < s->comms[i]->nsigs; k++) {
+			double m;
+			const struct an_sig *x = &s->comms[i]->sigs[k];
+			if (x->period.n >= 1 && an_roll_stats(&x->period, &m, NULL) == 0 && m > best)
+				best = m;
+		}
+	return mine >= 0.9 * best;
+}
+
 void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in)
 {
 	if (in->evaluated)
@@ -178,41 +194,64 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	struct an_sig *g = &c->sigs[in->sig];
 	uint64_t span = in->last_end > in->first_call && in->first_call ? in->last_end - in->first_call : 0;
 	double med, mad;
-	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
-		if ((double)span > med + thr_of(s, med, mad))
+	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 4) {
+		med = an_roll_max(&g->span);
+		if ((double)span > med + thr_of(s, med, 0))
 			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64
-			     " took %.1f ms from first call to last byte, usually %.1f ms",
+			     " took %.1f ms from first call to last byte, at most %.1f ms before",
 			     pulse_op_type_name(in->op), in->seq, c->id, (double)span / 1e6, med / 1e6);
 	}
 	if (span)
 		an_roll_add(&g->span, (double)span);
 	if (g->last_end && in->last_end > g->last_end) {
 		uint64_t period = in->last_end - g->last_end;
-		if (an_roll_stats(&g->period, &med, &mad) == 0 && g->period.n >= 3 &&
-		    (double)period > med + thr_of(s, med, mad))
+		double pmax = an_roll_max(&g->period);
+		if (g->period.n >= 3 && is_iteration_sig(s, g) && (double)period > pmax + thr_of(s, pmax, 0))
 			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end,
 			     "iteration slower: %s on communicator 0x%016" PRIx64
-			     " came %.1f ms after the previous one, usually %.1f ms",
-			     pulse_op_type_name(in->op), c->id, (double)period / 1e6, med / 1e6);
+			     " came %.1f ms after the previous one, at most %.1f ms before",
+			     pulse_op_type_name(in->op), c->id, (double)period / 1e6, pmax / 1e6);
 		an_roll_add(&g->period, (double)period);
 	}
 	if (in->last_end > g->last_end)
 		g->last_end = in->last_end;
 }
 
-/* A rank whose call has been outstanding for hang_ns while no record came:
- * the agent's own hung records normally come first; this covers agents that
- * stopped reporting the operator. */
+/* A call with no record for longer than the hang bound (an_hang_bound:
+ * cfg.hang_ns, at least two agent polls and four times the longest
+ * operator seen): the agent reports a finished operator at its next poll,
+ * so a call without one is an operator that did not finish. */
 static void stalled_calls(struct an_state *s, uint64_t now)
 {
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		struct an_node *n = &s->nodes[i];
-		if (n->last_call > n->last_end && !n->open_hung && n->last_call + s->cfg.hang_ns < now &&
-		    !s->hosts[n->host].skewed) {
-			fire(s, AN_TRIG_HANG, NULL, 0, n->last_call,
-			     "%s GPU %d: a call outstanding for %.1f s with no operator record",
-			     s->hosts[n->host].name, n->gpu, (double)(now - n->last_call) / 1e9);
+	uint64_t bound = an_hang_bound(s);
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (s->hosts[p->host].skewed || !p->n)
+			continue;
+		int32_t rank = an_map_rank(s, p->host, p->pid, p->comm);
+		if (rank < 0)
+			continue;
+		struct an_comm *c = an_comm_find(s, p->comm);
+		if (c && rank >= c->nranks)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (x->t + bound >= now)
+				continue;
+			uint64_t key = an_call_key(p, x);
+			if (c) {
+				const struct an_inst *slot = &c->hist[key % AN_HIST];
+				if (slot->used && slot->seq > key)
+					continue; /* history moved on: it was recorded long ago */
+				if (slot->used && slot->seq == key && slot->recs[rank])
+					continue; /* recorded (complete, or hung: handled there) */
+			}
+			fire(s, AN_TRIG_HANG, c, key, x->t,
+			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " called by %s pid %u %.1f s ago, "
+			     "never reported finished",
+			     pulse_op_type_name(x->op), key, p->comm, s->hosts[p->host].name, p->pid,
+			     (double)(now - x->t) / 1e9);
 			return;
 		}
 	}

@@ -27,21 +27,24 @@ void syn_default(struct syn *s)
 	s->comm_id = 0x1111222233334444ull;
 }
 
+/* sibling groups: group j's rank r is on host j*n+r, its communicator is comm_id+j */
+static int g_sib, g_n;
+
 static void host_name(char *out, size_t n, int r)
 {
-	snprintf(out, n, "host%d", r);
+	snprintf(out, n, "host%d", g_sib * g_n + r);
 }
 
 /* file mode (syn_write_dir): lines go to DIR/agent/<host>.jsonl instead */
-static FILE *syn_files[SYN_MAX];
+static FILE *syn_files[SYN_MAX_HOSTS];
 
 static void feed(struct an_state *st, const struct pulse_op_record *r)
 {
 	char *line = pulse_op_record_to_json(r);
 	if (!line)
 		abort();
-	if (syn_files[r->rank]) {
-		fprintf(syn_files[r->rank], "%s\n", line);
+	if (syn_files[g_sib * g_n + r->rank]) {
+		fprintf(syn_files[g_sib * g_n + r->rank], "%s\n", line);
 	} else {
 		char err[256];
 		an_ingest(st, r->host, line, strlen(line), err, sizeof err);
@@ -79,7 +82,7 @@ static void base_rec(const struct syn *s, struct pulse_op_record *o, int r, int 
 	host_name(o->host, sizeof o->host, r);
 	o->gpu = 0;
 	o->pid = (uint32_t)(1000 + r);
-	o->comm_id = s->comm_id;
+	o->comm_id = s->comm_id + (uint64_t)g_sib;
 	o->rank = r;
 	o->nranks = s->n;
 	o->seq = (uint64_t)it;
@@ -131,7 +134,12 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 	uint64_t t = SYN_T0;
 	double calls[SYN_MAX];
 	for (int it = 0; it < s->iters; it++) {
-		int failing = it >= s->fail_iter;
+	double maxlen = 0;
+	int stop = 0;
+	for (int j = 0; j < (s->ncomms > 0 ? s->ncomms : 1) && !stop; j++) {
+		g_sib = j;
+		g_n = s->n;
+		int failing = it >= s->fail_iter && j == 0;
 		double cpu_total = 0;
 		double maxcall = 0;
 		double act[SYN_MAX];
@@ -143,13 +151,13 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 			double rate = failing && s->slow_rate[r] > 0 ? s->slow_rate[r] : s->rate_gbps;
 			act[r] = (double)s->bytes * 8 / rate; /* ns */
 			if (failing)
-				cpu_total += s->cpu_delay_ms[r] * MS;
+				cpu_total += 4 * s->cpu_delay_ms[r] * MS;
 		}
 		double maxact = 0;
 		for (int r = 0; r < s->n; r++)
 			if (act[r] > maxact)
 				maxact = act[r];
-		if (failing && s->hang) {
+		if (failing && s->hang && j == 0) {
 			/* the hung operator: the agent reports it after its bound */
 			for (int r = 0; r < s->n; r++) {
 				if (s->hang == SYN_HANG_COMP && r == s->hang_rank)
@@ -187,6 +195,7 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 			uint64_t rep = t + 6000000000ull;
 			an_tick(st, rep);
 			an_tick(st, rep + 3000000000ull);
+			stop = 1;
 			break;
 		}
 		double ready = maxcall * MS;
@@ -223,9 +232,12 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 				}
 			} else {
 				int succ = (r + 1) % s->n, pred = (r + s->n - 1) % s->n;
-				double cpu_first = failing ? (s->cpu_delay_ms[r] + s->cpu_delay_ms[succ]) * MS : 0;
+				/* a slow proxy posts its first slice a little late, and adds a
+				 * hiccup to every slice after: the extension is several times
+				 * the first-byte delay */
+				double cpu_first = failing ? 0.25 * (s->cpu_delay_ms[r] + s->cpu_delay_ms[succ]) * MS : 0;
 				(void)pred;
-				double first = (calls[r] > calls[succ] ? calls[r] : calls[succ]) * MS + 0.01 * MS + cpu_first;
+				double first = calls[r] * MS + 0.01 * MS + cpu_first;
 				double end = ready + maxact + cpu_total + 0.05 * MS + r * 1000;
 				o->start_ns = t + (uint64_t)first;
 				o->end_ns = t + (uint64_t)end;
@@ -252,8 +264,14 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 		double len = s->period_ms * MS;
 		if (span + 20 * MS > len)
 			len = span + 20 * MS;
-		t += (uint64_t)len;
-		an_tick(st, t);
+		if (len > maxlen)
+			maxlen = len;
+	}
+	g_sib = 0;
+	if (stop)
+		break;
+	t += (uint64_t)maxlen;
+	an_tick(st, t);
 	}
 	an_finish(st);
 	free(o);

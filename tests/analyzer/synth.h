@@ -11,6 +11,7 @@
 #include "analyzer.h"
 
 #define SYN_MAX 8
+#define SYN_MAX_HOSTS 32
 
 enum syn_hang { SYN_HANG_NONE = 0, SYN_HANG_COMM = 1, SYN_HANG_COMP = 2 };
 
@@ -35,6 +36,7 @@ struct syn {
 	double skew_ms;
 	uint64_t comm_id;
 	int emit_map;                /* emit hook_map lines first */
+	int ncomms;                  /* sibling groups (same schedule, other hosts); failures hit group 0 */
 };
 
 void syn_default(struct syn *s);

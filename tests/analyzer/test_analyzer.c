@@ -168,7 +168,8 @@ static void test_custom_gaps_not_comm(void **state)
 	syn_default(&s);
 	s.custom = 1;
 	s.gap_ms[0] = 6;
-	s.extra_compute_ms[3] = 30; /* a compute straggler to trigger localization */
+	s.ncomms = 3;
+	s.extra_compute_ms[3] = 60; /* a compute straggler to trigger localization */
 	struct an_state *st = syn_run(&s, NULL);
 	const struct an_diagnosis *p = syn_first(st, "pulse");
 	expect_machine(p, AN_COMP_SLOW, "host3");
@@ -203,11 +204,13 @@ static void test_comp_slow_delayed(void **state)
 	(void)state;
 	struct syn s;
 	syn_default(&s);
-	s.extra_compute_ms[2] = 40; /* GPU throttling on host2 */
+	s.ncomms = 3;                /* other DP replicas, the same schedule */
+	s.extra_compute_ms[2] = 60; /* GPU throttling on host2 */
 	struct an_state *st = syn_run(&s, NULL);
 	const struct an_diagnosis *p = syn_first(st, "pulse");
 	expect_machine(p, AN_COMP_SLOW, "host2");
-	assert_string_equal(p->metric, "start_ns");
+	assert_string_equal(p->metric, "start_delay_ns");
+	assert_true(p->value > 50e6);
 	expect_machine(syn_first(st, "op-level"), AN_COMP_SLOW, "host2");
 	an_state_free(st);
 }

@@ -32,7 +32,7 @@ fi
 now=$(date +%s)
 verdict=""
 if [ -f "$run/analyzer.json" ] && command -v grep >/dev/null; then
-	verdict=$(grep -m1 -o '"class_name":[[:space:]]*"[^"]*"' "$run/analyzer.json" | sed 's/.*: *"//; s/"$//')
+	verdict=$(grep -m1 -o '"class_name":[[:space:]]*"[^"]*"' "$run/analyzer.json" | sed 's/.*:[[:space:]]*"//; s/"$//')
 fi
 printf 'scenario %d of %d  %-44s %4ds  (elapsed %ds)  %s%s\n' "$idx" "$total" "$name" $((now - start)) \
 	$((now - t0)) "$status" "${verdict:+, first verdict: $verdict}"
