@@ -61,6 +61,7 @@ struct agent_opts {
 	const char *host_name;     /* --host-name (NULL: gethostname) */
 	const char *analyzer;      /* --analyzer HOST:PORT (pulse-analyzer --listen) */
 	const char *job;           /* --job ID */
+	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 };
 

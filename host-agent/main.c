@@ -171,7 +171,8 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the association: this host's operators from its windows and calls */
-	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns};
+	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns,
+				 .hang_ns = a->opt.hang_ns};
 	a->join = &join;
 	a->assoc = assoc_new(&acfg);
 	if (!a->assoc)

@@ -37,6 +37,9 @@ static const char usage[] =
 "                      with backoff, bounded queue; the analyzer's QP join of all\n"
 "                      hosts comes back and names the remote ends of local QPs)\n"
 "  --job ID            job id given to the analyzer (default \"default\")\n"
+"  --hang DUR          an operator not complete this long after its call (or first\n"
+"                      byte) is reported hung (default 5s); a replay can only report\n"
+"                      hangs its recording covers, so short runs need a short bound\n"
 "Polling:\n"
 "  --poll DUR          poll period, 1ms..2s (default 1s; e.g. 200ms, 500ms, 2s)\n"
 "  --epoch DUR         epoch length configured on the NIC, 8us..1024us (default 32us)\n"
@@ -133,7 +136,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_HANG
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -163,6 +166,7 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"host-name", required_argument, 0, O_HOST_NAME},
 		{"analyzer", required_argument, 0, O_ANALYZER},
 		{"job", required_argument, 0, O_JOB},
+		{"hang", required_argument, 0, O_HANG},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -285,6 +289,12 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 			if (!*optarg || !strrchr(optarg, ':'))
 				return bad("--analyzer", optarg, "must be HOST:PORT (e.g. 10.0.0.5:7070)");
 			o->analyzer = optarg;
+			break;
+		case O_HANG:
+			if (agent_parse_duration(optarg, 1000000000, &v) || v < 1000000 ||
+			    v > 3600000000000ull)
+				return bad("--hang", optarg, "must be a duration from 1ms to 1h (e.g. 5s)");
+			o->hang_ns = v;
 			break;
 		case O_JOB:
 			if (!*optarg || strlen(optarg) >= 64)

@@ -766,7 +766,8 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 	a->map_version_seen = 0;
 	if (a->join && a->join->given)
 		memset(a->join->given, 0, a->join->ncomms);
-	struct assoc_cfg acfg = {.host = rh->name, .epoch_ns = a->opt.epoch_ns};
+	struct assoc_cfg acfg = {.host = rh->name, .epoch_ns = a->opt.epoch_ns,
+				 .hang_ns = a->opt.hang_ns};
 	a->assoc = assoc_new(&acfg);
 	if (!a->assoc)
 		LOGE("host %s: the association could not start (out of memory); no \"op\" records",

@@ -57,6 +57,12 @@ static void test_options(void **state)
 	assert_int_equal(o.epoch_set, 1);
 	assert_int_equal(o.poll_set, 1);
 
+	char *a3[] = {"x", "--replay", "/r", "--hang", "1.5s", NULL};
+	assert_int_equal(parse(&o, 5, a3), 0);
+	assert_int_equal(o.hang_ns, 1500000000ull);
+	char *b0[] = {"x", "--replay", "/r", "--hang", "0s", NULL};
+	assert_int_equal(parse(&o, 5, b0), 2);
+
 	char *b1[] = {"x", "--host", "h", NULL}; /* --host needs --replay */
 	assert_int_equal(parse(&o, 3, b1), 2);
 	char *b2[] = {"x", "--replay", "/tmp/run", "--sim", "/tmp/s", NULL};
