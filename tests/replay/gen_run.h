@@ -17,7 +17,7 @@
 #define GEN_HOSTS 2
 #define GEN_NICS 2
 #define GEN_POLLS 10
-#define GEN_POLL_NS 100000000ull
+#define GEN_POLL_NS 500000000ull
 #define GEN_EPOCH_NS 32000u
 #define GEN_MAX_QPS_PER_NIC 3
 #define GEN_NIC_T0 4000000000u /* NIC clock at the first window's start: wraps at run time */
