@@ -37,6 +37,7 @@ TEST_SCRIPTS += tests/replay/agent_analyzer.sh
 # the time the simulator took to write it.
 .PHONY: bench-replay
 bench-replay: $(BUILD)/bin/pulse-host-agent $(BUILD)/bin/pulse-run-cluster
+	@mkdir -p $(BUILD)/bench
 	@echo "== pulse-host-agent --replay ($$(nproc) cores, $$(lscpu | sed -n 's/^Model name: *//p'))"
 	tests/replay/bench_replay.sh | tee $(BUILD)/bench/replay.md
 BENCH_TARGETS += bench-replay
