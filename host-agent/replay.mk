@@ -29,6 +29,12 @@ $(BUILD)/tests/test_agent_assoc: $(call objs,asan,tests/replay/test_agent_assoc.
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_agent_assoc
 
+# Replay against the live path on the same traffic: run_cluster --pcap,
+# run_trace --serve of one NIC's capture polled by the live agent, against
+# the replay of that NIC's .evs: same QPs, same bytes each.
+TEST_SCRIPTS += tests/replay/live_vs_replay.sh
+test: $(BUILD)/bin/pulse-run-trace
+
 # The live agent's --analyzer link (host-agent/analyzer_link.c, H-ANSVC)
 # against pulse-analyzer --listen (skips while the analyzer is not built).
 TEST_SCRIPTS += tests/replay/agent_analyzer.sh
