@@ -792,7 +792,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib && delay_significant(s, r, dl) && (!best || ex < bexp)) {
+			if (nsib >= 2 && delay_significant(s, r, dl) && (!best || ex < bexp)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -821,7 +821,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int ns2;
 				uint64_t ex2 = 0;
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
-				if (!ns2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
+				if (ns2 < 2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
 					continue;
 				best = r; /* the sibling's record stands for the signature */
 				bc = x;
@@ -858,6 +858,19 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			int64_t dl = sibling_delay(s, c, in, k, w->t0, &nsib);
 			if (nsib && delay_significant(s, r, dl))
 				an_diag_suspect(s, d, r->node, r->rank);
+		}
+	}
+	/* a point-to-point pair (PP stages): the other end late as well may be
+	 * the cause (it did not post or drain in time): both named, as §D.4 */
+	if (!bmissing && an_is_p2p(best->op) && bc->nranks == 2) {
+		struct an_inst *in = an_inst_find((struct an_comm *)bc, bseq);
+		int32_t other = 1 - brank;
+		if (in && in->recs[other]) {
+			int nsib;
+			uint64_t ex;
+			int64_t dl = sibling_delay2(s, (struct an_comm *)bc, bseq, other, in->recs[other], w->t0, &nsib, &ex);
+			if (nsib && delay_significant(s, in->recs[other], dl))
+				an_diag_suspect(s, d, in->recs[other]->node, other);
 		}
 	}
 	d->comm_id = bc->id;
@@ -1056,12 +1069,18 @@ static int rule_edge_rate(struct an_state *s, const struct an_window *w, struct 
 			nslow++;
 		}
 	}
+	if (getenv("PULSE_ANALYZER_DEBUG")) {
+		fprintf(stderr, "edges: %u, median %.1f Gb/s, %d slow\n", n, G, nslow);
+		for (int j = 0; j < nn; j++)
+			if (slow[j])
+				fprintf(stderr, "  %s GPU %d: %d slow of %d\n", an_node_host(s, j), s->nodes[j].gpu, slow[j], tot[j]);
+	}
 	if (nslow < 2)
 		goto out;
 	int best = -1, second = -1;
 	for (int j = 0; j < nn; j++) {
-		if (slow[j] * 10 < nslow * 7)
-			continue; /* an end of at least 70% of the slow transfers */
+		if (slow[j] * 2 < nslow)
+			continue; /* an end of at least half of the slow transfers */
 		double fj = (double)slow[j] / tot[j];
 		if (best < 0 || fj > (double)slow[best] / tot[best])
 			second = best, best = j;

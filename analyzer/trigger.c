@@ -104,7 +104,7 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	/* against the longest of the last AN_BASE_N: an operator's place in the
 	 * schedule (1F1B warm-up, steady state, the iteration's first one)
 	 * changes its duration, and every place recurs each iteration */
-	if (r->dur_nb >= 4 && d && r->status == PULSE_OP_COMPLETE) {
+	if (r->dur_nb >= 3 && d && r->status == PULSE_OP_COMPLETE) {
 		double thr = thr_of(s, r->dur_max, 0);
 		if ((double)d > r->dur_max + thr)
 			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
@@ -194,7 +194,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	struct an_sig *g = &c->sigs[in->sig];
 	uint64_t span = in->last_end > in->first_call && in->first_call ? in->last_end - in->first_call : 0;
 	double med, mad;
-	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 4) {
+	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
 		med = an_roll_max(&g->span);
 		if ((double)span > med + thr_of(s, med, 0))
 			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
