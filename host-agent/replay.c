@@ -718,8 +718,6 @@ static void apply_records(struct agent *a, struct hooks *h, const struct rhost *
 static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struct host_result *res)
 {
 	memset(res, 0, sizeof *res);
-	if (open_out(a, rh->name))
-		return -1;
 	agent_clock_set_virtual(0);
 	uint64_t wall0 = agent_mono_ns();
 	static struct rnic nics[AGENT_MAX_NICS];
@@ -972,6 +970,10 @@ int agent_replay(struct agent *a)
 		struct rhost *rh = &run.hosts[i];
 		if (only && rh != only)
 			continue;
+		if (open_out(a, rh->name)) { /* logged by jsonl_open */
+			status = 1;
+			break;
+		}
 		struct host_result res;
 		int rc = replay_host(a, &run, rh, &res);
 		if (rc)

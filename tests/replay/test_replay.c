@@ -392,6 +392,11 @@ static void test_bad_dir_and_host(void **state)
 	assert_int_equal(r.status, 2);
 	run_free(&r);
 
+	run_agent(&r, "--replay '%s' --out '/nonexistent/{host}.jsonl'", dir);
+	assert_int_equal(r.status, 1);
+	expect_log(&r, "--out /nonexistent/hostA.jsonl: cannot open");
+	run_free(&r);
+
 	/* cluster.json: missing, not JSON, wrong format */
 	char p[4300], cmd[9000];
 	snprintf(p, sizeof p, "%s/cluster.json", dir);
