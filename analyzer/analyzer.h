@@ -23,10 +23,11 @@
 #include "pulse/op_record.h"
 
 struct an_cfg {
-	uint64_t hang_ns;        /* an operator unfinished this long, or a rank silent
-				  * this long while its peers wait: a hang (default 10 s) */
+	uint64_t hang_ns;        /* a call with no operator record this long is a hang;
+				  * the bound used is at least one agent poll interval plus
+				  * four times the longest operator seen (default 1 s) */
 	double slow_factor;      /* an iteration this much slower than the running
-				  * baseline triggers localization (default 1.2) */
+				  * baseline triggers localization (default 1.1) */
 	uint32_t custom_k;       /* custom collectives: average over the last k (10) */
 	/* Added by the localization work (additive): */
 	uint64_t skew_bound_ns;  /* host clocks further apart than this: that host's

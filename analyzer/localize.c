@@ -775,7 +775,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	const struct an_comm *bc = NULL;
 	int64_t bdelay = 0;
 	uint64_t bexp = 0;
-	int bn = 0, bmissing = 0, bnode = -1;
+	int bn = 0, bmissing = 0, bnode = -1, binst = 0;
 	int32_t brank = -1;
 	uint64_t bseq = 0;
 	for (uint32_t i = 0; i < w->n; i++) {
@@ -835,6 +835,57 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			}
 		}
 	}
+	/* custom collectives (all-to-all as P2P groups): each rank's P2Ps start
+	 * with its own kernel, so the ranks of one instance are comparable:
+	 * the rank that starts latest against the others' median (§7.2.4) */
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (!c->custom || c->nranks < 3 || in->op != PULSE_OP_GROUP)
+			continue;
+		double st[512];
+		int32_t rk[512];
+		int n = 0;
+		for (int32_t k = 0; k < c->nranks && n < 512; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || !rec_start(r))
+				continue;
+			st[n] = (double)rec_start(r);
+			rk[n++] = k;
+		}
+		if (n < 3)
+			continue;
+		double t[512];
+		memcpy(t, st, (size_t)n * sizeof *t);
+		double med = an_median(t, (size_t)n);
+		int hi = 0;
+		for (int j = 1; j < n; j++)
+			if (st[j] > st[hi])
+				hi = j;
+		const struct an_rec *r = in->recs[rk[hi]];
+		int64_t dl = (int64_t)(st[hi] - med);
+		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, r, dl))
+			continue;
+		/* the second latest must be clearly earlier: one straggler */
+		double second = 0;
+		for (int j = 0; j < n; j++)
+			if (j != hi && st[j] > second)
+				second = st[j];
+		if (st[hi] - second < 0.5 * (double)dl)
+			continue;
+		if (!best || (uint64_t)med < bexp) {
+			best = r;
+			bc = c;
+			bdelay = dl;
+			bexp = (uint64_t)med;
+			bn = n - 1;
+			bmissing = 0;
+			bnode = r->node;
+			brank = rk[hi];
+			bseq = in->seq;
+			binst = 1;
+		}
+	}
 	if (!best)
 		return 0;
 	if (getenv("PULSE_ANALYZER_DEBUG"))
@@ -881,12 +932,20 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	d->median = 0;
 	d->evidence_ranks = (uint32_t)bn + 1;
 	d->onset_ns = bexp;
-	snprintf(d->why, sizeof d->why,
-		 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
-		 "%s %.2f ms after the same operator in %d sibling %s groups: the machine computes slowly%s",
-		 pulse_op_type_name(best->op), bseq, par_label(bc->par), brank,
-		 bmissing ? "has not started" : "sent its first byte", (double)bdelay / 1e6, bn,
-		 par_label(bc->par), d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
+	if (binst)
+		snprintf(d->why, sizeof d->why,
+			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
+			 "sent its first byte %.2f ms after the median of the other %d ranks of the same "
+			 "operator: the machine computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, par_label(bc->par), brank, (double)bdelay / 1e6, bn,
+			 d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
+	else
+		snprintf(d->why, sizeof d->why,
+			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
+			 "%s %.2f ms after the same operator in %d sibling %s groups: the machine computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, par_label(bc->par), brank,
+			 bmissing ? "has not started" : "sent its first byte", (double)bdelay / 1e6, bn,
+			 par_label(bc->par), d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
 	return 1;
 }
 

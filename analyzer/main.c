@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"  --listen ADDR:PORT  serve live host agents over TCP\n"
 		"  --hang-ms N         a call outstanding this long with no record is a hang (10000)\n"
 		"  --slow-factor F     an operator or iteration this much slower than its running\n"
-		"                      baseline triggers localization (1.2)\n"
+		"                      baseline triggers localization (1.1)\n"
 		"  --settle-ms N       data time to wait after a trigger for the other hosts (1200)\n"
 		"  --skew-bound-ms N   host clocks further apart are dropped and counted (50)\n"
 		"  --verbose           log triggers and dropped lines on stderr\n"

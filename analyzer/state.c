@@ -26,7 +26,7 @@ void an_cfg_default(struct an_cfg *c)
 {
 	memset(c, 0, sizeof *c);
 	c->hang_ns = 1000000000ull;
-	c->slow_factor = 1.2;
+	c->slow_factor = 1.1;
 	c->custom_k = 10;
 	c->skew_bound_ns = 50ull * 1000000ull;
 	c->settle_ns = 1200ull * 1000000ull;
