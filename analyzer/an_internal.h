@@ -63,7 +63,8 @@ struct an_rec {
 	/* the member's running baselines when this record arrived (nb: samples) */
 	uint32_t gap_nb, dur_nb;
 	double gap_med, gap_mad, dur_med, dur_mad, act_med, dur_max;
-	uint32_t act_nb;
+	uint32_t act_nb, wdur_nb;
+	double wdur_max;
 	int sig;                 /* index in comm->sigs */
 	uint32_t npeers;
 	struct an_peer *peers;
@@ -96,6 +97,7 @@ struct an_member {
 	struct an_roll gap[AN_SIG_MAX];  /* pre_gap per signature */
 	struct an_roll dur[AN_SIG_MAX];  /* call..end per signature */
 	struct an_roll act[AN_SIG_MAX];  /* active_ns per signature */
+	struct an_roll wdur[AN_SIG_MAX]; /* first to last byte per signature */
 	struct an_roll rate;     /* rank-level actual rate (custom collectives) */
 	struct an_roll orate;    /* observed rate volume/duration (OP-level) */
 };

@@ -448,8 +448,9 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		snprintf(d->metric, sizeof d->metric, "call");
 		goto done;
 	}
-	/* B: a member called a different operator or count at this position */
-	{
+	/* B: a member called a different operator or count at this position
+	 * (built-in collectives: a group's members differ per rank by design) */
+	if (an_is_builtin(op)) {
 		int maj = -1, best = 0;
 		for (int32_t r = 0; r < n; r++) {
 			if (!m[r].has_sig)
@@ -1278,9 +1279,12 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	int ext = 0;
 	int cap = (int)s->nnodes;
 	int *late = calloc((size_t)cap + 1, sizeof *late);
-	int nlate = 0;
-	if (!late)
+	char *ecomm = calloc((size_t)s->ncomms + 1, 1);
+	if (!late || !ecomm) {
+		free(late);
+		free(ecomm);
 		return 0;
+	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
@@ -1290,20 +1294,24 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 		int n = 0, actnorm = 1;
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *r = in->recs[k];
-			if (r->status != PULSE_OP_COMPLETE || r->dur_nb < 4 || !(r->dur_max > 0))
+			/* on the wire (first to last byte): the CPU side runs ahead */
+			if (r->status != PULSE_OP_COMPLETE || r->wdur_nb < 3 || !(r->wdur_max > 0))
 				continue;
-			uint64_t dd = r->end > r->call && r->call ? r->end - r->call : 0;
+			uint64_t dd = r->end > r->start && r->start ? r->end - r->start : 0;
 			if (!dd)
 				continue;
-			ratios[n++] = (double)dd / r->dur_max;
+			ratios[n++] = (double)dd / r->wdur_max;
 			if (r->act_nb >= 3 && r->active && (double)r->active > ACTIVE_OUTLIER * r->act_med &&
 			    (double)r->active - r->act_med > (double)s->cfg.min_slow_ns)
 				actnorm = 0;
 		}
-		if (n < 2 || !actnorm)
+		if (n < 2)
 			continue;
 		memcpy(t, ratios, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
+		if (getenv("PULSE_ANALYZER_DEBUG") && med > 1.05)
+			fprintf(stderr, "cpu: %s #%" PRIu64 " comm %016" PRIx64 " wire duration x%.2f\n",
+				pulse_op_type_name(in->op), in->seq, c->id, med);
 		if (med < s->cfg.slow_factor)
 			continue;
 		/* starts must be normal: first bytes close together (a late
@@ -1317,11 +1325,17 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 				s0 = r->start;
 			if (r->start > s1)
 				s1 = r->start;
-			uint64_t dd = r->end > r->call && r->call ? r->end - r->call : 0;
-			if (r->dur_max > 0 && (double)dd > r->dur_max && (uint64_t)((double)dd - r->dur_max) > ext)
-				ext = (uint64_t)((double)dd - r->dur_max);
+			uint64_t dd = r->end > r->start ? r->end - r->start : 0;
+			if (r->wdur_max > 0 && (double)dd > r->wdur_max && (uint64_t)((double)dd - r->wdur_max) > ext)
+				ext = (uint64_t)((double)dd - r->wdur_max);
 		}
-		if (!s0 || s1 - s0 > ext / 2)
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "cpu:   starts spread %.3f ms, extension %.3f ms, actual time normal %d\n",
+				(double)(s1 - s0) / 1e6, (double)ext / 1e6, actnorm);
+		/* (the first bytes of a group's ranks spread by a few ms in normal
+		 * times too; computation stragglers were ruled out before this rule
+		 * runs by the delayed-start rule) */
+		if (!s0 || !actnorm)
 			continue;
 		ext++;
 		if (med > wratio) {
@@ -1329,48 +1343,25 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 			worst = in;
 			wc = c;
 		}
-		/* late edges: a peer's first byte against both ends' calls */
-		if (!an_is_builtin(in->op))
-			continue;
-		double lat[1024];
-		int ln = 0;
-		for (int32_t k = 0; k < c->nranks; k++) {
-			struct an_rec *r = in->recs[k];
-			for (uint32_t p = 0; p < r->npeers && ln < 1024; p++) {
-				const struct an_peer *q = &r->peers[p];
-				if (!q->start || q->rank < 0 || q->rank >= c->nranks || !in->recs[q->rank])
-					continue;
-				uint64_t ready = r->call > in->recs[q->rank]->call ? r->call : in->recs[q->rank]->call;
-				lat[ln++] = q->start > ready ? (double)(q->start - ready) : 0;
-			}
-		}
-		if (ln < 3)
-			continue;
-		double tl[1024];
-		memcpy(tl, lat, (size_t)ln * sizeof *tl);
-		an_median(tl, (size_t)ln); /* sorts */
-		double ref = tl[ln / 4];  /* the punctual edges: lower quartile */
-		double ep = s->epoch_ns ? s->epoch_ns : 32000;
-		double margin = 4 * ep > 500e3 ? 4 * ep : 500e3;
-		int li = 0;
-		for (int32_t k = 0; k < c->nranks; k++) {
-			struct an_rec *r = in->recs[k];
-			for (uint32_t p = 0; p < r->npeers && li < ln; p++) {
-				const struct an_peer *q = &r->peers[p];
-				if (!q->start || q->rank < 0 || q->rank >= c->nranks || !in->recs[q->rank])
-					continue;
-				double l = lat[li++];
-				if (l > ref + margin && r->node < cap && q->node >= 0 && q->node < cap) {
-					late[r->node]++;
-					late[q->node]++;
-					nlate++;
-				}
-			}
-		}
+		ecomm[w->comm[i]] = 1;
 	}
 	if (!worst) {
 		free(late);
+		free(ecomm);
 		return 0;
+	}
+	/* the node common to the groups whose operators extended: a slow
+	 * proxy (or CPU) slows every group its rank is in; the other members
+	 * of one group are in other groups that stay normal */
+	int ngroups = 0;
+	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+		if (!ecomm[ci])
+			continue;
+		ngroups++;
+		const struct an_comm *c = s->comms[ci];
+		for (int32_t k = 0; k < c->nranks; k++)
+			if (c->m[k].node >= 0 && c->m[k].node < cap)
+				late[c->m[k].node]++;
 	}
 	d->cls = AN_COMP_SLOW;
 	int best = -1, second = -1;
@@ -1384,19 +1375,22 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	}
 	struct an_rec *ev = NULL;
 	for (int32_t k = 0; k < wc->nranks; k++)
-		if (!ev || (worst->recs[k]->end - worst->recs[k]->call) > (ev->end - ev->call))
+		if (!ev || (worst->recs[k]->end - worst->recs[k]->start) > (ev->end - ev->start))
 			ev = worst->recs[k];
-	if (best >= 0 && nlate >= 2 && late[best] >= (nlate * 9) / 10 &&
-	    (second < 0 || late[second] * 2 <= late[best])) {
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "cpu: %d extended groups; best %s GPU %d in %d, second %d\n", ngroups,
+			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
+			best >= 0 ? late[best] : 0, second >= 0 ? late[second] : 0);
+	if (best >= 0 && ngroups >= 2 && late[best] == ngroups && (second < 0 || late[second] < late[best])) {
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, -1);
-		evidence(d, wc, ev, "late_first_byte_edges", late[best], nlate, wc->nranks);
+		evidence(d, wc, ev, "extended_groups", late[best], ngroups, wc->nranks);
 		snprintf(d->why, sizeof d->why,
-			 "operators take %.1fx their usual time while every rank's actual transmission time "
-			 "is normal (a computation bottleneck on a CPU proxy thread); %s GPU %d is an end of "
-			 "%d of the %d transfers whose first byte left late",
-			 wratio, an_node_host(s, best), s->nodes[best].gpu, late[best], nlate);
-		an_diag_step(d, "extended durations with normal actual time: CPU; late first bytes pinpoint the node");
+			 "operators take %.1fx their usual time on the wire while every rank's actual "
+			 "transmission time is normal (a computation bottleneck on a CPU proxy thread); "
+			 "%s GPU %d is the one member of all %d groups that slowed down",
+			 wratio, an_node_host(s, best), s->nodes[best].gpu, ngroups);
+		an_diag_step(d, "extended durations with normal actual time: CPU; node common to the slowed groups");
 	} else {
 		d->level = AN_LEVEL_GROUP;
 		an_diag_members(s, d, wc);
@@ -1411,6 +1405,7 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	d->onset_ns = worst->first_call;
 	(void)ext;
 	free(late);
+	free(ecomm);
 	return 1;
 }
 

@@ -168,6 +168,11 @@ static int run_agents(const struct an_replay_opts *o, const char *outdir, struct
 	int next = 0, running = 0, failed = -1, status_bad = 0;
 	pid_t pids[2] = { 0, 0 };
 	int who[2] = { -1, -1 };
+	int *retries = calloc((size_t)n, sizeof *retries);
+	if (!retries) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	while (next < n || running) {
 		while (running < 2 && next < n) {
 			if (access(srcs[next].path, R_OK) == 0) {
@@ -186,6 +191,7 @@ static int run_agents(const struct an_replay_opts *o, const char *outdir, struct
 			if (pids[slot] < 0) {
 				snprintf(err, errlen, "fork: %s", strerror(errno));
 				pids[slot] = 0;
+				free(retries);
 				return -1;
 			}
 			who[slot] = next++;
@@ -208,6 +214,20 @@ static int run_agents(const struct an_replay_opts *o, const char *outdir, struct
 			struct src *x = &srcs[who[k]];
 			char tmp[PATH_MAX + 96];
 			snprintf(tmp, sizeof tmp, "%s.part", x->path);
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && retries[who[k]] < 3) {
+				/* the binary could not be executed (e.g. being rebuilt
+				 * this very moment): try again shortly */
+				retries[who[k]]++;
+				sleep(1);
+				char log2[PATH_MAX + 96];
+				snprintf(log2, sizeof log2, "%s/%s.log", outdir, x->host);
+				pids[k] = spawn_agent(bin, o->dir, x->host, tmp, log2);
+				if (pids[k] > 0) {
+					running++;
+					continue;
+				}
+				pids[k] = 0;
+			}
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 				if (rename(tmp, x->path)) {
 					snprintf(err, errlen, "%s: %s", x->path, strerror(errno));
@@ -219,6 +239,7 @@ static int run_agents(const struct an_replay_opts *o, const char *outdir, struct
 			}
 		}
 	}
+	free(retries);
 	if (failed >= 0) {
 		if (!err[0])
 			snprintf(err, errlen,

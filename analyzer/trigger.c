@@ -97,6 +97,10 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	}
 	if (an_roll_stats(&m->act[sig], &r->act_med, NULL) == 0)
 		r->act_nb = m->act[sig].n;
+	if (m->wdur[sig].n) {
+		r->wdur_nb = m->wdur[sig].n;
+		r->wdur_max = an_roll_max(&m->wdur[sig]);
+	}
 	uint64_t d = r->end > r->call && r->call ? r->end - r->call : 0;
 	/* (the compute time before an operator varies with its place in the
 	 * schedule; it is not a trigger by itself: a slower compute shows as
@@ -117,6 +121,8 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 		an_roll_add(&m->dur[sig], (double)d);
 	if (r->active && r->status == PULSE_OP_COMPLETE)
 		an_roll_add(&m->act[sig], (double)r->active);
+	if (r->start && r->end > r->start && r->status == PULSE_OP_COMPLETE)
+		an_roll_add(&m->wdur[sig], (double)(r->end - r->start));
 	if (an_is_p2p(r->op) && r->status == PULSE_OP_COMPLETE && r->actual > 0) {
 		if (r->rate_gbps > 0)
 			an_roll_add(&m->rate, r->rate_gbps);
