@@ -52,6 +52,7 @@ struct alink {
 
 	int fd, state;
 	uint64_t t_state, t_retry, backoff_ms, t_rx, t_hb;
+	uint64_t t_tx;         /* the last time data went out (send made progress) */
 	uint64_t hb_sent_mono, hb_sent_real;
 	struct buf ctl;        /* control frames, sent at frame boundaries */
 	uint32_t peer_max_payload, hb_ms;
@@ -265,13 +266,11 @@ static void drop_conn(struct alink *l, uint64_t now, uint64_t retry_ms)
 		l->st.disconnects++;
 	l->state = L_DOWN;
 	l->st.connected = 0;
-	if (l->head_sent) { /* the analyzer got part of it: lost */
-		size_t total = PULSE_AW_HDR_LEN + pulse_get_u32(l->q.p + l->q.off + 8);
-		if (l->q.p[l->q.off + 5] == PULSE_AW_MAP && l->q_maps)
-			l->q_maps--;
-		buf_consume(&l->q, total);
+	if (l->head_sent) {
+		/* the analyzer got part of it and drops that part (it only takes
+		 * whole frames): it goes again, whole, on the next connection */
 		l->head_sent = 0;
-		l->st.lost_in_flight++;
+		l->st.resent_cut++;
 	}
 	l->ctl.off = l->ctl.len = 0;
 	l->hb_sent_mono = 0;
@@ -346,8 +345,7 @@ static void send_hello(struct alink *l, uint64_t now)
 static void send_heartbeat(struct alink *l, uint64_t now)
 {
 	struct pulse_aw_heartbeat hb = {.realtime_ns = real_ns(), .frames_sent = l->st.frames_sent,
-					.frames_dropped = l->st.queue_dropped + l->st.oversize_dropped +
-							  l->st.lost_in_flight};
+					.frames_dropped = l->st.queue_dropped + l->st.oversize_dropped};
 	uint8_t b[PULSE_AW_HEARTBEAT_LEN];
 	pulse_aw_heartbeat_encode(b, sizeof b, &hb);
 	put_frame(l, &l->ctl, PULSE_AW_HEARTBEAT, b, sizeof b);
@@ -384,6 +382,7 @@ static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t n
 		l->peer_max_payload = a.max_payload;
 		l->hb_ms = a.heartbeat_ms ? a.heartbeat_ms : 1000;
 		l->t_hb = now;
+		l->t_tx = now;
 		int64_t skew = (int64_t)(a.realtime_ns - real_ns());
 		lg(l, "info", "connected (protocol %u, analyzer clock %+.3f ms from ours, %zu bytes queued)",
 		   a.version, (double)skew / 1e6, buf_used(&l->q));
@@ -466,6 +465,12 @@ static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 		size_t want = buf_used(b) - skip;
 		if (want > (1u << 20))
 			want = 1u << 20;
+		if (data && l->head_sent && buf_used(&l->ctl)) {
+			/* control frames wait: finish this frame only, then send them */
+			size_t rest = PULSE_AW_HDR_LEN + pulse_get_u32(b->p + b->off + 8) - l->head_sent;
+			if (want > rest)
+				want = rest;
+		}
 		ssize_t n = send(l->fd, b->p + b->off + skip, want, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -474,6 +479,8 @@ static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 			return -1;
 		}
 		l->st.bytes_sent += (uint64_t)n;
+		if (n > 0)
+			l->t_tx = mono_ns();
 		if (!data) {
 			buf_consume(b, (size_t)n); /* ctl frames are sent whole before data resumes */
 			continue;
@@ -576,8 +583,12 @@ void alink_poll(struct alink *l, uint64_t now)
 	}
 	/* after reading what is there: a caller that polls rarely is not the
 	 * analyzer's silence. The analyzer answers every HEARTBEAT. */
-	if (l->state == L_READY && l->hb_sent_mono &&
-	    now - l->hb_sent_mono > (uint64_t)l->hb_ms * 3000000u + 2000000000u)
+	/* Silent: a HEARTBEAT unanswered and nothing received for the limit,
+	 * while no data went out either (an analyzer that reads our backlog
+	 * slowly answers late, but it is alive: what we send moves). */
+	uint64_t lim = (uint64_t)l->hb_ms * 3000000u + 2000000000u;
+	if (l->state == L_READY && l->hb_sent_mono && now - l->hb_sent_mono > lim &&
+	    now - l->t_rx > lim && (!buf_used(&l->q) || now - l->t_tx > lim))
 		fail(l, now, "analyzer silent: no answer to a HEARTBEAT for %" PRIu64 " ms",
 		     (now - l->hb_sent_mono) / 1000000u);
 	l->st.queued_bytes = (uint32_t)buf_used(&l->q);

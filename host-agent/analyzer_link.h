@@ -48,7 +48,7 @@ struct alink_stats {
 	uint64_t queue_dropped;       /* frames not queued: queue at its cap */
 	uint64_t oversize_dropped;    /* lines over the analyzer's payload bound */
 	uint64_t untyped_dropped;     /* lines without a "type" */
-	uint64_t lost_in_flight;      /* frames cut by a lost connection */
+	uint64_t resent_cut;          /* frames cut by a lost connection, sent again whole */
 	uint64_t maps_resent;
 	uint64_t joins, joins_bad, errors_rx, heartbeats_rx, bad_frames_rx;
 	int64_t skew_ns;              /* analyzer realtime - ours, at the last HEARTBEAT reply

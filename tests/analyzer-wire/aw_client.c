@@ -307,6 +307,22 @@ static int bench(void)
 	printf("decode+check+parse OP     %zu records: %.0f k records/s\n", nf, (double)got / s / 1e3);
 	pulse_aw_dec_free(&d);
 	free(buf);
+	/* the agent's side: alink_line (route, check, batch, queue), no socket */
+	char err[128];
+	struct alink_cfg lc = {.addr = "127.0.0.1:9", .host = "host-bench", .queue_cap = 1u << 30,
+			       .log = lg};
+	struct alink *l = alink_new(&lc, err, sizeof err);
+	if (!l)
+		return 1;
+	const long nl = 1000000;
+	t0 = mono();
+	for (long i = 0; i < nl; i++)
+		if (alink_line(l, i % 4 ? call : op, strlen(i % 4 ? call : op)))
+			return 1;
+	s = (double)(mono() - t0) / 1e9;
+	printf("agent alink_line          %ld lines (1 op record : 3 hook_op): %.0f ns per line\n", nl,
+	       s / (double)nl * 1e9);
+	alink_close(l, 0);
 	free(op);
 	return 0;
 }
