@@ -39,6 +39,12 @@ runs=()
 for s in "${scen[@]}"; do runs+=("$out/$(basename "$s" .json)"); done
 if [ -f "$expect" ]; then
 	build/bin/pulse-eval-score --out "$out/report.json" --expect "$expect" "${runs[@]}"
+	rc=$?
+	echo
+	echo "Known failures (not localized today; see $expect):"
+	grep '^# known failure' "$expect" | sed 's/^# /  /'
+	echo "quick eval: $n scenarios in $(($(date +%s) - t0)) s"
+	exit $rc
 else
 	echo "no $expect: scoring only"
 	build/bin/pulse-eval-score --out "$out/report.json" "${runs[@]}"
