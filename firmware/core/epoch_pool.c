@@ -31,42 +31,11 @@ void fw_stack_push(struct fw_stack *s, uint32_t idx)
 							memory_order_relaxed));
 }
 
-uint32_t fw_stack_pop(struct fw_stack *s)
-{
-	uint64_t old = atomic_load_explicit(&s->head, memory_order_acquire);
-	uint64_t next;
-	do {
-		uint32_t top = (uint32_t)old;
-		if (top == 0)
-			return FW_NONE;
-		uint32_t below = atomic_load_explicit(&s->links[(size_t)(top - 1u) * s->stride],
-						      memory_order_relaxed);
-		next = ((old >> 32) + 1u) << 32 | below;
-	} while (!atomic_compare_exchange_weak_explicit(&s->head, &old, next, memory_order_acquire,
-							memory_order_acquire));
-	return (uint32_t)old - 1u;
-}
-
 void fw_pool_reset(struct pulse_fw *fw)
 {
 	fw_stack_fill(&fw->free_blocks, fw->cfg.pool_limit);
 	atomic_store_explicit(&fw->blocks_in_use, 0, memory_order_relaxed);
 	atomic_store_explicit(&fw->blocks_peak, 0, memory_order_relaxed);
-}
-
-uint32_t fw_pool_get(struct pulse_fw *fw)
-{
-	uint32_t b = fw_stack_pop(&fw->free_blocks);
-	if (b == FW_NONE)
-		return FW_NONE;
-	atomic_store_explicit(fw_block_link(fw, b), FW_NONE, memory_order_relaxed);
-	uint32_t used = atomic_fetch_add_explicit(&fw->blocks_in_use, 1, memory_order_relaxed) + 1u;
-	uint32_t peak = atomic_load_explicit(&fw->blocks_peak, memory_order_relaxed);
-	while (used > peak && !atomic_compare_exchange_weak_explicit(
-				      &fw->blocks_peak, &peak, used, memory_order_relaxed,
-				      memory_order_relaxed))
-		;
-	return b;
 }
 
 /* Returns a flow's chain of blocks. Only the mailbox thread frees, and only

@@ -2,51 +2,24 @@
  * No division, no floating point, no allocation beyond popping a pool block
  * when an epoch closes.
  *
- * The common case (a known flow, another event in its current epoch, sane
- * input) runs inline in tx_fast. A new epoch and a new flow go to helpers
- * that take over what tx_fast established; rare input (clipped counters,
- * late or bad events, a shut gate) goes to tx_slow, which checks everything. */
+ * The common case (a known flow, another event in its open epoch, sane
+ * input) runs inline in pulse_fw_on_tx: swap the thread's busy mark in, look
+ * the QPN up, check the timestamp against the open epoch's time range, add,
+ * store the thread's window tag back. Everything else (a new epoch, a new
+ * flow, a reordered, late, clipped, zero or bad event, a shut gate) goes to
+ * tx_slow, which checks everything from scratch. */
 #include "fw_internal.h"
-
-/* Announces this thread in the current generation. This seq_cst exchange and
- * load, against fw_quiesce's seq_cst store and loads, form a Dekker handshake:
- * either the mailbox thread sees this thread inside the old window and waits,
- * or this thread sees the new generation. (A relaxed store plus a seq_cst
- * fence is two instructions cheaper on RISC-V, but ThreadSanitizer cannot
- * model fences, and the stress test must check the code that ships.) */
-static inline uint32_t thread_enter(struct pulse_fw *fw, struct fw_thread *t)
-{
-	uint32_t g = atomic_load_explicit(&fw->gen, memory_order_relaxed);
-	for (;;) {
-		atomic_exchange_explicit(&t->active, g | FW_GEN_ACTIVE, memory_order_seq_cst);
-		uint32_t now = atomic_load_explicit(&fw->gen, memory_order_seq_cst);
-		if (__builtin_expect(now == g, 1))
-			return g;
-		g = now;
-	}
-}
-
-static inline void thread_leave(struct fw_thread *t)
-{
-	atomic_store_explicit(&t->active, 0, memory_order_release);
-}
 
 static inline uint64_t ev_pkts_inc(const struct pulse_tx_event *ev)
 {
 	return (uint64_t)ev->sent_pkts << 32 | 1u;
 }
 
-static inline void side_count_event(struct fw_side *s, const struct pulse_tx_event *ev)
-{
-	/* one writer (this flow's handler); relaxed so STATS may read it live */
-	atomic_store_explicit(&s->ev_pkts,
-			      atomic_load_explicit(&s->ev_pkts, memory_order_relaxed) + ev_pkts_inc(ev),
-			      memory_order_relaxed);
-}
-
+/* For delta < max_delta < 2^31, so the int32_t cast changes nothing (and
+ * spares RISC-V a zero-extension). */
 static inline uint32_t epoch_of(const struct pulse_fw *fw, uint32_t delta)
 {
-	return (uint32_t)(((uint64_t)delta * fw->cfg.recip) >> fw->cfg.shift);
+	return (uint32_t)(((uint64_t)(int64_t)(int32_t)delta * fw->cfg.recip) >> fw->cfg.shift);
 }
 
 static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_event *ev)
@@ -57,27 +30,13 @@ static uint32_t clipped_units(const struct pulse_fw *fw, const struct pulse_tx_e
 	return est < PULSE_SENT_UNITS_CLIPPED ? PULSE_SENT_UNITS_CLIPPED : est;
 }
 
-/* Adds units to the open record, closing full records on the way: the
- * epoch continues in another record (advance 0), so a count never overflows
- * its 24 bits. Only clipped estimates or line rate on long epochs get here. */
-static __attribute__((noinline)) void side_fill(struct pulse_fw *fw, struct fw_thread *t,
-					       struct fw_side *s, uint32_t open, uint32_t units)
+/* Adds units in `epoch` to a side: a new epoch, a reordered event, or the
+ * first event of the flow in this window. Leaves the side's open record
+ * covering the NIC times of its epoch (clipped to the window's accepted
+ * range), so the next events of that epoch take the fast path. */
+static inline __attribute__((always_inline)) void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s, uint32_t side,
+		     uint32_t epoch, uint32_t units)
 {
-	while (units > PULSE_MB_REC_MAX_UNITS - open) {
-		atomic_store_explicit(&s->open_units, PULSE_MB_REC_MAX_UNITS, memory_order_relaxed);
-		fw_side_flush(fw, t->ctr, s);
-		units -= PULSE_MB_REC_MAX_UNITS - open;
-		open = 0;
-	}
-	atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
-}
-
-/* Adds units in `epoch` to a side: a new epoch, a reordered event, or a full
- * open record. */
-static inline void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_side *s,
-			    uint32_t epoch, uint32_t units)
-{
-	uint32_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
 	if (epoch < s->open_epoch) {
 		/* Stamped before the flow's current epoch (reordered across
 		 * threads or clock noise): keep the bytes in the current epoch. */
@@ -87,16 +46,18 @@ static inline void side_add(struct pulse_fw *fw, struct fw_thread *t, struct fw_
 	if (epoch != s->open_epoch) {
 		fw_side_flush(fw, t->ctr, s);
 		s->open_epoch = epoch;
-		open = 0;
 	}
-	if (__builtin_expect(units > PULSE_MB_REC_MAX_UNITS - open, 0))
-		side_fill(fw, t, s, open, units);
-	else
-		atomic_store_explicit(&s->open_units, open + units, memory_order_relaxed);
+	fw_side_add64(&s->open_units, units);
+	/* epoch * epoch_ns <= delta < max_delta: no overflow, the length > 0 */
+	uint32_t first = epoch * fw->cfg.epoch_ns;
+	uint32_t len = fw->cfg.max_delta - first;
+	s->open_ts = fw->win_start_lo[side] + first;
+	s->open_len = len < fw->cfg.epoch_ns ? len : fw->cfg.epoch_ns;
 }
 
-static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
-					      const struct pulse_tx_event *ev)
+/* Everything but the fast path's case, for a thread that holds `tag`. */
+static void tx_slow(struct pulse_fw *fw, struct fw_thread *t, fw_tag_t tag,
+		    const struct pulse_tx_event *ev)
 {
 	uint32_t qpn = ev->qpn;
 	if (qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u) { /* 0, 0xFFFFFF, or wider than 24 bits */
@@ -109,7 +70,7 @@ static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thr
 		return;
 	}
 	/* Before anything reads the configuration: a reset may be rewriting it. */
-	if (g & FW_GEN_CLOSED) {
+	if (tag == FW_TAG_CLOSED) {
 		atomic_fetch_add_explicit(&fw->drops_paused, 1, memory_order_relaxed);
 		return;
 	}
@@ -117,8 +78,8 @@ static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thr
 		fw_ctr_add(&t->ctr[PULSE_STAT_CLIPPED_EVENTS], 1);
 		units = clipped_units(fw, ev);
 	}
-	uint32_t side_idx = FW_GEN_SIDE(g);
-	uint32_t delta = ev->ts_ns - fw->win_start_lo[side_idx];
+	uint32_t side = fw_tag_side(tag);
+	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
 	if (delta >= fw->cfg.max_delta) {
 		if (0u - delta > FW_LATE_LIMIT_NS) {
 			fw_ctr_add(&t->ctr[PULSE_STAT_DROP_TS_RANGE], 1);
@@ -129,6 +90,8 @@ static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thr
 		fw_ctr_add(&t->ctr[PULSE_STAT_LATE_EVENTS], 1);
 		delta = 0;
 	}
+	/* Consecutive events of one QP are ordered by the platform (DOCA
+	 * serialises a flow), which orders this load after the slot's creation. */
 	struct fw_flow *f;
 	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
 	if (slot != 0) {
@@ -138,124 +101,305 @@ static __attribute__((noinline)) void tx_slow(struct pulse_fw *fw, struct fw_thr
 		if (!f)
 			return;
 	}
-	struct fw_side *s = &f->side[side_idx];
-	side_add(fw, t, s, epoch_of(fw, delta), units);
-	side_count_event(s, ev);
+	struct fw_side *s = &f->side[side];
+	side_add(fw, t, s, side, epoch_of(fw, delta), units);
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
 }
 
-/* A known flow whose event opens a new epoch, comes out of order, or fills
- * its open record. Everything the fast path checked still holds. */
-static inline void tx_known_flow(struct pulse_fw *fw, struct fw_thread *t,
-						   struct fw_side *s, uint32_t epoch,
-						   const struct pulse_tx_event *ev)
+/* The fast path's checks: a thread in an open window, a QPN of 24 bits, a
+ * plausible byte count. Then the side of the flow the QPN table names (the
+ * dummy flow's for entry 0). tag is negative for an open window: busy marks
+ * and the closed tag are not. */
+static inline bool fast_check(fw_tag_t tag, const struct pulse_tx_event *ev, int32_t *qpn,
+			      uint32_t *units)
 {
-	side_add(fw, t, s, epoch, ev->sent_32b);
-	side_count_event(s, ev);
+	/* QPNs read as signed: below 2^24 the same number, and RISC-V indexes
+	 * with it as loaded, without a zero-extension. */
+	int32_t q = *(const int32_t *)(const void *)&ev->qpn;
+	/* Read as signed, 0 and 0xFFFF (clipped) are both <= 0; so are counts
+	 * of 1 MiB and more, which the slow path takes as they are. (A signed
+	 * and an unsigned type may alias.) */
+	int32_t u = *(const int16_t *)(const void *)&ev->sent_32b;
+	*qpn = q;
+	*units = (uint32_t)u;
+	return __builtin_expect(tag < 0 && ((uint32_t)q >> PULSE_QPN_BITS) == 0 && u > 0, 1);
 }
 
-/* The first event of a QP (or of a QP that aging released). */
-static inline void tx_new_flow(struct pulse_fw *fw, struct fw_thread *t,
-						 uint32_t side, uint32_t epoch,
-						 const struct pulse_tx_event *ev)
+static inline struct fw_side *fast_side(const struct pulse_fw *fw, fw_tag_t tag, int32_t qpn)
 {
-	if (ev->qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u) { /* 0 or 0xFFFFFF */
-		fw_ctr_add(&t->ctr[PULSE_STAT_DROP_BAD_QPN], 1);
+	/* QPNs 0 and 0xFFFFFF never get a flow: their entries stay 0, which
+	 * reaches the dummy flow, never open. */
+	uint32_t e = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
+	uintptr_t base = *(const uintptr_t *)(const void *)((const char *)fw->side_base + 16 + tag);
+	return (struct fw_side *)(base + (uintptr_t)e * sizeof(struct fw_flow));
+}
+
+static inline bool fast_in_epoch(const struct fw_side *s, const struct pulse_tx_event *ev)
+{
+	return __builtin_expect(ev->ts_ns - s->open_ts < s->open_len, 1);
+}
+
+static inline void fast_add(struct fw_side *s, uint32_t units, const struct pulse_tx_event *ev)
+{
+	fw_side_add64(&s->open_units, units);
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
+}
+
+/* A new flow: an event that passed fast_check and found table entry 0. */
+static inline void tx_new_flow(struct pulse_fw *fw, struct fw_thread *t, fw_tag_t tag,
+			       const struct pulse_tx_event *ev, uint32_t units)
+{
+	uint32_t side = fw_tag_side(tag);
+	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
+	uint32_t qpn = ev->qpn;
+	if (__builtin_expect(delta >= fw->cfg.max_delta ||
+				     qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u, /* 0, 0xFFFFFF */
+			     0)) {
+		tx_slow(fw, t, tag, ev);
 		return;
 	}
-	struct fw_flow *f = fw_flow_create(fw, t, ev->qpn);
+	struct fw_flow *f = fw_flow_create(fw, t, qpn);
 	if (!f)
 		return;
 	struct fw_side *s = &f->side[side];
-	side_add(fw, t, s, epoch, ev->sent_32b);
-	side_count_event(s, ev);
+	side_add(fw, t, s, side, epoch_of(fw, delta), units);
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
 }
 
-enum tx_next { TX_DONE, TX_KNOWN_FLOW, TX_NEW_FLOW, TX_SLOW };
-
-/* The common case (a known flow, another event in its current epoch, sane
- * input), inline and without calls. Anything else is left untouched and
- * named in the return value, for tx_rest. */
-static inline enum tx_next tx_fast(struct pulse_fw *fw, uint32_t g, const struct pulse_tx_event *ev,
-				    uint32_t *slot_out)
+/* A known flow's event that passed fast_check but is outside the flow's open
+ * epoch: a new epoch, the flow's first event in this window, or a
+ * reordered, late or out-of-range timestamp (those two go to tx_slow). */
+static inline void tx_new_epoch(struct pulse_fw *fw, struct fw_thread *t, fw_tag_t tag,
+				const struct pulse_tx_event *ev, struct fw_side *s, uint32_t units)
 {
-	uint32_t qpn = ev->qpn, units = ev->sent_32b;
-	/* Wider than 24 bits, zero or clipped byte count, gate shut. QPNs 0 and
-	 * 0xFFFFFF never get a flow, so their table entries stay 0 and
-	 * tx_new_flow rejects them. */
-	if ((qpn >> PULSE_QPN_BITS) || units - 1u >= PULSE_SENT_UNITS_CLIPPED - 1u ||
-	    (g & FW_GEN_CLOSED))
-		return TX_SLOW;
-	uint32_t side = FW_GEN_SIDE(g);
+	uint32_t side = fw_tag_side(tag);
 	uint32_t delta = ev->ts_ns - fw->win_start_lo[side];
-	if (delta >= fw->cfg.max_delta)
-		return TX_SLOW; /* late, or out of range */
-	/* Consecutive events of one QP are ordered by the platform (DOCA
-	 * serialises a flow), which orders this load after the slot's creation. */
-	uint32_t slot = atomic_load_explicit(&fw->qpn_table[qpn], memory_order_relaxed);
-	*slot_out = slot; /* tx_rest must not look again: aging may clear it */
-	if (slot == 0)
-		return TX_NEW_FLOW;
-	struct fw_side *s = &fw->flows[slot - 1u].side[side];
-	uint32_t sum = atomic_load_explicit(&s->open_units, memory_order_relaxed) + units;
-	if (epoch_of(fw, delta) != s->open_epoch || sum > PULSE_MB_REC_MAX_UNITS)
-		return TX_KNOWN_FLOW;
-	atomic_store_explicit(&s->open_units, sum, memory_order_relaxed);
-	side_count_event(s, ev);
-	return TX_DONE;
-}
-
-/* Finishes an event tx_fast did not, using what it established. */
-static inline void tx_rest(struct pulse_fw *fw, struct fw_thread *t, uint32_t g,
-			   const struct pulse_tx_event *ev, enum tx_next next, uint32_t slot)
-{
-	if (next == TX_SLOW) {
-		/* The gate may be shut: touch nothing of the configuration here. */
-		tx_slow(fw, t, g, ev);
+	if (__builtin_expect(delta >= fw->cfg.max_delta, 0)) {
+		tx_slow(fw, t, tag, ev);
 		return;
 	}
-	uint32_t side = FW_GEN_SIDE(g);
-	uint32_t epoch = epoch_of(fw, ev->ts_ns - fw->win_start_lo[side]);
-	if (next == TX_KNOWN_FLOW)
-		tx_known_flow(fw, t, &fw->flows[slot - 1u].side[side], epoch, ev);
-	else
-		tx_new_flow(fw, t, side, epoch, ev);
+	side_add(fw, t, s, side, epoch_of(fw, delta), units);
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
 }
 
-static __attribute__((noinline)) void tx_rest_leave(struct pulse_fw *fw, struct fw_thread *t,
-						    uint32_t g, const struct pulse_tx_event *ev,
-						    enum tx_next next, uint32_t slot)
+static inline bool side_is_dummy(const struct pulse_fw *fw, fw_tag_t tag, const struct fw_side *s)
 {
-	tx_rest(fw, t, g, ev, next, slot);
-	thread_leave(t);
+	return (uintptr_t)s == fw->side_base[fw_tag_side(tag)];
 }
 
-static __attribute__((noinline)) void count_bad_thread(struct pulse_fw *fw)
+/* A thread whose swap returned a busy mark: another caller is inside an
+ * event with the same thread number (a platform bug). Drop, and leave the
+ * tag word to the caller that holds it. */
+static __attribute__((noinline)) void thread_clash(struct pulse_fw *fw, uint32_t n)
 {
-	atomic_fetch_add_explicit(&fw->drops_bad_thread, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fw->drops_bad_thread, n, memory_order_relaxed);
 }
 
-static inline struct fw_thread *thread_state(struct pulse_fw *fw, uint32_t thread)
+/* Leaves in the window the mailbox wants: a thread that is never idle still
+ * moves on (fw_quiesce). */
+static inline void thread_leave_wanted(struct pulse_fw *fw, _Atomic fw_tag_t *tw)
 {
-	if (__builtin_expect(thread >= fw->max_threads, 0)) {
-		count_bad_thread(fw);
-		return 0;
+	atomic_store_explicit(tw, atomic_load_explicit(&fw->want_tag, memory_order_acquire),
+			      memory_order_release);
+}
+
+static __attribute__((noinline)) void tx_slow_leave(struct pulse_fw *fw, uint32_t thread,
+						    const struct pulse_tx_event *ev, fw_tag_t tag)
+{
+	if (FW_TAG_IS_BUSY(tag)) {
+		thread_clash(fw, 1);
+		return;
 	}
-	return &fw->threads[thread];
+	tx_slow(fw, &fw->threads[(int32_t)thread], tag, ev);
+	thread_leave_wanted(fw, fw_thread_tag(fw, thread));
+}
+
+static __attribute__((noinline)) void tx_new_flow_general_leave(struct pulse_fw *fw,
+								uint32_t thread, const struct pulse_tx_event *ev,
+								fw_tag_t tag,
+								uint32_t units)
+{
+	tx_new_flow(fw, &fw->threads[(int32_t)thread], tag, ev, units);
+	thread_leave_wanted(fw, fw_thread_tag(fw, thread));
+}
+
+/* A new flow, the common case without calls: a sane timestamp and QPN, a
+ * slot popped from the free stack. The rest is a tail call. */
+static __attribute__((noinline)) void tx_new_flow_leave(struct pulse_fw *fw, uint32_t thread,
+							const struct pulse_tx_event *ev,
+							fw_tag_t tag,
+							int32_t units)
+{
+	uint32_t side = fw_tag_side(tag);
+	uint32_t ws = fw->win_start_lo[side];
+	uint32_t delta = ev->ts_ns - ws;
+	uint32_t qpn = ev->qpn;
+	if (__builtin_expect(delta >= fw->cfg.max_delta ||
+				     qpn - 1u >= PULSE_QPN_RESERVED_HIGH - 1u, /* 0, 0xFFFFFF */
+			     0))
+		goto general;
+	/* fw_stack_pop, inline */
+	_Atomic uint64_t *head = &fw->free_flows.head;
+	uint64_t old = atomic_load_explicit(head, memory_order_acquire), next;
+	uint32_t top;
+	do {
+		top = (uint32_t)old;
+		if (top == 0)
+			goto general; /* no slot: counted there */
+		next = ((old >> 32) + 1u) << 32 |
+		       atomic_load_explicit(&fw->flow_next[top - 1u], memory_order_relaxed);
+	} while (!atomic_compare_exchange_weak_explicit(head, &old, next, memory_order_acquire,
+							memory_order_acquire));
+	struct fw_flow *f = fw_flow_publish(fw, &fw->threads[(int32_t)thread], top - 1u, qpn);
+	/* side_add on a clear side */
+	struct fw_side *s = &f->side[side];
+	uint32_t epoch = epoch_of(fw, delta);
+	s->open_epoch = epoch;
+	/* units > 0: sign-extending is free on RISC-V */
+	atomic_store_explicit(&s->open_units, (uint64_t)(int64_t)units, memory_order_relaxed);
+	uint32_t first = epoch * fw->cfg.epoch_ns;
+	uint32_t len = fw->cfg.max_delta - first;
+	s->open_ts = ws + first;
+	s->open_len = len < fw->cfg.epoch_ns ? len : fw->cfg.epoch_ns;
+	atomic_store_explicit(&s->ev_pkts, ev_pkts_inc(ev), memory_order_relaxed);
+	thread_leave_wanted(fw, fw_thread_tag(fw, (size_t)(int32_t)thread));
+	return;
+general:
+	tx_new_flow_general_leave(fw, thread, ev, tag, (uint32_t)units);
+}
+
+static __attribute__((noinline)) void tx_new_epoch_leave(struct pulse_fw *fw, uint32_t thread,
+							 const struct pulse_tx_event *ev,
+							 fw_tag_t tag,
+							 struct fw_side *s, uint32_t units)
+{
+	tx_new_epoch(fw, &fw->threads[(int32_t)thread], tag, ev, s, units);
+	thread_leave_wanted(fw, fw_thread_tag(fw, thread));
+}
+
+/* The common new epoch, after tx_epoch_leave's checks: closes the open
+ * record into the tail block (taking a new block first when `take` is set
+ * and the tail is full) and opens `epoch` with this event's units. Returns
+ * false, having changed nothing, if the pool is empty. */
+static inline __attribute__((always_inline)) bool epoch_next(struct pulse_fw *fw,
+							      struct fw_side *s, uint32_t ws,
+							      uint32_t epoch, uint64_t open,
+							      uint32_t advance, uint32_t fill,
+							      int32_t units, bool take)
+{
+	uint32_t tail = s->tail;
+	if (take) {
+		/* side_append's new block */
+		uint32_t b = fw_pool_get(fw);
+		if (b == FW_NONE)
+			return false;
+		if (tail == FW_NONE)
+			s->head = b;
+		else
+			atomic_store_explicit(fw_block_link(fw, tail), b, memory_order_relaxed);
+		s->tail = tail = b;
+		fill = 0;
+	}
+	fw_block_recs(fw, tail)[fill] = pulse_mb_rec_make(advance, (uint32_t)open);
+	s->tail_fill = fill + 1u;
+	s->nrec++;
+	s->last_epoch = s->open_epoch;
+	fw_ctr_add(&s->units, open);
+	/* units > 0: sign-extending is free on RISC-V */
+	atomic_store_explicit(&s->open_units, (uint64_t)(int64_t)units, memory_order_relaxed);
+	s->open_epoch = epoch;
+	uint32_t first = epoch * fw->cfg.epoch_ns;
+	uint32_t len = fw->cfg.max_delta - first;
+	s->open_ts = ws + first;
+	s->open_len = len < fw->cfg.epoch_ns ? len : fw->cfg.epoch_ns;
+	return true;
+}
+
+/* tx_epoch_leave's other cases: the tail block is full (the same as there,
+ * with a new block first), or anything else (tx_new_epoch). */
+static __attribute__((noinline)) void tx_epoch_more_leave(struct pulse_fw *fw, uint32_t thread,
+							  const struct pulse_tx_event *ev,
+							  fw_tag_t tag,
+							  struct fw_side *s, int32_t units)
+{
+	uint32_t ws = fw->win_start_lo[fw_tag_side(tag)];
+	uint32_t delta = ev->ts_ns - ws;
+	uint32_t epoch = epoch_of(fw, delta);
+	uint32_t cur = s->open_epoch;
+	uint64_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	uint32_t advance = cur - s->last_epoch;
+	if (delta >= fw->cfg.max_delta || epoch <= cur || open - 1u >= PULSE_MB_REC_MAX_UNITS ||
+	    advance > PULSE_MB_REC_MAX_ADVANCE ||
+	    !epoch_next(fw, s, ws, epoch, open, advance, s->tail_fill, units, true)) {
+		tx_new_epoch_leave(fw, thread, ev, tag, s, (uint32_t)units);
+		return;
+	}
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
+	thread_leave_wanted(fw, fw_thread_tag(fw, (size_t)(int32_t)thread));
+}
+
+/* The fast path's continuation when the event is outside its flow's open
+ * epoch. The common case, the flow's next epoch with its open record fitting
+ * the tail block as one record, is done here without calls (a leaf, no stack
+ * frame); the others are tail calls. */
+static __attribute__((noinline)) void tx_epoch_leave(struct pulse_fw *fw, uint32_t thread,
+						     const struct pulse_tx_event *ev, fw_tag_t tag,
+						     struct fw_side *s, int32_t units)
+{
+	uint32_t side = fw_tag_side(tag);
+	if (side_is_dummy(fw, tag, s)) {
+		tx_new_flow_leave(fw, thread, ev, tag, units);
+		return;
+	}
+	uint32_t ws = fw->win_start_lo[side];
+	uint32_t delta = ev->ts_ns - ws;
+	uint32_t epoch = epoch_of(fw, delta);
+	uint32_t cur = s->open_epoch;
+	uint64_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	uint32_t advance = cur - s->last_epoch;
+	uint32_t fill = s->tail_fill;
+	if (__builtin_expect(delta >= fw->cfg.max_delta || epoch <= cur || open - 1u >=
+				     PULSE_MB_REC_MAX_UNITS || advance > PULSE_MB_REC_MAX_ADVANCE ||
+				     fill >= PULSE_FW_RECORDS_PER_BLOCK,
+			     0)) {
+		tx_epoch_more_leave(fw, thread, ev, tag, s, units);
+		return;
+	}
+	epoch_next(fw, s, ws, epoch, open, advance, fill, units, false);
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
+	thread_leave_wanted(fw, fw_thread_tag(fw, (size_t)(int32_t)thread));
+}
+
+static __attribute__((noinline)) void count_bad_thread(struct pulse_fw *fw, uint32_t n)
+{
+	atomic_fetch_add_explicit(&fw->drops_bad_thread, n, memory_order_relaxed);
 }
 
 void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev)
 {
-	struct fw_thread *t = thread_state(fw, thread);
-	if (!t)
-		return;
-	uint32_t g = thread_enter(fw, t);
-	uint32_t slot = 0;
-	enum tx_next next = tx_fast(fw, g, ev, &slot);
-	if (__builtin_expect(next == TX_DONE, 1)) {
-		thread_leave(t);
+	if (__builtin_expect(thread >= fw->max_threads, 0)) {
+		count_bad_thread(fw, 1);
 		return;
 	}
-	tx_rest_leave(fw, t, g, ev, next, slot); /* a tail call: the fast path keeps no frame */
+	/* thread < max_threads <= 256: as int32_t it is the same number, and
+	 * RISC-V needs no zero-extension for it. The tag line's offset is also
+	 * the busy mark. */
+	fw_tag_t busy = FW_TAG_BUSY((int32_t)thread);
+	_Atomic fw_tag_t *tw = (_Atomic fw_tag_t *)(void *)((char *)fw - busy);
+	fw_tag_t tag = atomic_exchange_explicit(tw, busy, memory_order_acquire);
+	int32_t qpn;
+	uint32_t units;
+	if (!fast_check(tag, ev, &qpn, &units)) {
+		tx_slow_leave(fw, thread, ev, tag); /* tail calls */
+		return;
+	}
+	struct fw_side *s = fast_side(fw, tag, qpn);
+	if (!fast_in_epoch(s, ev)) {
+		tx_epoch_leave(fw, thread, ev, tag, s, (int32_t)units);
+		return;
+	}
+	fast_add(s, units, ev);
+	atomic_store_explicit(tw, tag, memory_order_release);
 }
 
 void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
@@ -263,18 +407,40 @@ void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pul
 {
 	if (n == 0)
 		return;
-	struct fw_thread *t = thread_state(fw, thread);
-	if (!t) {
-		if (n > 1)
-			atomic_fetch_add_explicit(&fw->drops_bad_thread, n - 1u, memory_order_relaxed);
+	if (thread >= fw->max_threads) {
+		count_bad_thread(fw, n);
 		return;
 	}
-	uint32_t g = thread_enter(fw, t);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t slot = 0;
-		enum tx_next next = tx_fast(fw, g, &evs[i], &slot);
-		if (next != TX_DONE)
-			tx_rest(fw, t, g, &evs[i], next, slot);
+	struct fw_thread *t = &fw->threads[(int32_t)thread];
+	_Atomic fw_tag_t *tw = fw_thread_tag(fw, thread);
+	fw_tag_t tag = atomic_exchange_explicit(tw, FW_TAG_BUSY(thread), memory_order_acquire);
+	if (FW_TAG_IS_BUSY(tag)) {
+		thread_clash(fw, n);
+		return;
 	}
-	thread_leave(t);
+	bool slow = false;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pulse_tx_event *ev = &evs[i];
+		int32_t qpn;
+		uint32_t units;
+		if (!fast_check(tag, ev, &qpn, &units)) {
+			tx_slow(fw, t, tag, ev);
+			slow = true;
+			continue;
+		}
+		struct fw_side *s = fast_side(fw, tag, qpn);
+		if (fast_in_epoch(s, ev)) {
+			fast_add(s, units, ev);
+		} else {
+			if (side_is_dummy(fw, tag, s))
+				tx_new_flow(fw, t, tag, ev, units);
+			else
+				tx_new_epoch(fw, t, tag, ev, s, units);
+			slow = true;
+		}
+	}
+	if (slow)
+		thread_leave_wanted(fw, tw);
+	else
+		atomic_store_explicit(tw, tag, memory_order_release);
 }

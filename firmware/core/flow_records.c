@@ -18,9 +18,11 @@ void fw_side_init(struct fw_side *s)
 	s->head = FW_NONE;
 	s->tail = FW_NONE;
 	s->nrec = 0;
-	s->tail_fill = 0;
+	s->tail_fill = PULSE_FW_RECORDS_PER_BLOCK; /* no tail block: as if full */
 	s->last_epoch = 0;
 	s->open_epoch = 0;
+	s->open_ts = 0;
+	s->open_len = 0;
 	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
 }
 
@@ -35,7 +37,7 @@ void fw_side_fold(struct pulse_fw *fw, struct fw_side *s)
 
 static void side_append(struct pulse_fw *fw, struct fw_side *s, uint32_t *spare, uint32_t rec)
 {
-	if (s->tail == FW_NONE || s->tail_fill == PULSE_FW_RECORDS_PER_BLOCK) {
+	if (s->tail_fill == PULSE_FW_RECORDS_PER_BLOCK) {
 		uint32_t b = *spare;
 		*spare = FW_NONE;
 		if (s->tail == FW_NONE)
@@ -50,50 +52,39 @@ static void side_append(struct pulse_fw *fw, struct fw_side *s, uint32_t *spare,
 }
 
 /* The general case: a skip record is needed, or a new block, or the pool is
- * empty. */
-static __attribute__((noinline)) bool side_flush_slow(struct pulse_fw *fw, _Atomic uint64_t *ctr,
-						      struct fw_side *s, uint32_t open_units)
+ * empty, or the epoch holds more than one record's 24 bits (it continues in
+ * further records of advance 0, so a count never overflows). */
+bool fw_side_flush_slow(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s,
+			uint64_t open_units)
 {
+	bool ok = true;
 	uint32_t advance = s->open_epoch - s->last_epoch;
-	uint32_t need = advance > PULSE_MB_REC_MAX_ADVANCE ? 2u : 1u;
-	uint32_t room = s->tail == FW_NONE ? 0u : PULSE_FW_RECORDS_PER_BLOCK - s->tail_fill;
-	uint32_t spare = FW_NONE;
-	if (room < need) {
-		/* Take the block before writing anything, so a failure leaves the
-		 * record chain consistent: the epoch is lost, nothing is misplaced. */
-		spare = fw_pool_get(fw);
-		if (spare == FW_NONE) {
-			fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL], 1);
-			fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL_UNITS], open_units);
-			atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
-			return false;
+	while (open_units) {
+		uint32_t u = open_units > PULSE_MB_REC_MAX_UNITS ? PULSE_MB_REC_MAX_UNITS
+								 : (uint32_t)open_units;
+		open_units -= u;
+		uint32_t need = advance > PULSE_MB_REC_MAX_ADVANCE ? 2u : 1u;
+		uint32_t room = PULSE_FW_RECORDS_PER_BLOCK - s->tail_fill; /* 0 without a block */
+		uint32_t spare = FW_NONE;
+		if (room < need) {
+			/* Take the block before writing anything, so a failure
+			 * leaves the record chain consistent: the record is lost,
+			 * nothing is misplaced. */
+			spare = fw_pool_get(fw);
+			if (spare == FW_NONE) {
+				fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL], 1);
+				fw_ctr_add(&ctr[PULSE_STAT_DROP_NO_POOL_UNITS], u);
+				ok = false;
+				continue;
+			}
 		}
-	}
-	if (need == 2) {
-		side_append(fw, s, &spare, pulse_mb_rec_make(PULSE_MB_REC_SKIP, advance));
+		if (need == 2) {
+			side_append(fw, s, &spare, pulse_mb_rec_make(PULSE_MB_REC_SKIP, advance));
+			advance = 0;
+		}
+		side_append(fw, s, &spare, pulse_mb_rec_make(advance, u));
+		s->last_epoch = s->open_epoch;
 		advance = 0;
 	}
-	side_append(fw, s, &spare, pulse_mb_rec_make(advance, open_units));
-	s->last_epoch = s->open_epoch;
-	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
-	return true;
-}
-
-bool fw_side_flush(struct pulse_fw *fw, _Atomic uint64_t *ctr, struct fw_side *s)
-{
-	uint32_t open_units = atomic_load_explicit(&s->open_units, memory_order_relaxed);
-	if (open_units == 0)
-		return true;
-	fw_ctr_add(&s->units, open_units);
-	uint32_t advance = s->open_epoch - s->last_epoch;
-	if (__builtin_expect(advance > PULSE_MB_REC_MAX_ADVANCE || s->tail == FW_NONE ||
-				     s->tail_fill == PULSE_FW_RECORDS_PER_BLOCK,
-			     0))
-		return side_flush_slow(fw, ctr, s, open_units);
-	/* The common case: one record into the current block. */
-	fw_block_recs(fw, s->tail)[s->tail_fill++] = pulse_mb_rec_make(advance, open_units);
-	s->nrec++;
-	s->last_epoch = s->open_epoch;
-	atomic_store_explicit(&s->open_units, 0, memory_order_relaxed);
-	return true;
+	return ok;
 }

@@ -6,22 +6,12 @@
 
 struct fw_flow *fw_flow_create(struct pulse_fw *fw, struct fw_thread *t, uint32_t qpn)
 {
-	uint32_t i = fw_stack_pop(&fw->free_flows);
+	uint32_t i = fw_slot_pop(fw);
 	if (i == FW_NONE) {
 		fw_ctr_add(&t->ctr[PULSE_STAT_DROP_NO_SLOT], 1);
 		return 0;
 	}
-	struct fw_flow *f = &fw->flows[i];
-	f->qpn = qpn; /* sides are already clear: fw_flow_free left them so */
-	/* A plain release store publishes the slot: DOCA never runs two events
-	 * of one QP at once, so nobody else can be publishing this QPN (a
-	 * 16-bit compare-and-swap would be a library call on rv64imac). */
-	atomic_store_explicit(&fw->qpn_table[qpn], (uint16_t)(i + 1u), memory_order_release);
-	atomic_fetch_add_explicit(&fw->flows_in_use, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&fw->flows_published, 1, memory_order_relaxed);
-	atomic_store_explicit(&f->state, FLOW_ACTIVE, memory_order_release);
-	fw_ctr_add(&t->ctr[PULSE_STAT_FLOWS_CREATED], 1);
-	return f;
+	return fw_flow_publish(fw, t, i, qpn);
 }
 
 /* Only for flows no event thread can reach: unpublished a full window ago. */
@@ -32,7 +22,6 @@ void fw_flow_free(struct pulse_fw *fw, uint32_t idx)
 	fw_side_clear(fw, &f->side[1]);
 	f->qpn = 0;
 	atomic_store_explicit(&f->state, FLOW_FREE, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&fw->flows_in_use, 1, memory_order_relaxed);
 	fw_stack_push(&fw->free_flows, idx);
 }
 
@@ -53,7 +42,6 @@ void fw_flows_reset(struct pulse_fw *fw)
 		f->qpn = 0;
 		atomic_store_explicit(&f->state, FLOW_FREE, memory_order_relaxed);
 	}
-	atomic_store_explicit(&fw->flows_in_use, 0, memory_order_relaxed);
-	atomic_store_explicit(&fw->flows_published, 0, memory_order_relaxed);
+	fw->flows_unpublished = 0;
 	fw_stack_fill(&fw->free_flows, fw->cfg.flow_limit);
 }

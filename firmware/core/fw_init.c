@@ -3,7 +3,7 @@
 #include "fw_internal.h"
 
 struct fw_layout {
-	size_t threads, qpn_table, flows, flow_next, upload_list, blocks, total;
+	size_t fw, threads, qpn_table, flows, flow_next, upload_list, blocks, total;
 };
 
 static size_t align_up(size_t v)
@@ -17,13 +17,16 @@ static bool layout(const struct pulse_fw_limits *lim, struct fw_layout *l)
 	    lim->max_threads == 0 || lim->max_threads > PULSE_FW_MAX_THREADS ||
 	    lim->pool_blocks == 0 || lim->pool_blocks >= FW_NONE / FW_BLOCK_WORDS)
 		return false;
-	size_t off = align_up(sizeof(struct pulse_fw));
+	/* tag lines of threads max_threads-1 .. 1, then the struct */
+	l->fw = FW_CACHELINE * (size_t)(lim->max_threads - 1u);
+	size_t off = align_up(l->fw + sizeof(struct pulse_fw));
 	l->threads = off;
 	off = align_up(off + sizeof(struct fw_thread) * (lim->max_threads + 1u));
 	l->qpn_table = off;
 	off = align_up(off + sizeof(_Atomic uint16_t) * PULSE_QPN_COUNT);
 	l->flows = off;
-	off = align_up(off + sizeof(struct fw_flow) * lim->max_flows);
+	/* one more: the dummy flow table entry 0 reaches */
+	off = align_up(off + sizeof(struct fw_flow) * (lim->max_flows + 1u));
 	l->flow_next = off;
 	off = align_up(off + sizeof(_Atomic uint32_t) * lim->max_flows);
 	l->upload_list = off;
@@ -59,23 +62,29 @@ struct pulse_fw *pulse_fw_init(void *mem, size_t size, const struct pulse_fw_lim
 	 * large and get exactly the initialisation they need below. */
 	__builtin_memset(base, 0, l.qpn_table);
 	__builtin_memset(base + l.flows, 0, l.blocks - l.flows);
-	struct pulse_fw *fw = (struct pulse_fw *)(void *)base;
+	struct pulse_fw *fw = (struct pulse_fw *)(void *)(base + l.fw);
 	fw->lim = *lim;
 	fw->max_threads = lim->max_threads;
 	fw->threads = (struct fw_thread *)(void *)(base + l.threads);
 	fw->mb = &fw->threads[lim->max_threads];
 	fw->qpn_table = (_Atomic uint16_t *)(void *)(base + l.qpn_table);
-	fw->flows = (struct fw_flow *)(void *)(base + l.flows);
+	struct fw_flow *flow_mem = (struct fw_flow *)(void *)(base + l.flows);
+	fw->flows = flow_mem + 1;
+	fw->side_base[0] = (uintptr_t)&flow_mem[0].side[0];
+	fw->side_base[1] = (uintptr_t)&flow_mem[0].side[1];
 	fw->flow_next = (_Atomic uint32_t *)(void *)(base + l.flow_next);
 	fw->upload_list = (uint32_t *)(void *)(base + l.upload_list);
 	fw->blocks = (_Atomic uint32_t *)(void *)(base + l.blocks);
 	__builtin_memset(base + l.qpn_table, 0, sizeof(_Atomic uint16_t) * PULSE_QPN_COUNT);
 	fw_stack_init(&fw->free_flows, fw->flow_next, 1);
 	fw_stack_init(&fw->free_blocks, fw->blocks, FW_BLOCK_WORDS);
-	for (uint32_t i = 0; i < lim->max_flows; i++) {
-		fw_side_init(&fw->flows[i].side[0]);
-		fw_side_init(&fw->flows[i].side[1]);
+	for (uint32_t i = 0; i <= lim->max_flows; i++) {
+		fw_side_init(&flow_mem[i].side[0]);
+		fw_side_init(&flow_mem[i].side[1]);
 	}
+	/* Idle and closed: fw_reset opens the first window. */
+	for (uint32_t i = 0; i < lim->max_threads; i++)
+		atomic_store_explicit(fw_thread_tag(fw, i), FW_TAG_CLOSED, memory_order_relaxed);
 	fw_config_default(fw);
 	fw->now_ext = now_ns;
 	atomic_store_explicit(&fw->gen, 0, memory_order_relaxed);

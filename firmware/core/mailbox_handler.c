@@ -24,7 +24,7 @@ void pulse_fw_stats(struct pulse_fw *fw, uint64_t out[PULSE_STAT_COUNT])
 		out[PULSE_STAT_UNITS] += atomic_load_explicit(&s->units, memory_order_relaxed) +
 					 atomic_load_explicit(&s->open_units, memory_order_relaxed);
 	}
-	out[PULSE_STAT_FLOWS_ACTIVE] = atomic_load_explicit(&fw->flows_published, memory_order_relaxed);
+	out[PULSE_STAT_FLOWS_ACTIVE] = out[PULSE_STAT_FLOWS_CREATED] - fw->flows_unpublished;
 	out[PULSE_STAT_POOL_BLOCKS] = fw->cfg.pool_limit;
 	out[PULSE_STAT_POOL_USED] = atomic_load_explicit(&fw->blocks_in_use, memory_order_relaxed);
 	out[PULSE_STAT_POOL_PEAK] = atomic_load_explicit(&fw->blocks_peak, memory_order_relaxed);

@@ -10,19 +10,31 @@
 #include "fw_internal.h"
 #include "pulse/le.h"
 
-bool fw_quiesce(struct pulse_fw *fw, uint32_t gen)
+bool fw_quiesce(struct pulse_fw *fw, fw_tag_t tag)
 {
 	for (uint32_t i = 0; i < fw->lim.max_threads; i++) {
-		_Atomic uint32_t *active = &fw->threads[i].active;
+		_Atomic fw_tag_t *w = fw_thread_tag(fw, i);
 		uint32_t spins = 0;
-		for (;;) {
-			uint32_t a = atomic_load_explicit(active, memory_order_seq_cst);
-			if (a == 0 || a == (gen | FW_GEN_ACTIVE))
-				break;
+		fw_tag_t v = atomic_load_explicit(w, memory_order_acquire);
+		/* Done when the thread holds the new tag: the mailbox put it there,
+		 * or the thread took it from want_tag itself. Either way its events
+		 * in the old window happen before this (release/acquire), and its
+		 * next event reads the new tag. */
+		while (v != tag) {
+			if (!FW_TAG_IS_BUSY(v)) {
+				/* idle in an older window: move it (fails if it just
+				 * started an event, then v is the busy mark) */
+				if (atomic_compare_exchange_weak_explicit(w, &v, tag,
+									  memory_order_acq_rel,
+									  memory_order_acquire))
+					break;
+			} else {
+				if (fw->lim.spin_relax)
+					fw->lim.spin_relax();
+				v = atomic_load_explicit(w, memory_order_acquire);
+			}
 			if (++spins > FW_QUIESCE_SPINS)
 				return false;
-			if (fw->lim.spin_relax)
-				fw->lim.spin_relax();
 		}
 	}
 	return true;
@@ -80,7 +92,7 @@ static void collect_window(struct pulse_fw *fw, uint32_t side, uint32_t *flows,
 								memory_order_relaxed,
 								memory_order_relaxed);
 			atomic_store_explicit(&f->state, FLOW_RETIRING, memory_order_relaxed);
-			atomic_fetch_sub_explicit(&fw->flows_published, 1, memory_order_relaxed);
+			fw->flows_unpublished++;
 			/* Its counters are folded and it has no records (a full
 			 * pool can leave counts without records); clear it now,
 			 * or STATS would count it again when the side comes back. */
@@ -221,10 +233,12 @@ enum pulse_mb_status fw_poll(struct pulse_fw *fw, const struct pulse_mb_poll_req
 		fw->upload.nic_ns = fw->now_ext;
 		fw->win_start_ext = fw->now_ext;
 		fw->win_start_lo[FW_GEN_SIDE(g)] = (uint32_t)fw->now_ext;
-		atomic_store_explicit(&fw->gen, g, memory_order_seq_cst);
+		atomic_store_explicit(&fw->gen, g, memory_order_relaxed);
+		/* Publishes the new window's start and its cleared side. */
+		atomic_store_explicit(&fw->want_tag, FW_TAG_SIDE(FW_GEN_SIDE(g)), memory_order_release);
 		fw->quiesce_pending = true;
 	}
-	if (!fw_quiesce(fw, g)) {
+	if (!fw_quiesce(fw, FW_TAG_SIDE(FW_GEN_SIDE(g)))) {
 		fw_ctr_add(&ctr[PULSE_STAT_QUIESCE_TIMEOUTS], 1);
 		return PULSE_MB_E_TIMEOUT;
 	}
@@ -292,9 +306,10 @@ enum pulse_mb_status fw_reset(struct pulse_fw *fw, const struct fw_config *new_c
 	uint32_t g = atomic_load_explicit(&fw->gen, memory_order_relaxed);
 	if (!(g & FW_GEN_CLOSED)) {
 		g = (g + FW_GEN_STEP) | FW_GEN_CLOSED;
-		atomic_store_explicit(&fw->gen, g, memory_order_seq_cst);
+		atomic_store_explicit(&fw->gen, g, memory_order_relaxed);
+		atomic_store_explicit(&fw->want_tag, FW_TAG_CLOSED, memory_order_release);
 	}
-	if (!fw_quiesce(fw, g)) {
+	if (!fw_quiesce(fw, FW_TAG_CLOSED)) {
 		fw_ctr_add(&fw->mb->ctr[PULSE_STAT_QUIESCE_TIMEOUTS], 1);
 		return PULSE_MB_E_TIMEOUT;
 	}
@@ -316,6 +331,11 @@ enum pulse_mb_status fw_reset(struct pulse_fw *fw, const struct fw_config *new_c
 	fw->win_start_ext = fw->now_ext;
 	g = (g + FW_GEN_STEP) & ~FW_GEN_CLOSED;
 	fw->win_start_lo[FW_GEN_SIDE(g)] = (uint32_t)fw->now_ext;
-	atomic_store_explicit(&fw->gen, g, memory_order_seq_cst);
+	atomic_store_explicit(&fw->gen, g, memory_order_relaxed);
+	atomic_store_explicit(&fw->want_tag, FW_TAG_SIDE(FW_GEN_SIDE(g)), memory_order_release);
+	/* Threads move on at their next slow event or here; one still busy
+	 * (dropping as paused) takes want_tag itself when it leaves. */
+	if (!fw_quiesce(fw, FW_TAG_SIDE(FW_GEN_SIDE(g))))
+		fw_ctr_add(&fw->mb->ctr[PULSE_STAT_QUIESCE_TIMEOUTS], 1);
 	return PULSE_MB_OK;
 }
