@@ -35,7 +35,7 @@ struct an_cfg {
 	uint64_t settle_ns;      /* wait this long in data time after a trigger so the
 				  * other hosts' records of the same operators arrive
 				  * (default 1.2 s: one agent poll and a margin) */
-	uint64_t min_slow_ns;    /* a slowdown smaller than this is not a trigger (1 ms) */
+	uint64_t min_slow_ns;    /* a slowdown smaller than this is not a trigger (500 us) */
 };
 void an_cfg_default(struct an_cfg *c);
 

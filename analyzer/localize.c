@@ -764,10 +764,36 @@ static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, 
 
 static int delay_significant(const struct an_state *s, const struct an_rec *r, int64_t dl)
 {
-	double thr = (double)s->cfg.min_slow_ns;
+	/* a start delay must exceed a millisecond (twice the trigger floor):
+	 * kernel launch and proxy jitter move first bytes by hundreds of µs */
+	double thr = 2.0 * (double)s->cfg.min_slow_ns;
+	if (thr < 1e6)
+		thr = 1e6;
 	if (r->gap_nb >= 3 && DELAY_REL * r->gap_med > thr)
 		thr = DELAY_REL * r->gap_med;
 	return (double)dl > thr;
+}
+
+/* The median, over up to 16 earlier instances of group c, of how much
+ * later rank k started than the median of the others. */
+static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k)
+{
+	double v[16];
+	int nv = 0;
+	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= seq; back++) {
+		struct an_inst *y = an_inst_find(c, seq - back);
+		if (!y || !y->recs[k] || y->op != PULSE_OP_GROUP || !rec_start(y->recs[k]))
+			continue;
+		double o[512];
+		int n = 0;
+		for (int32_t j = 0; j < c->nranks && n < 512; j++)
+			if (j != k && y->recs[j] && rec_start(y->recs[j]))
+				o[n++] = (double)rec_start(y->recs[j]);
+		if (n < 2)
+			continue;
+		v[nv++] = (double)rec_start(y->recs[k]) - an_median(o, (size_t)n);
+	}
+	return nv >= 3 ? an_median(v, (size_t)nv) : NAN;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -864,7 +890,13 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (st[j] > st[hi])
 				hi = j;
 		const struct an_rec *r = in->recs[rk[hi]];
-		int64_t dl = (int64_t)(st[hi] - med);
+		/* against this rank's usual lateness in this group (uneven routing
+		 * makes some ranks late every time: that is the schedule, not an
+		 * onset) */
+		double usual = inst_usual_lateness(c, in->seq, rk[hi]);
+		if (isnan(usual))
+			continue; /* no history for this group yet */
+		int64_t dl = (int64_t)(st[hi] - med - usual);
 		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, r, dl))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */

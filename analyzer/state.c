@@ -30,7 +30,7 @@ void an_cfg_default(struct an_cfg *c)
 	c->custom_k = 10;
 	c->skew_bound_ns = 50ull * 1000000ull;
 	c->settle_ns = 1200ull * 1000000ull;
-	c->min_slow_ns = 1000000ull;
+	c->min_slow_ns = 500000ull;
 }
 
 const char *an_class_name(int c)
@@ -831,7 +831,7 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 	a->rank_active = r->rank_active_ns ? r->rank_active_ns : r->active_ns;
 	a->rate_gbps = r->rank_rate_gbps;
 	a->epoch_ns = r->epoch_ns;
-	a->sig = in->sig;
+	a->sig = sig_index(c, r->op, r->count); /* per record: the ranks of one P2P pattern differ */
 	if (r->epoch_ns && !s->epoch_ns)
 		s->epoch_ns = r->epoch_ns;
 	if (r->npeers) {

@@ -7,7 +7,7 @@ runs=()
 for ep in 32 64 1000; do
 	[ -d "$dir/$name-epoch${ep}us" ] && runs+=("$dir/$name-epoch${ep}us")
 done
-build/bin/pulse-eval-score --ablation "${runs[@]}"
+${SCORE:-build/bin/pulse-eval-score} --ablation "${runs[@]}"
 echo "(ratio: the culprit's value over the median; for actual_rate_gbps, the culprit's transfers"
 echo " while active against the median transfer; as epochs grow, the normal ranks' gaps fold into"
 echo " their actual time, their rates drop toward the culprit's and the ratio moves toward 1:"

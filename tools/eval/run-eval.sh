@@ -28,14 +28,20 @@ else
 fi
 n=${#scen[@]}
 if [ "$n" -eq 0 ]; then echo "eval: no scenarios in tests/scenarios/"; exit 1; fi
-mkdir -p "$out/runs"
+mkdir -p "$out/runs" "$out/bin"
+# private copies: other builds in the tree must not swap binaries under a running eval
+for b in pulse-analyzer pulse-host-agent pulse-eval-score pulse-run-cluster; do
+	if [ -x "build/bin/$b" ]; then cp -f "build/bin/$b" "$out/bin/$b"; fi
+done
+export EVAL_BIN="$out/bin"
+score=$out/bin/pulse-eval-score
 t0=$(date +%s)
 echo "== make eval: $n scenarios, $jobs at a time ($(nproc) cores); output in $out/"
 i=0
 for s in "${scen[@]}"; do
 	i=$((i + 1))
-	printf '%s\0%s\0%s\0%s\0%s\0' "$s" "$out/runs" "$i" "$n" "$t0"
-done | xargs -0 -n 5 -P "$jobs" tools/eval/run-one.sh
+	printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$s" "$out/runs" "$i" "$n" "$t0" "$out/bin/pulse-analyzer"
+done | xargs -0 -n 6 -P "$jobs" tools/eval/run-one.sh
 runs=()
 for s in "${scen[@]}"; do
 	runs+=("$out/runs/$(basename "$s" .json)")
@@ -66,9 +72,9 @@ if [ -z "${EVAL_NO_ABLATION:-}" ]; then
 			k=$((k + 1))
 			sc="$out/ablation/$(basename "$cong" .json)-epoch$((ep / 1000))us.json"
 			"$score" --set-epoch "$cong" "$sc" "$ep" || continue
-			tools/eval/run-one.sh "$sc" "$out/ablation" "$k" 3 "$t0"
+			tools/eval/run-one.sh "$sc" "$out/ablation" "$k" 3 "$t0" "$out/bin/pulse-analyzer"
 		done
-		tools/eval/ablation.sh "$out/ablation" "$(basename "$cong" .json)"
+		SCORE="$score" tools/eval/ablation.sh "$out/ablation" "$(basename "$cong" .json)"
 	fi
 fi
 echo

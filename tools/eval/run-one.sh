@@ -13,7 +13,9 @@ rm -rf "$run"
 mkdir -p "$run"
 start=$(date +%s)
 status=ok
-if ! sim/run_cluster "$scen" --out "$run/run" --quiet >"$run/sim.log" 2>&1; then
+sim=sim/run_cluster
+if [ -n "${EVAL_BIN:-}" ] && [ -x "$EVAL_BIN/pulse-run-cluster" ]; then sim=$EVAL_BIN/pulse-run-cluster; fi
+if ! "$sim" "$scen" --out "$run/run" --quiet >"$run/sim.log" 2>&1; then
 	status="run_cluster failed (see $run/sim.log)"
 else
 	cp "$run/run/truth.json" "$run/truth.json"
