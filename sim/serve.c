@@ -109,10 +109,14 @@ static void next_pkt(struct serve_ctx *c)
 	}
 }
 
-/* Feeds every packet due by capture time now. */
+/* Feeds the packets due by capture time now, at most a bounded batch per
+ * call: with --loop and a capture that the emulation cannot keep up with,
+ * packets are always due, and the serve loop must still answer requests and
+ * see SIGTERM. */
+#define FEED_BATCH 65536u
 static void feed(struct serve_ctx *c, uint64_t now)
 {
-	while (c->have_pkt && c->pkt_ts <= now) {
+	for (unsigned n = 0; n < FEED_BATCH && !stop_flag && c->have_pkt && c->pkt_ts <= now; n++) {
 		sim_emu_packet(&c->e, c->pkt_qp, c->pkt_bytes, c->pkt_ts);
 		c->fed++;
 		next_pkt(c);
