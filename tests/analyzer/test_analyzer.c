@@ -589,6 +589,129 @@ static void test_replay_dir(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- hangs seen only through calls and poll windows (no record from the
+ * agent yet: its own hang bound is longer than the data) ---- */
+static void feed_line(struct an_state *st, const char *host, const char *line)
+{
+	char err[256];
+	int rc = an_ingest(st, host, line, strlen(line), err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "line refused: %s: %s\n", err, line);
+	assert_true(rc >= 0);
+}
+
+static struct an_state *hang_from_calls(int never_called, int slow_sender)
+{
+	struct an_state *st = an_state_new(NULL);
+	const uint64_t T0 = SYN_T0, MB = 1000000;
+	const uint64_t comm = 0xabcull;
+	char line[1024], h[16];
+	for (int r = 0; r < 4; r++) {
+		snprintf(h, sizeof h, "host%d", r);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
+			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[{\"dev\":\"mlx5_0\",\"port\":1,"
+			 "\"qpn\":%d,\"pid\":%d,\"comm_id\":\"0x%016llx\",\"rank\":%d}]}",
+			 100 + r, (unsigned long long)comm, r, 10 + r, 100 + r, (unsigned long long)comm, r);
+		feed_line(st, h, line);
+	}
+	struct pulse_op_record o;
+	for (int it = 0; it < 6; it++)
+		for (int r = 0; r < 4; r++) {
+			memset(&o, 0, sizeof o);
+			snprintf(o.host, sizeof o.host, "host%d", r);
+			o.gpu = 0;
+			o.pid = (uint32_t)(100 + r);
+			o.comm_id = comm;
+			o.rank = r;
+			o.nranks = 4;
+			o.seq = (uint64_t)it;
+			o.op = PULSE_HOOK_OP_ALLREDUCE;
+			o.count = 50 * MB;
+			o.status = PULSE_OP_COMPLETE;
+			o.epoch_ns = 32000;
+			o.call_ns = T0 + (uint64_t)it * 100 * MB;
+			o.start_ns = o.call_ns + 1 * MB;
+			o.end_ns = o.start_ns + 5 * MB;
+			o.duration_ns = 5 * MB;
+			o.expected_bytes = o.actual_bytes = 100 * MB;
+			o.active_ns = o.rank_active_ns = 4 * MB;
+			char *j = pulse_op_record_to_json(&o);
+			snprintf(h, sizeof h, "host%d", r);
+			char t[64];
+			snprintf(t, sizeof t, "%llu", (unsigned long long)(o.call_ns));
+			snprintf(line, sizeof line,
+				 "{\"type\":\"hook_op\",\"t_ns\":%s,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%d,"
+				 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
+				 t, 100 + r, (unsigned long long)comm, it, (unsigned long long)(50 * MB));
+			feed_line(st, h, line);
+			feed_line(st, h, j);
+			free(j);
+		}
+	/* the 7th all-reduce: called (or not), a little traffic, no record */
+	for (int r = 0; r < 4; r++) {
+		snprintf(h, sizeof h, "host%d", r);
+		if (r != never_called) {
+			snprintf(line, sizeof line,
+				 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":6,"
+				 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
+				 (unsigned long long)(T0 + 600 * MB), 100 + r, (unsigned long long)comm,
+				 (unsigned long long)(50 * MB));
+			feed_line(st, h, line);
+		}
+	}
+	for (int w = 1; w <= 3; w++)
+		for (int r = 0; r < 4; r++) {
+			uint64_t bytes = 0;
+			if (w == 1) {
+				bytes = 600 * MB; /* the six complete all-reduces */
+				if (r != never_called)
+					bytes += (r == slow_sender ? 2 : 30) * MB;
+				if (never_called >= 0 && r != never_called)
+					bytes -= 29 * MB; /* nobody gets far without the missing rank */
+			}
+			snprintf(h, sizeof h, "host%d", r);
+			snprintf(line, sizeof line,
+				 "{\"type\":\"window\",\"nic\":\"replay:host%d/mlx5_0\",\"t_ns\":1,\"window_seq\":%d,"
+				 "\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"epoch_ns\":32000,\"qps\":[{\"qpn\":%d,"
+				 "\"bytes\":%llu,\"active_epochs\":10,\"peak_epoch_bytes\":1,\"peak_gbps\":1,\"mean_gbps\":1,"
+				 "\"start_ns\":%llu,\"end_ns\":%llu}]}",
+				 r, w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
+				 (unsigned long long)(T0 + (uint64_t)w * 1000 * MB), 10 + r, (unsigned long long)bytes,
+				 (unsigned long long)(T0 + 1 * MB), (unsigned long long)(T0 + 610 * MB));
+			if (!bytes)
+				snprintf(line, sizeof line,
+					 "{\"type\":\"window\",\"nic\":\"replay:host%d/mlx5_0\",\"t_ns\":1,\"window_seq\":%d,"
+					 "\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"epoch_ns\":32000,\"qps\":[]}",
+					 r, w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
+					 (unsigned long long)(T0 + (uint64_t)w * 1000 * MB));
+			feed_line(st, h, line);
+			an_tick(st, T0 + (uint64_t)w * 1000 * MB);
+		}
+	an_finish(st);
+	return st;
+}
+
+static void test_hang_from_calls(void **state)
+{
+	(void)state;
+	/* NIC down on host1: everyone called, host1 sent the least since its last record */
+	struct an_state *st = hang_from_calls(-1, 1);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_STOP, "host1");
+	assert_string_equal(p->metric, "actual_bytes");
+	expect_group(syn_first(st, "op-level"), AN_COMM_STOP, 4);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.triggers_hang, 1);
+	an_state_free(st);
+	/* host3 never called it: computation fail-stop, for both localizers */
+	st = hang_from_calls(3, -1);
+	expect_machine(syn_first(st, "pulse"), AN_COMP_STOP, "host3");
+	expect_machine(syn_first(st, "op-level"), AN_COMP_STOP, "host3");
+	an_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_comm),
 		cmocka_unit_test(test_clock_skew),
 		cmocka_unit_test(test_replay_dir),
+		cmocka_unit_test(test_hang_from_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
