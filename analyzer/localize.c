@@ -953,8 +953,24 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			int nsib;
 			uint64_t ex;
 			int64_t dl = sibling_delay2(s, (struct an_comm *)bc, bseq, other, in->recs[other], w->t0, &nsib, &ex);
-			if (nsib && delay_significant(s, in->recs[other], dl))
-				an_diag_suspect(s, d, in->recs[other]->node, other);
+			if (getenv("PULSE_ANALYZER_DEBUG"))
+				fprintf(stderr, "pair: other end %s GPU %d delay %.3f ms (first %.3f ms)\n",
+					an_node_host(s, in->recs[other]->node), s->nodes[in->recs[other]->node].gpu,
+					(double)dl / 1e6, (double)bdelay / 1e6);
+			/* the end that fell further behind is where the delay comes
+			 * from; both when they are within 10% */
+			if (nsib >= 2 && delay_significant(s, in->recs[other], dl)) {
+				if ((double)dl > 1.1 * (double)bdelay) {
+					d->nsuspects = 0;
+					an_diag_suspect(s, d, in->recs[other]->node, other);
+					bnode = in->recs[other]->node;
+					brank = other;
+					bdelay = dl;
+					best = in->recs[other];
+				} else if ((double)dl * 1.1 >= (double)bdelay) {
+					an_diag_suspect(s, d, in->recs[other]->node, other);
+				}
+			}
 		}
 	}
 	d->comm_id = bc->id;
