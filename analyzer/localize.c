@@ -1318,6 +1318,40 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 	return done;
 }
 
+/* How much later than usual rank k of instance in (comm c) sent its first
+ * byte, against the median of the other ranks' first bytes: now minus the
+ * median of the same quantity over up to 16 earlier instances of the same
+ * operator. NAN without history. */
+static double lateness_shift(struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r || !r->start)
+		return NAN;
+	double cur = NAN, v[16];
+	int nv = 0;
+	for (uint64_t back = 0; back <= 256 && nv < 16 && back <= in->seq; back++) {
+		struct an_inst *y = an_inst_find(c, in->seq - back);
+		if (!y || !y->recs[k] || !y->recs[k]->start || y->recs[k]->op != r->op ||
+		    y->recs[k]->count != r->count)
+			continue;
+		double o[512];
+		int n = 0;
+		for (int32_t j = 0; j < c->nranks && n < 512; j++)
+			if (j != k && y->recs[j] && y->recs[j]->start)
+				o[n++] = (double)y->recs[j]->start;
+		if (n < 2)
+			continue;
+		double l = (double)y->recs[k]->start - an_median(o, (size_t)n);
+		if (back == 0)
+			cur = l;
+		else
+			v[nv++] = l;
+	}
+	if (isnan(cur) || nv < 3)
+		return NAN;
+	return cur - an_median(v, (size_t)nv);
+}
+
 /* Extended durations with normal start and actual time: CPU (proxy). */
 static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
@@ -1327,10 +1361,13 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	int ext = 0;
 	int cap = (int)s->nnodes;
 	int *late = calloc((size_t)cap + 1, sizeof *late);
+	int *pvote = calloc((size_t)cap + 1, sizeof *pvote);
+	int npvote = 0;
 	char *ecomm = calloc((size_t)s->ncomms + 1, 1);
-	if (!late || !ecomm) {
+	if (!late || !ecomm || !pvote) {
 		free(late);
 		free(ecomm);
+		free(pvote);
 		return 0;
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
@@ -1392,10 +1429,35 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 			wc = c;
 		}
 		ecomm[w->comm[i]] = 1;
+		/* the slow proxy posts its first slice late: the rank whose first
+		 * byte is later than its usual place in this group's start order */
+		int hi = -1;
+		double hv = 0, h2 = 0;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			double sh = lateness_shift(c, in, k);
+			if (isnan(sh))
+				continue;
+			if (hi < 0 || sh > hv) {
+				h2 = hi < 0 ? h2 : hv;
+				hv = sh;
+				hi = k;
+			} else if (sh > h2) {
+				h2 = sh;
+			}
+		}
+		if (getenv("PULSE_ANALYZER_DEBUG") && hi >= 0)
+			fprintf(stderr, "cpu: %s #%" PRIu64 " latest-than-usual rank %d (%s GPU %d) +%.3f ms, next +%.3f ms\n",
+				pulse_op_type_name(in->op), in->seq, hi, an_node_host(s, in->recs[hi]->node),
+				s->nodes[in->recs[hi]->node].gpu, hv / 1e6, h2 / 1e6);
+		if (hi >= 0 && hv > 1e5 && in->recs[hi]->node < cap) {
+			pvote[in->recs[hi]->node]++;
+			npvote++;
+		}
 	}
 	if (!worst) {
 		free(late);
 		free(ecomm);
+		free(pvote);
 		return 0;
 	}
 	/* the node common to the groups whose operators extended: a slow
@@ -1429,7 +1491,36 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 		fprintf(stderr, "cpu: %d extended groups; best %s GPU %d in %d, second %d\n", ngroups,
 			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
 			best >= 0 ? late[best] : 0, second >= 0 ? late[second] : 0);
-	if (best >= 0 && ngroups >= 2 && late[best] == ngroups && (second < 0 || late[second] < late[best])) {
+	/* votes per host: a CPU serves all the host's GPUs */
+	int pbest = -1, psecond = 0;
+	int *hv2 = calloc((size_t)s->nhosts + 1, sizeof *hv2);
+	for (int j = 0; hv2 && j < cap; j++)
+		hv2[s->nodes[j].host] += pvote[j];
+	for (uint32_t h = 0; hv2 && h < s->nhosts; h++) {
+		if (!hv2[h])
+			continue;
+		if (pbest < 0 || hv2[h] > hv2[pbest]) {
+			psecond = pbest < 0 ? psecond : hv2[pbest];
+			pbest = (int)h;
+		} else if (hv2[h] > psecond) {
+			psecond = hv2[h];
+		}
+	}
+	int pv = pbest >= 0 ? hv2[pbest] : 0;
+	free(hv2);
+	if (pbest >= 0 && pv >= 2 && pv * 3 >= npvote * 2 && psecond < pv) {
+		d->level = AN_LEVEL_MACHINE;
+		for (int j = 0; j < cap; j++)
+			if (pvote[j] && s->nodes[j].host == pbest)
+				an_diag_suspect(s, d, j, -1);
+		evidence(d, wc, ev, "late_first_byte_votes", pv, npvote, wc->nranks);
+		snprintf(d->why, sizeof d->why,
+			 "operators %.1fx longer on the wire, actual time normal (CPU proxy): in %d of %d "
+			 "slowed operators %s's rank sent its first byte later than usual",
+			 wratio, pv, npvote, s->hosts[pbest].name);
+		an_diag_step(d, "extended durations with normal actual time: CPU; the rank whose first byte "
+				"comes later than usual pinpoints the node");
+	} else if (best >= 0 && ngroups >= 2 && late[best] == ngroups && (second < 0 || late[second] < late[best])) {
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, -1);
 		evidence(d, wc, ev, "extended_groups", late[best], ngroups, wc->nranks);
@@ -1454,6 +1545,7 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	(void)ext;
 	free(late);
 	free(ecomm);
+	free(pvote);
 	return 1;
 }
 
