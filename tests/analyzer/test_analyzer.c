@@ -469,13 +469,41 @@ static void test_bad_lines(void **state)
 	line = pulse_op_record_to_json(&r);
 	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), 1);
 	free(line);
+	/* random corruption of a valid record, hook and window line: counted, never a crash */
+	const char *hook = "{\"type\":\"hook_op\",\"t_ns\":1700000000000000000,\"pid\":7,\"tid\":7,"
+			   "\"comm_id\":\"0x0000000000000042\",\"seq\":3,\"op\":\"send\",\"count\":9,"
+			   "\"group_id\":2,\"root_peer\":1}";
+	const char *win = "{\"type\":\"window\",\"nic\":\"replay:host0/mlx5_0\",\"host_start_ns\":1,"
+			  "\"host_end_ns\":2,\"epoch_ns\":32000,\"qps\":[{\"qpn\":5,\"bytes\":9,\"mean_gbps\":1,"
+			  "\"start_ns\":1,\"end_ns\":2}]}";
+	r.comm_id = 0x42;
+	r.nranks = 2;
+	r.rank = 1;
+	r.seq = 9;
+	char *good = pulse_op_record_to_json(&r);
+	const char *src[3] = { good, hook, win };
+	unsigned seed = 12345;
+	for (int k = 0; k < 3000; k++) {
+		char buf[2048];
+		size_t l = strlen(src[k % 3]);
+		memcpy(buf, src[k % 3], l + 1);
+		for (int m = 0; m < 1 + k % 4; m++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[(seed >> 8) % l] = (char)(seed >> 16);
+		}
+		an_ingest(st, "host0", buf, l, err, sizeof err);
+	}
+	free(good);
+	an_tick(st, 1800000000000000000ull);
+	an_finish(st);
 	struct an_counters c;
 	an_get_counters(st, &c);
 	assert_true(c.malformed >= sizeof bad / sizeof bad[0] + 4);
 	assert_true(c.op_unknown_comm >= 2);
 	assert_true(c.op_bad_rank >= 1);
-	assert_int_equal(c.op_dup, 1);
-	assert_int_equal(c.ignored, 2);
+	assert_true(c.op_dup >= 1);
+	assert_true(c.ignored >= 2);
+	assert_true(c.lines >= 3000);
 	an_state_free(st);
 }
 
