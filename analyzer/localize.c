@@ -594,9 +594,14 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		}
 		snprintf(d->metric, sizeof d->metric, "actual_bytes");
 		d->value = (double)m[lo].vol;
-		d->median = m[lo].exp ? med * (double)m[lo].exp : med;
+		d->median = m[lo].exp ? (nv == 1 ? (double)m[lo].exp : med * (double)m[lo].exp) : med;
 		d->onset_ns = m[lo].last_tx;
-		if (m[lo].exp)
+		if (nv == 1 && m[lo].exp)
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; rank %d, its only sender, stopped "
+				 "after %.1f%% of its expected volume and sent nothing since: its NIC or link stopped",
+				 opn, key, par_label(c->par), n, lo, 100 * hfrac(&m[lo]));
+		else if (m[lo].exp)
 			snprintf(d->why, sizeof d->why,
 				 "%s #%" PRIu64 " hangs in a %s group of %d ranks; rank %d sent the least: %.1f%% of "
 				 "its expected volume against a median of %.1f%%: its NIC or link stopped",

@@ -66,7 +66,12 @@ void an_diag_print(const struct an_diagnosis *d, FILE *f)
 	fputc('\n', f);
 	if (d->why[0])
 		fprintf(f, "    why:      %s\n", d->why);
-	if (d->metric[0] && (!strcmp(d->metric, "extended_groups") || !strcmp(d->metric, "late_first_byte_votes") || !strcmp(d->metric, "incomplete_p2p"))) {
+	if (!strcmp(d->metric, "status") || !strcmp(d->metric, "call")) {
+		fprintf(f, "    evidence: %s #%" PRIu64 " on communicator 0x%016" PRIx64 " (%s)\n",
+			pulse_op_type_name(d->op), d->seq, d->comm_id,
+			!strcmp(d->metric, "call") ? "calls compared across its ranks"
+						  : "every rank started it, none finished");
+	} else if (d->metric[0] && (!strcmp(d->metric, "extended_groups") || !strcmp(d->metric, "late_first_byte_votes") || !strcmp(d->metric, "incomplete_p2p"))) {
 		fprintf(f, "    evidence: %s #%" PRIu64 " on communicator 0x%016" PRIx64 ", %s: %.0f of %.0f\n",
 			pulse_op_type_name(d->op), d->seq, d->comm_id, d->metric, d->value, d->median);
 	} else if (d->metric[0]) {
