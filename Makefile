@@ -68,16 +68,13 @@ test: ensure-deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	@tests/run-tests.sh $(TEST_PROGS) -- $(TEST_SCRIPTS)
 
-# The main job, end to end, with no hardware. Until the host agent and the
-# analyzer exist, that is: the firmware image's self-test on the emulated
-# RISC-V core, then a RoCEv2 capture of a ring all-reduce replayed through the
-# same firmware core on x86 and polled over the mailbox.
+# The main job, end to end, with no hardware (tools/demo.sh): a simulated
+# GPT job with one hidden failure -> NIC events -> the firmware core ->
+# pulse-host-agent per host -> pulse-analyzer, which names the machine; its
+# verdict next to the OP-level baseline's, then the truth.
 demo: ensure-deps
 	@$(MAKE) --no-print-directory all
-	@echo; echo "== 1/2  NIC agent firmware on the emulated RISC-V core (no NIC here)"; echo
-	@tools/flash-firmware.sh
-	@echo; echo "== 2/2  ./sim/run_trace tests/traces/ring.pcap  (firmware core on x86, fed by a capture)"; echo
-	@./sim/run_trace tests/traces/ring.pcap
+	@tools/demo.sh
 
 bench: ensure-deps
 	@$(MAKE) --no-print-directory all

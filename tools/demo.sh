@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# make demo: the main job end to end, with no hardware.
+#
+# A simulated training cluster with one hidden failure -> per-NIC TX events
+# -> the NIC agent firmware core (the same C that runs on the BlueField-3
+# DPA; here on x86, and its image self-tested on an emulated RISC-V core)
+# -> pulse-host-agent per host (mailbox polls, interception records,
+# operator segmentation) -> pulse-analyzer (which machine, and why).
+# The failure is revealed only at the end, from the simulator's truth.json,
+# which no Pulse component reads.
+#
+# Usage: tools/demo.sh [SCENARIO.json]
+# The default, tools/demo-scenario.json, is a GPT job (8 hosts x 2 GPUs,
+# PP 2 x DP 4) with background traffic on one GPU's network path; its name
+# says nothing, so the reveal stays a reveal.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scenario=${1:-tools/demo-scenario.json}
+out=build/demo
+bin=build/bin
+[ -f "$scenario" ] || { echo "demo: no scenario file $scenario" >&2; exit 2; }
+rm -rf "$out"
+mkdir -p "$out"
+
+step() { printf '\n== %s\n\n' "$*"; }
+
+step "1/4  NIC agent firmware image on an emulated RISC-V core (qemu: there is no BlueField here)"
+if ! tools/flash-firmware.sh >"$out/firmware.log" 2>&1; then
+	cat "$out/firmware.log"
+	echo "demo: the firmware self-test failed" >&2
+	exit 1
+fi
+grep -E "PASS|FAIL|no BlueField|qemu" "$out/firmware.log" | tail -n 3 | sed 's/^/  /'
+
+step "2/4  Simulated cluster: ./sim/run_cluster $scenario --out $out/run"
+# run_cluster's summary names the failure type: keep that for the end.
+./sim/run_cluster "$scenario" --out "$out/run" | sed -e 's/, failure [^)]*)/)/' -e 's/^/  /'
+echo
+echo "  One failure is injected somewhere. Pulse sees only what real hosts would see:"
+echo "  per-NIC TX events ($out/run/hosts/*/*.evs) and the intercepted NCCL/verbs calls"
+echo "  (hook-*.rec). The answer is in $out/run/truth.json, which no Pulse component reads."
+
+step "3/4  pulse-host-agent --replay, one per host: NIC events through the firmware core (x86), mailbox polls, operator segmentation"
+"$bin/pulse-analyzer" --replay "$out/run" --json --quiet >"$out/analyzer.json" 2>"$out/agents.log" || {
+	cat "$out/agents.log" >&2
+	echo "demo: pulse-analyzer failed" >&2
+	exit 1
+}
+for f in "$out"/run/agent/*.jsonl; do
+	printf '  %-10s %6d operator records\n' "$(basename "$f" .jsonl)" "$(grep -c '"type":"op"' "$f")"
+done
+
+step "4/4  pulse-analyzer: Pulse's diagnosis, and what an operator-level tool (OP-level baseline) concludes from the same run"
+"$bin/pulse-analyzer" --replay "$out/run" --quiet --timeline "$out/timeline.json" | sed 's/^/  /'
+
+# The reveal: one-line JSON written by run_cluster (sim/README.md, truth.json).
+failure=$(grep -o '"failure":{[^}]*}' "$out/run/truth.json" || true)
+field() { printf '%s' "$failure" | grep -o "\"$1\":[^,}]*" | head -n 1 | cut -d: -f2 | tr -d '"'; }
+echo
+echo "== What was actually injected ($out/run/truth.json)"
+echo
+if [ -z "$failure" ]; then
+	echo "  nothing: this run has no failure"
+else
+	echo "  $(field type) on $(field host) GPU $(field gpu): $(field class) $(field mode), severity $(field severity), from iteration $(field start_iteration)"
+fi
+
+cp "$out/analyzer.json" "$out/run/analyzer.json"
+echo
+"$bin/pulse-eval-score" "$out/run" | sed -n '/^Case/,/^Cases localized/p' | grep -v "(no scenario)" | sed 's/^/  /'
+echo
+echo "  Timeline of the window around the diagnosis: $out/timeline.json"
+echo "  (open it in https://ui.perfetto.dev or chrome://tracing: operators per rank, rates per QP)"
+echo "  Agents' output: $out/run/agent/<host>.jsonl; analyzer report as JSON: $out/analyzer.json"
