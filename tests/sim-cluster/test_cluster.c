@@ -756,6 +756,65 @@ static void test_hook_records(void **state)
 	done(dir);
 }
 
+/* ---------- truth-ops.jsonl agrees with the traffic ---------- */
+/* In a run that completes, the bytes truth-ops.jsonl gives each rank (and
+ * per peer) add up to what its NIC's .evs carry; every call has a line. */
+static void test_truth_ops_consistent(void **state)
+{
+	(void)state;
+	char *dir = run_json("{\"name\":\"tc\",\"seed\":9,\"workload\":\"moe\",\"iterations\":2,"
+			     "\"cluster\":{\"hosts\":4,\"gpus_per_host\":2},\"moe\":{\"ep\":2}}",
+			     NULL);
+	char path[512];
+	snprintf(path, sizeof path, "%s/truth-ops.jsonl", dir);
+	size_t len;
+	char *t = read_file(path, &len);
+	assert_non_null(t);
+	double bytes[8] = { 0 }, peer_bytes[8] = { 0 };
+	int lines = 0;
+	for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+		cJSON *o = cJSON_Parse(line);
+		assert_non_null(o);
+		int g = (int)cJSON_GetObjectItem(o, "rank_global")->valuedouble;
+		assert_true(g >= 0 && g < 8);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "completed")));
+		bytes[g] += cJSON_GetObjectItem(o, "bytes")->valuedouble;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(o, "peers"))
+			peer_bytes[g] += cJSON_GetObjectItem(p, "bytes")->valuedouble;
+		const char *c = cJSON_GetObjectItem(o, "call_ns")->valuestring;
+		const char *st = cJSON_GetObjectItem(o, "start_ns")->valuestring;
+		if (strcmp(st, "0"))
+			assert_true(strtoull(st, NULL, 10) >= strtoull(c, NULL, 10));
+		cJSON_Delete(o);
+		lines++;
+	}
+	free(t);
+	assert_true(lines > 0);
+	for (int g = 0; g < 8; g++) {
+		struct stream s;
+		load_evs(dir, g / 2, g % 2, &s);
+		assert_true(fabs(bytes[g] - (double)s.bytes) <= 32.0 * s.n);
+		assert_true(fabs(peer_bytes[g] - bytes[g]) < 1);
+		free(s.ev);
+	}
+	/* one OP record per line (hook records of all processes) */
+	char pat[512];
+	snprintf(pat, sizeof pat, "%s/hosts/*/hook-*.rec", dir);
+	glob_t gl;
+	assert_int_equal(glob(pat, 0, NULL, &gl), 0);
+	int ops = 0;
+	for (size_t f = 0; f < gl.gl_pathc; f++) {
+		uint8_t *b = (uint8_t *)read_file(gl.gl_pathv[f], &len);
+		for (size_t off = PULSE_HKR_HEADER_SIZE; off + 120 <= len; off += 120)
+			ops += b[off] == PULSE_HOOK_OP;
+		free(b);
+	}
+	globfree(&gl);
+	assert_int_equal(ops, lines);
+	done(dir);
+}
+
 /* ---------- --pcap through sim/run_trace ---------- */
 /* The pcap of each NIC, replayed by run_trace (its own decoder, QPN
  * recovery from the ACKs and NIC emulation), gives the same per-QP volumes
@@ -891,7 +950,7 @@ int main(void)
 		cmocka_unit_test(test_incast_rx),      cmocka_unit_test(test_nic_down),
 		cmocka_unit_test(test_cpu_contention), cmocka_unit_test(test_truth_only),
 		cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_hook_records),
-		cmocka_unit_test(test_pcap_run_trace),
+		cmocka_unit_test(test_pcap_run_trace), cmocka_unit_test(test_truth_ops_consistent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
