@@ -631,9 +631,6 @@ void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t)
 {
 	const struct qpc *q = &sm->qpcs[cn->qpc];
 	cn->tx_busy = 0;
-	if (getenv("SC_DEBUG") && item < 40)
-		fprintf(stderr, "flow end conn %d->%d ch %d item %d start %.2f end %.2f\n", cn->from, cn->to,
-			cn->ch, item, first_t / 1e3, sm->now / 1e3);
 	if (q->inter && cn->bytes[item] > 0) {
 		struct part *S = &cn->op->parts[cn->from];
 		if (S->first_t == 0 || first_t < S->first_t)
