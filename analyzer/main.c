@@ -17,7 +17,6 @@
 
 /* analyzer/server.c (the live TCP service) is linked in when it is built;
  * without it --listen says so. */
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log) __attribute__((weak));
 
 static void usage(FILE *f)
 {
@@ -143,26 +142,21 @@ int main(int argc, char **argv)
 	}
 	if (verbose)
 		an_set_log(s, stderr);
-	if (listen) {
-		int rc;
-		if (!an_serve) {
-			fprintf(stderr, "pulse-analyzer: --listen: the live service (analyzer/server.c) is not "
-					"built into this binary; only --replay works\n");
-			rc = 1;
-		} else {
-			/* hook for the live service: it feeds s through an_ingest/an_tick */
-			rc = an_serve(s, listen, stderr);
-		}
-		an_state_free(s);
-		return rc;
-	}
 	char err[512];
-	if (an_replay(s, &ro, err, sizeof err)) {
+	int rc = 0;
+	if (listen) {
+		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
+		 * like a replay does. */
+		if (an_serve(s, listen, stderr)) {
+			an_state_free(s); /* could not listen: said why */
+			return 1;
+		}
+		an_finish(s);
+	} else if (an_replay(s, &ro, err, sizeof err)) {
 		fprintf(stderr, "pulse-analyzer: %s\n", err);
 		an_state_free(s);
 		return 1;
 	}
-	int rc = 0;
 	uint32_t nd;
 	const struct an_diagnosis *d = an_diagnoses(s, &nd);
 	const struct an_diagnosis *pick = NULL;

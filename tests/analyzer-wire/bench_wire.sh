@@ -25,10 +25,6 @@ for try in 1 2 3 4 5; do
 	done
 	grep -q "listening on" "$work/an.log" && break
 	wait $apid 2>/dev/null
-	if grep -q "not built into this binary" "$work/an.log"; then
-		echo "bench_wire.sh: $an was linked without analyzer/server.c; no end-to-end run"
-		exit 1
-	fi
 done
 t0=$(date +%s.%N)
 "$cl" bench-e2e "127.0.0.1:$port" "$N" >"$work/cl.out" 2>&1
