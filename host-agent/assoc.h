@@ -13,6 +13,9 @@
  *   assoc_infer.c     ring/tree inference from the active-peer pattern (§5.1)
  *   assoc_segment.c   Algorithm 1, per peer over all channels' QPs
  *   assoc_parallel.c  DP/TP/PP/EP/none decision tree (§5.2)
+ *   assoc_int.h       the internal model (rank streams, peer buffers, queues)
+ * Tests: tests/assoc/ (synthetic windows, the real captures, accuracy.sh
+ * against run_cluster's truth); benchmark: make bench-assoc.
  */
 #ifndef PULSE_HOST_AGENT_ASSOC_H
 #define PULSE_HOST_AGENT_ASSOC_H
