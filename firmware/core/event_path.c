@@ -182,9 +182,10 @@ static inline void tx_new_epoch(struct pulse_fw *fw, struct fw_thread *t, fw_tag
 	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
 }
 
-static inline bool side_is_dummy(const struct pulse_fw *fw, fw_tag_t tag, const struct fw_side *s)
+/* Table entry 0 reaches the dummy flow_mem[0], the only one below flows[0]. */
+static inline bool side_is_dummy(const struct pulse_fw *fw, const struct fw_side *s)
 {
-	return (uintptr_t)s == fw->side_base[fw_tag_side(tag)];
+	return (uintptr_t)s < (uintptr_t)fw->flows;
 }
 
 /* A thread whose swap returned a busy mark: another caller is inside an
@@ -347,7 +348,7 @@ static __attribute__((noinline)) void tx_epoch_leave(struct pulse_fw *fw, uint32
 						     struct fw_side *s, int32_t units)
 {
 	uint32_t side = fw_tag_side(tag);
-	if (side_is_dummy(fw, tag, s)) {
+	if (side_is_dummy(fw, s)) {
 		tx_new_flow_leave(fw, thread, ev, tag, units);
 		return;
 	}
@@ -432,7 +433,7 @@ void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pul
 		if (fast_in_epoch(s, ev)) {
 			fast_add(s, units, ev);
 		} else {
-			if (side_is_dummy(fw, tag, s))
+			if (side_is_dummy(fw, s))
 				tx_new_flow(fw, t, tag, ev, units);
 			else
 				tx_new_epoch(fw, t, tag, ev, s, units);

@@ -499,6 +499,56 @@ static void test_clipped_estimate_above_24_bits(void **state)
 	ft_fw_free(f);
 }
 
+/* The window's accepted range (1.25 windows) ends inside an epoch: an event
+ * past it is out of range even when an earlier event of the same flow opened
+ * that same epoch (the fast path's time range is clipped to the window's). */
+static void test_range_end_inside_epoch(void **state)
+{
+	(void)state;
+	const uint32_t S = 1000, E = 32000u, W = 1000000u; /* max delta 1,250,000 */
+	struct pulse_fw_limits lim = ft_limits(8, 64, 1);
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	struct pulse_mb_config c = ft_config(E, W, 256);
+	assert_int_equal(ft_configure(f, S, &c, NULL), PULSE_MB_OK);
+	/* epoch 39 covers [1,248,000, 1,280,000), of which 2,000 ns are in range */
+	ft_ev(f, 9, 10, 1, S + 1248500u);
+	ft_ev(f, 9, 20, 1, S + 1249999u); /* last accepted ns, same epoch */
+	ft_ev(f, 9, 40, 1, S + 1250000u); /* same epoch index, out of range */
+	ft_ev(f, 9, 80, 1, S + 1270000u);
+	assert_int_equal(ft_stat(f, PULSE_STAT_DROP_TS_RANGE), 2);
+	assert_int_equal(ft_stat(f, PULSE_STAT_EVENTS), 2);
+	struct ft_map want;
+	ft_map_init(&want);
+	ft_map_add(&want, 9, 39, 30);
+	struct ft_upload u;
+	ft_poll_upload(f, S + 1260000u, 0, &u);
+	expect_map(&u, &want, "range end inside an epoch");
+	ft_upload_free(&u);
+	ft_map_free(&want);
+	ft_fw_free(f);
+}
+
+/* Many ordinary events in one epoch add up past a record's 24 bits on the
+ * fast path: the epoch closes as a full record plus a continuation. */
+static void test_fast_path_above_24_bits(void **state)
+{
+	(void)state;
+	const uint32_t S = 1000;
+	struct pulse_fw_limits lim = ft_limits(8, 64, 1);
+	struct ft_fw *f = ft_fw_new(&lim, S);
+	for (uint32_t i = 0; i < 600; i++)
+		ft_ev(f, 12, 0x7FFF, 1, S + 10 + i);
+	struct ft_upload u;
+	ft_poll_upload(f, S + 10 * E32, 0, &u);
+	assert_int_equal(u.poll.records, 2);
+	assert_int_equal(ft_map_qpn_total(&u.map, 12), 600u * 0x7FFFu);
+	assert_int_equal(ft_map_get(&u.map, 12, 0), 600u * 0x7FFFu);
+	assert_int_equal(ft_stat(f, PULSE_STAT_UNITS), 600u * 0x7FFFu);
+	assert_int_equal(ft_stat(f, PULSE_STAT_EVENTS), 600);
+	ft_upload_free(&u);
+	ft_fw_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +566,8 @@ int main(void)
 		cmocka_unit_test(test_max_flows_65535),
 		cmocka_unit_test(test_bad_thread_index),
 		cmocka_unit_test(test_clipped_estimate_above_24_bits),
+		cmocka_unit_test(test_range_end_inside_epoch),
+		cmocka_unit_test(test_fast_path_above_24_bits),
 	};
 	return cmocka_run_group_tests_name("fw bad input", tests, NULL, NULL);
 }

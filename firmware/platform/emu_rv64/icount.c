@@ -80,7 +80,7 @@ static const char *const case_name[NCASES] = {
 };
 
 /* The same-epoch case once more through pulse_fw_on_tx_burst, which
- * announces the thread once per batch (the simulator's entry point; the DPA
+ * does the window handshake once per batch (the simulator's entry point; the DPA
  * calls the handler once per event): instructions per event of the batch. */
 static struct pulse_tx_event burst_evs[NFLOWS];
 static uint64_t burst_total;
