@@ -58,5 +58,6 @@ test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bi
 
 # ---- make eval: every scenario end to end, Table 3, precision/recall ----
 .PHONY: eval
-eval: all
+eval: ensure-deps
+	@$(MAKE) --no-print-directory all
 	@tools/eval/run-eval.sh

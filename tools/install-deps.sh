@@ -8,7 +8,7 @@ PACKAGES="
   libpcap-dev libcjson-dev libmicrohttpd-dev
   clang libclang-rt-14-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
-  prometheus curl
+  prometheus curl python3
 "
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""

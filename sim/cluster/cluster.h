@@ -79,6 +79,7 @@ struct sc_scenario {
 	double clock_offset_ns, clock_drift_ppm, nic_drift_ppm;
 	uint64_t clock_base_ns;
 	double poll_ns, epoch_ns, tail_ns, start_ns;
+	double hang_tail_ns; /* quiet polls after a hang (a hung job stays hung) */
 	int iterations;
 	/* NCCL */
 	int channels, p2p_channels, slots, algo, chunk_slices; /* algo: ring|tree for all-reduce */

@@ -348,7 +348,10 @@ int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st
 			return -1;
 		}
 	}
-	double end = st->sim_ns + sm->s->tail_ns;
+	/* A hung job stays hung: keep polling long enough for the agent's
+	 * hang bound (5 s) and the analyzer's (10 s) to pass, as they would
+	 * on a live cluster. */
+	double end = st->sim_ns + (st->hung ? sm->s->hang_tail_ns : sm->s->tail_ns);
 	if (write_cluster(sm, dir))
 		return -1;
 	for (int i = 0; i < sm->nranks; i++) {

@@ -156,6 +156,7 @@ static void defaults(struct sc_scenario *s)
 	s->poll_ns = 1e9;
 	s->epoch_ns = 32000;
 	s->tail_ns = -1; /* default: poll_ns */
+	s->hang_tail_ns = 12e9;
 	s->start_ns = 2e6;
 	s->iterations = 3;
 	s->channels = 2;
@@ -231,7 +232,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		return -1;
 	}
 	static const char *const top[] = { "name", "seed", "workload", "description", "quick",
-					   "iterations", "poll_ns", "epoch_ns", "tail_ns",
+					   "iterations", "poll_ns", "epoch_ns", "tail_ns", "hang_tail_ns",
 					   "start_ns", "cluster", "nccl", "compute", "gpt", "moe",
 					   "standalone", "fabric", "failure", NULL };
 	check_known(&c, root, "scenario", top);
@@ -273,6 +274,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	get_num(&c, root, "scenario", "poll_ns", &s->poll_ns, 1e6, 2e9);
 	get_num(&c, root, "scenario", "epoch_ns", &s->epoch_ns, 1000, 1e6);
 	get_num(&c, root, "scenario", "tail_ns", &s->tail_ns, 0, 60e9);
+	get_num(&c, root, "scenario", "hang_tail_ns", &s->hang_tail_ns, 0, 600e9);
 	get_num(&c, root, "scenario", "start_ns", &s->start_ns, 1e5, 60e9);
 	if (s->tail_ns < 0)
 		s->tail_ns = s->poll_ns;
