@@ -2,6 +2,7 @@
  * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include "pulse/clock_ns.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -98,20 +99,6 @@ struct an_srv {
 static volatile sig_atomic_t sig_stop, sig_usr1;
 static struct an_srv_stats last_stats;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
@@ -121,7 +108,7 @@ static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	uint64_t t = real_ns();
+	uint64_t t = pulse_real_ns();
 	time_t sec = (time_t)(t / 1000000000u);
 	struct tm tm;
 	gmtime_r(&sec, &tm);
@@ -418,7 +405,7 @@ static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const ch
 	if (c->host && c->host->conn == c)
 		c->host->conn = NULL;
 	c->state = C_LINGER;
-	c->linger_until = mono_ns() + LINGER_NS;
+	c->linger_until = pulse_mono_ns() + LINGER_NS;
 	conn_flush(s, c);
 }
 
@@ -461,7 +448,7 @@ static void conn_kill(struct an_srv *s, struct conn *c)
  * side does not read as skew. */
 static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, const char *what)
 {
-	uint64_t now = real_ns();
+	uint64_t now = pulse_real_ns();
 	int64_t sample = (int64_t)(agent_rt - now);
 	struct host_ent *h = c->host;
 	h->skew_s[h->nskew++ % 4] = sample;
@@ -728,7 +715,7 @@ static void run_join(struct an_srv *s)
 			continue;
 		}
 		j.version = ++s->join_gen;
-		j.t_ns = real_ns();
+		j.t_ns = pulse_real_ns();
 		char *txt = pulse_aw_join_to_json(&j);
 		if (!txt) {
 			free(canon);
@@ -816,7 +803,7 @@ static void take_token(struct an_srv *s, struct conn *c)
 		return;
 	c->throttled_frames++;
 	if (!c->throttled_since) {
-		c->throttled_since = c->throttled_last = mono_ns();
+		c->throttled_since = c->throttled_last = pulse_mono_ns();
 		s->st.flood_throttled++;
 		slog(s, "warn",
 		     "agent %s: over %" PRIu32 " frames/s: not reading from it until it is back "
@@ -908,7 +895,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	free(he->last_join); /* a new connection gets the whole join again */
 	he->last_join = NULL;
 	struct pulse_aw_hello_ack a = {.version = hi, .max_payload = s->cfg.max_payload,
-				       .heartbeat_ms = s->cfg.heartbeat_ms, .realtime_ns = real_ns()};
+				       .heartbeat_ms = s->cfg.heartbeat_ms, .realtime_ns = pulse_real_ns()};
 	uint8_t b[PULSE_AW_HELLO_ACK_LEN];
 	pulse_aw_hello_ack_encode(b, sizeof b, &a);
 	if (conn_send(s, c, PULSE_AW_HELLO_ACK, b, sizeof b))
@@ -918,7 +905,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	check_skew(s, c, h.realtime_ns, "HELLO");
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		if (s->hosts[i].have_map) {
-			s->join_due = mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
+			s->join_due = pulse_mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
 			break;
 		}
 }
@@ -985,7 +972,7 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 				if (conn_logok(c))
 					slog(s, "warn", "agent %s: map not used for the join: %s", cname(c), err);
 			} else {
-				s->join_due = mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
+				s->join_due = pulse_mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
 			}
 		}
 		ingest_lines(s, c, f);
@@ -1007,7 +994,7 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 			s->st.agent_dropped += hb.frames_dropped - c->host->agent_dropped;
 			c->host->agent_dropped = hb.frames_dropped;
 		}
-		struct pulse_aw_heartbeat r = {.realtime_ns = real_ns(), .frames_sent = s->st.frames_out,
+		struct pulse_aw_heartbeat r = {.realtime_ns = pulse_real_ns(), .frames_sent = s->st.frames_out,
 					       .frames_dropped = 0};
 		uint8_t b[PULSE_AW_HEARTBEAT_LEN];
 		pulse_aw_heartbeat_encode(b, sizeof b, &r);
@@ -1073,7 +1060,7 @@ static void conn_read(struct an_srv *s, struct conn *c)
 			pulse_aw_dec_commit(&c->dec, (size_t)n);
 			s->st.bytes_in += (uint64_t)n;
 			budget -= (size_t)n;
-			c->t_rx = mono_ns();
+			c->t_rx = pulse_mono_ns();
 		} else if (!c->dec.failed) {
 			/* no room: a whole frame waits (the loop below takes it) or memory ran out */
 		}
@@ -1179,7 +1166,7 @@ static void accept_all(struct an_srv *s)
 		c->fd = fd;
 		snprintf(c->peer, sizeof c->peer, "%s%s%s:%s", strchr(host, ':') ? "[" : "", host,
 			 strchr(host, ':') ? "]" : "", port);
-		c->t_accept = c->t_rx = c->t_tokens = mono_ns();
+		c->t_accept = c->t_rx = c->t_tokens = pulse_mono_ns();
 		c->tokens = bucket_depth(s);
 		s->conns[s->nconns++] = c;
 		s->st.accepted++;
@@ -1208,7 +1195,7 @@ static void reap(struct an_srv *s)
 static void do_tick(struct an_srv *s)
 {
 	s->st.ticks++;
-	int n = an_tick(s->state, real_ns());
+	int n = an_tick(s->state, pulse_real_ns());
 	if (n <= 0)
 		return;
 	s->st.diagnoses += (uint64_t)n;
@@ -1272,7 +1259,7 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 			return NULL;
 		}
 	}
-	s->t_start = s->t_tick = mono_ns();
+	s->t_start = s->t_tick = pulse_mono_ns();
 	slog(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
 	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
 	return s;
@@ -1301,7 +1288,7 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		s->cappfd = n * 2;
 	}
 	s->pfd[0] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
-	uint64_t now = mono_ns();
+	uint64_t now = pulse_mono_ns();
 	uint64_t next = s->t_tick + (uint64_t)s->cfg.tick_ms * 1000000u;
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
@@ -1340,7 +1327,7 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 				conn_read(s, c);
 		}
 	}
-	now = mono_ns();
+	now = pulse_mono_ns();
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 		if (c->state == C_LINGER && now >= c->linger_until) {

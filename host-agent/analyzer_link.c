@@ -2,6 +2,7 @@
  * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include "pulse/clock_ns.h"
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
@@ -59,20 +60,6 @@ struct alink {
 	struct pulse_aw_decoder dec;
 	struct alink_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void lg(struct alink *l, const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -327,7 +314,7 @@ static void start_connect(struct alink *l, uint64_t now)
 static void send_hello(struct alink *l, uint64_t now)
 {
 	struct pulse_aw_hello h = {.version_min = PULSE_AW_VERSION_MIN,
-				   .version_max = PULSE_AW_VERSION_MAX, .realtime_ns = real_ns()};
+				   .version_max = PULSE_AW_VERSION_MAX, .realtime_ns = pulse_real_ns()};
 	snprintf(h.job, sizeof h.job, "%s", l->job);
 	snprintf(h.host, sizeof h.host, "%s", l->host);
 	snprintf(h.agent, sizeof h.agent, "%s", l->agent);
@@ -344,7 +331,7 @@ static void send_hello(struct alink *l, uint64_t now)
 
 static void send_heartbeat(struct alink *l, uint64_t now)
 {
-	struct pulse_aw_heartbeat hb = {.realtime_ns = real_ns(), .frames_sent = l->st.frames_sent,
+	struct pulse_aw_heartbeat hb = {.realtime_ns = pulse_real_ns(), .frames_sent = l->st.frames_sent,
 					.frames_dropped = l->st.queue_dropped + l->st.oversize_dropped};
 	uint8_t b[PULSE_AW_HEARTBEAT_LEN];
 	pulse_aw_heartbeat_encode(b, sizeof b, &hb);
@@ -383,7 +370,7 @@ static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t n
 		l->hb_ms = a.heartbeat_ms ? a.heartbeat_ms : 1000;
 		l->t_hb = now;
 		l->t_tx = now;
-		int64_t skew = (int64_t)(a.realtime_ns - real_ns());
+		int64_t skew = (int64_t)(a.realtime_ns - pulse_real_ns());
 		lg(l, "info", "connected (protocol %u, analyzer clock %+.3f ms from ours, %zu bytes queued)",
 		   a.version, (double)skew / 1e6, buf_used(&l->q));
 		if (l->map && !l->q_maps) {
@@ -448,7 +435,7 @@ static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t n
  * the connection failed (already handled). */
 static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 {
-	while (mono_ns() < deadline || deadline == 0) {
+	while (pulse_mono_ns() < deadline || deadline == 0) {
 		struct buf *b;
 		int data;
 		if (buf_used(&l->ctl) && l->head_sent == 0) {
@@ -480,7 +467,7 @@ static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 		}
 		l->st.bytes_sent += (uint64_t)n;
 		if (n > 0)
-			l->t_tx = mono_ns();
+			l->t_tx = pulse_mono_ns();
 		if (!data) {
 			buf_consume(b, (size_t)n); /* ctl frames are sent whole before data resumes */
 			continue;
@@ -543,7 +530,7 @@ static int do_read(struct alink *l, uint64_t now, uint64_t deadline)
 			}
 			on_frame(l, &f, now);
 		}
-		if (mono_ns() > deadline)
+		if (pulse_mono_ns() > deadline)
 			return 0;
 	}
 	return -1;
@@ -552,7 +539,7 @@ static int do_read(struct alink *l, uint64_t now, uint64_t deadline)
 void alink_poll(struct alink *l, uint64_t now)
 {
 	pthread_mutex_lock(&l->mu);
-	uint64_t deadline = mono_ns() + (uint64_t)l->cfg.io_budget_us * 1000u;
+	uint64_t deadline = pulse_mono_ns() + (uint64_t)l->cfg.io_budget_us * 1000u;
 	flush_batch(l);
 	if (l->state == L_DOWN && now >= l->t_retry)
 		start_connect(l, now);
@@ -711,13 +698,13 @@ void alink_close(struct alink *l, uint32_t budget_ms)
 {
 	if (!l)
 		return;
-	uint64_t end = mono_ns() + (uint64_t)budget_ms * 1000000u;
+	uint64_t end = pulse_mono_ns() + (uint64_t)budget_ms * 1000000u;
 	pthread_mutex_lock(&l->mu);
 	flush_batch(l);
 	pthread_mutex_unlock(&l->mu);
 	int bye = 0;
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = pulse_mono_ns();
 		alink_poll(l, now);
 		pthread_mutex_lock(&l->mu);
 		int ready = l->state == L_READY;
@@ -756,7 +743,7 @@ void alink_close(struct alink *l, uint32_t budget_ms)
 		 * can destroy our last frames and the BYE before it reads them. */
 		shutdown(l->fd, SHUT_WR);
 		for (;;) {
-			uint64_t now = mono_ns();
+			uint64_t now = pulse_mono_ns();
 			if (now >= end)
 				break;
 			struct pollfd pf = {.fd = l->fd, .events = POLLIN};

@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include "pulse/clock_ns.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -183,13 +184,6 @@ static void setup(void)
 	g_ring = pulse_hook_ring_create(getpid(), (uint32_t)n);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void emit(struct pulse_hook_record *r, uint8_t kind)
 {
 	r->kind = kind;
@@ -267,7 +261,7 @@ static ncclResult_t do_init(void **context, int *mask, uint64_t hash, int nnodes
 		*mask |= PULSE_NCCL_PROF_NET_PLUGIN;
 	struct pulse_hook_record r;
 	memset(&r, 0, sizeof r);
-	r.time_ns = now_ns();
+	r.time_ns = pulse_real_ns();
 	/* Without the hook the communicator is known by NCCL's hash, as its
 	 * operators are (two communicators of one process must not both be 0). */
 	r.u.comm.comm_id = c->comm_id ? c->comm_id : hash;
@@ -307,7 +301,7 @@ static void *op_record(struct ctx *c, uint64_t type, const struct pulse_nccl_pro
 {
 	struct pulse_hook_record r;
 	memset(&r, 0, sizeof r);
-	r.time_ns = now_ns();
+	r.time_ns = pulse_real_ns();
 	r.u.op.comm_id = c->comm_id ? c->comm_id : c->nccl_hash;
 	r.u.op.seq = atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
 	r.u.op.root_peer = -1;
@@ -433,7 +427,7 @@ static void net_event(void *parent, const struct pulse_nccl_prof_net *n)
 		q->dev = ib->qp.device;
 		q->wrs = q->opcodes = 0;
 		q->bytes = 0;
-		q->first_ns = now_ns();
+		q->first_ns = pulse_real_ns();
 	}
 	q->wrs++;
 	q->bytes += ib->qp.length;
@@ -443,7 +437,7 @@ static void net_event(void *parent, const struct pulse_nccl_prof_net *n)
 
 static void proxy_op_stop(struct proxy *p)
 {
-	uint64_t end = now_ns();
+	uint64_t end = pulse_real_ns();
 	uint32_t unknown = atomic_load_explicit(&g_unknown, memory_order_relaxed);
 	uint32_t drops = atomic_load_explicit(&g_pool_drops, memory_order_relaxed);
 	for (uint32_t i = 0; i < p->nqps; i++) {
@@ -554,7 +548,7 @@ static ncclResult_t finalize(void *context)
 		return ncclSuccess;
 	struct pulse_hook_record r;
 	memset(&r, 0, sizeof r);
-	r.time_ns = now_ns();
+	r.time_ns = pulse_real_ns();
 	r.u.comm.comm_id = c->comm_id ? c->comm_id : c->nccl_hash;
 	if (!c->comm_id)
 		r.flags |= PULSE_HOOK_F_NCCL_HASH_ID;

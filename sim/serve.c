@@ -4,6 +4,7 @@
  * were a NIC. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include "pulse/clock_ns.h"
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,13 +17,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_flag = 1;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 struct serve_ctx {
@@ -48,7 +42,7 @@ static uint64_t cap_now(const struct serve_ctx *c)
 {
 	if (!c->started)
 		return c->e.t0;
-	double dt = (double)(mono_ns() - c->w0) * c->o->speed;
+	double dt = (double)(pulse_mono_ns() - c->w0) * c->o->speed;
 	return c->e.t0 + (uint64_t)dt;
 }
 
@@ -131,7 +125,7 @@ static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp
 		/* The capture's clock starts with the first request, so that
 		 * nothing is sent before anyone can poll. */
 		c->started = 1;
-		c->w0 = mono_ns();
+		c->w0 = pulse_mono_ns();
 	}
 	uint64_t now = cap_now(c);
 	feed(c, now);
@@ -199,7 +193,7 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 		pulse_roce_addr_str(t->hosts[nic->host].addr, a), nic->nqps,
 		(unsigned long long)nic->tx_pkts, o->socket_path, o->speed,
 		o->loop ? ", looping" : "");
-	uint64_t start = mono_ns();
+	uint64_t start = pulse_mono_ns();
 	int rc = SIM_EXIT_OK;
 	while (!stop_flag) {
 		int timeout = 50;
@@ -216,7 +210,7 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 			rc = SIM_EXIT_RUNTIME;
 			break;
 		}
-		if (o->exit_after_ns && mono_ns() - start >= o->exit_after_ns)
+		if (o->exit_after_ns && pulse_mono_ns() - start >= o->exit_after_ns)
 			break;
 	}
 	fprintf(stderr, "run_trace: serve: stopping: %llu requests from %llu connections (%llu bad "

@@ -16,6 +16,7 @@
  * by type, so a test can check the agent did not spin. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include "pulse/clock_ns.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,6 @@ static void on_sig(int s)
 {
 	(void)s;
 	stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static uint32_t finish(uint8_t *resp, const struct pulse_mb_header *rq, uint32_t body_len,
@@ -85,8 +79,8 @@ static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp
 	uint8_t *body = resp + PULSE_MB_HEADER_SIZE;
 	static uint64_t nic0;
 	if (!nic0)
-		nic0 = now_ns();
-	uint64_t nic = now_ns() - nic0;
+		nic0 = pulse_mono_ns();
+	uint64_t nic = pulse_mono_ns() - nic0;
 	switch (h.type) {
 	case PULSE_MB_HELLO:
 	case PULSE_MB_CONFIGURE: {
@@ -181,8 +175,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad_nic: %s\n", s.last_error);
 		return 1;
 	}
-	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
-	while (!stop && now_ns() < end)
+	uint64_t end = pulse_mono_ns() + (uint64_t)(secs * 1e9);
+	while (!stop && pulse_mono_ns() < end)
 		if (pulse_unix_server_step(&s, 50, handle, NULL) < 0)
 			break;
 	printf("bad_nic: mode %s: hello %llu configure %llu poll %llu read_page %llu stats %llu\n",
