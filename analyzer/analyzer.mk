@@ -61,3 +61,18 @@ test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bi
 eval: ensure-deps
 	@$(MAKE) --no-print-directory all
 	@tools/eval/run-eval.sh
+
+# ---- fuzz target for the analyzer's input parser (libFuzzer; clang only) ----
+# The analyzer's sources are compiled straight into the fuzzer with its flags.
+AN_FUZZ_BIN := $(BUILD)/fuzz/fuzz_analyzer_ingest
+AN_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude -Ianalyzer $(ANALYZER_PKG_CFLAGS) \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(AN_FUZZ_BIN): tests/fuzz/fuzz_analyzer_ingest.c $(ANALYZER_SRCS) $(WIRE_SRCS) \
+		$(wildcard analyzer/*.h include/pulse/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(AN_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_analyzer_ingest.c $(ANALYZER_SRCS) \
+		$(WIRE_SRCS) $(ANALYZER_LDLIBS)
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+test: $(AN_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_ingest.sh
