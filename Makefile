@@ -75,6 +75,7 @@ test: ensure-deps
 demo: ensure-deps
 	@$(MAKE) --no-print-directory all
 	@tools/demo.sh
+TEST_SCRIPTS += tests/demo/demo.sh
 
 bench: ensure-deps
 	@$(MAKE) --no-print-directory all

@@ -59,16 +59,31 @@ field() { printf '%s' "$failure" | grep -o "\"$1\":[^,}]*" | head -n 1 | cut -d:
 echo
 echo "== What was actually injected ($out/run/truth.json)"
 echo
-if [ -z "$failure" ]; then
-	echo "  nothing: this run has no failure"
-else
-	echo "  $(field type) on $(field host) GPU $(field gpu): $(field class) $(field mode), severity $(field severity), from iteration $(field start_iteration)"
+if [ -z "$failure" ] || [ "$failure" = '"failure":null' ]; then
+	echo "  nothing: this run has no failure, so a right answer is \"no anomaly localized\""
+	echo
+	echo "  Agents' output: $out/run/agent/<host>.jsonl; the analyzer's report as JSON: $out/analyzer.json"
+	exit 0
 fi
+echo "  $(field type) on $(field host) GPU $(field gpu): $(field class) $(field mode), severity $(field severity), from iteration $(field start_iteration)"
 
 cp "$out/analyzer.json" "$out/run/analyzer.json"
+# pulse-eval-score (make eval's scorer) rates each localizer's first verdict
+# against the truth: its Table 3 row has one symbol per localizer.
+row=$("$bin/pulse-eval-score" "$out/run" 2>/dev/null | awk '/^Case/ { on = 1; next } on && / 1 +[^(]/ { print; getline; print; exit }')
+say() {
+	case "$1" in
+	●) echo "named the faulty machine, with the right kind of problem" ;;
+	○) echo "named only a group of machines that contains the faulty one" ;;
+	◐) echo "took a computation problem for a communication one" ;;
+	*) echo "wrong machine or wrong kind of problem (or nothing)" ;;
+	esac
+}
+pulse_sym=$(printf '%s\n' "$row" | sed -n 1p | grep -o '[●○◐✗]' | head -n 1)
+oplevel_sym=$(printf '%s\n' "$row" | sed -n 2p | grep -o '[●○◐✗]' | head -n 1)
 echo
-"$bin/pulse-eval-score" "$out/run" | sed -n '/^Case/,/^Cases localized/p' | grep -v "(no scenario)" | sed 's/^/  /'
+printf '  Pulse              %s %s\n' "${pulse_sym:-?}" "$(say "$pulse_sym")"
+printf '  OP-level baseline  %s %s\n' "${oplevel_sym:-?}" "$(say "$oplevel_sym")"
 echo
-echo "  Timeline of the window around the diagnosis: $out/timeline.json"
-echo "  (open it in https://ui.perfetto.dev or chrome://tracing: operators per rank, rates per QP)"
-echo "  Agents' output: $out/run/agent/<host>.jsonl; analyzer report as JSON: $out/analyzer.json"
+echo "  Agents' output: $out/run/agent/<host>.jsonl; the analyzer's report as JSON: $out/analyzer.json"
+echo "  The whole evaluation (77 scenarios, the paper's Table 3): make eval"
