@@ -80,6 +80,10 @@ struct an_inst {
 	uint64_t first_call, last_end;
 	int evaluated;           /* trigger checks done */
 	int hung;                /* some record hung / not started */
+	int xdirty;              /* records arrived since the transfer check */
+	uint32_t xmed_nrec;      /* nrec when xmed was computed (0: never) */
+	double xmed;             /* median transfer rate of the instance (Gb/s) */
+	uint32_t xmed_n;         /* transfers behind it */
 };
 
 struct an_sig {
@@ -113,6 +117,7 @@ struct an_comm {
 	struct an_sig sigs[AN_SIG_MAX];
 	uint32_t nsigs;
 	uint64_t records;
+	int xpending;            /* some instance waits for its transfer check */
 };
 
 /* Calls seen on hook_op lines, per process and communicator (the mapping
@@ -229,6 +234,25 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 			  struct an_rec *r);
 void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in);
 int an_trigger_tick(struct an_state *s, uint64_t now_ns);
+
+/* Per-transfer rates inside one operator instance (trigger.c). A transfer
+ * is one peer entry of a record (rank k -> peer): its actual rate, bytes
+ * over active epochs, when it is complete and active for at least
+ * AN_XFER_MIN_EPOCHS epochs (else 0). */
+#define AN_XFER_MIN_EPOCHS 8
+double an_xfer_rate(const struct an_rec *r, const struct an_peer *p);
+/* median transfer rate of the instance, 0 with fewer than 3 transfers */
+double an_inst_xfer_median(struct an_comm *c, struct an_inst *in);
+/* transfer pi of rank k in instance in: its rate over the instance's
+ * median, divided by the median of the same ratio for the same transfer
+ * (same rank, peer, op and count) over up to 16 earlier instances (at least
+ * 3). *thr: the relative drop that counts as slow, the larger of four
+ * robust standard deviations of that history and four epochs of the
+ * transfer's active time. NAN when unusable. */
+double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr);
+/* the previous instance (before in) where rank k has a record with the
+ * same op and count, or NULL */
+struct an_inst *an_xfer_prev(struct an_comm *c, const struct an_inst *in, int32_t k);
 
 /* Localizers: append at most one diagnosis for trigger t each. Return 1 if
  * they added one. */

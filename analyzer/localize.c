@@ -24,10 +24,16 @@
  *      show the same delay (TP inside a host synchronizes them, §D.4);
  *   4. computation fail-slow, CPU (proxy threads): operators whose duration
  *      is extended while start and actual time are normal. The paper stops
- *      at the group; here the per-peer first-byte times try to pinpoint the
- *      node: the slow proxy posts its own sends late and advertises its
- *      receive buffers late, so the late edges (peer start against both
- *      ends' calls) share that node. Group-level when they do not. */
+ *      at the group; here the first bytes try to pinpoint the node: the
+ *      slow proxy posts its own first slice later than its usual place in
+ *      the group's start order; else the node common to the slowed groups;
+ *      else (all-to-all) it posts its receive buffers late, so the other
+ *      ranks' transfers to it start after their own first byte
+ *      (recv_post_votes). Group-level when none stands out;
+ *   5. communication fail-slow too small for the window's medians: a
+ *      transfer slower than its usual share of its operator instance's
+ *      median rate (an_xfer_shift, trigger.c), node with the most slow
+ *      transfers (rule_xfer_shift). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
@@ -1357,6 +1363,128 @@ static double lateness_shift(struct an_comm *c, const struct an_inst *in, int32_
 	return cur - an_median(v, (size_t)nv);
 }
 
+/* Receive buffers posted late (all-to-all groups). A sender starts its
+ * transfer to a peer only once the peer's proxy has posted its receive
+ * buffers (NCCL's slots), so within one instance a sender's transfers to
+ * the peers whose proxy is on time start with its first byte, and those to
+ * a peer whose proxy thread is slow (CPU contention or throttling) start
+ * later. Per instance, for each receiver: the longest delay between a
+ * sender's first byte and the start of its transfer to that receiver; the
+ * receiver with the longest such delay, at least two epochs (one epoch is
+ * the measurement's resolution) and more than every other receiver's,
+ * gets a vote. Votes are counted per host in hvote (a CPU serves all its
+ * GPUs); returns the number of votes cast, and adds the node of each vote
+ * to nvote. */
+static int recv_post_votes(const struct an_state *s, const struct an_window *w, int *nvote, int cap)
+{
+	uint64_t ep = s->epoch_ns ? s->epoch_ns : 32000;
+	int votes = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		const struct an_inst *in = w->inst[i];
+		const struct an_comm *c = s->comms[w->comm[i]];
+		if (in->hung || in->nrec != (uint32_t)c->nranks || c->nranks < 3 || c->nranks > 512)
+			continue;
+		uint64_t late[512];
+		memset(late, 0, (size_t)c->nranks * sizeof late[0]);
+		int usable = 1;
+		for (int32_t k = 0; k < c->nranks && usable; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || !r->start || !an_is_p2p(r->op))
+				usable = 0;
+			else if (r->npeers < 2)
+				usable = 0; /* one peer: nothing to compare its start with */
+		}
+		if (!usable)
+			continue;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			for (uint32_t p = 0; p < r->npeers; p++) {
+				const struct an_peer *q = &r->peers[p];
+				if (q->rank < 0 || q->rank >= c->nranks || q->rank == k || !q->start || !q->expected)
+					continue;
+				uint64_t dl = q->start > r->start ? q->start - r->start : 0;
+				if (dl > late[q->rank])
+					late[q->rank] = dl;
+			}
+		}
+		int32_t hi = -1;
+		uint64_t hv = 0, h2 = 0;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			if (late[k] > hv) {
+				h2 = hv;
+				hv = late[k];
+				hi = k;
+			} else if (late[k] > h2) {
+				h2 = late[k];
+			}
+		}
+		if (hi < 0 || hv < 2 * ep || h2 >= hv)
+			continue;
+		int node = in->recs[hi]->node;
+		if (node < 0 || node >= cap)
+			continue;
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "cpu: %s #%" PRIu64 " comm %016" PRIx64 " transfers to rank %d (%s GPU %d) start "
+				"%.3f ms after their senders' first byte (next receiver %.3f ms)\n",
+				pulse_op_type_name(in->op), in->seq, c->id, hi, an_node_host(s, node),
+				s->nodes[node].gpu, (double)hv / 1e6, (double)h2 / 1e6);
+		nvote[node]++;
+		votes++;
+	}
+	return votes;
+}
+
+/* rule_cpu's third way to the machine: receive buffers posted late
+ * (recv_post_votes); a host with at least two votes, two thirds of them and
+ * more than any other host is named. */
+static int cpu_by_recv_post(const struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
+			    const struct an_comm *wc, const struct an_rec *ev, double wratio, int cap)
+{
+	int *nv = calloc((size_t)cap + 1, sizeof *nv);
+	int *hv = calloc((size_t)s->nhosts + 1, sizeof *hv);
+	if (!nv || !hv) {
+		free(nv);
+		free(hv);
+		return 0;
+	}
+	int total = recv_post_votes(s, w, nv, cap);
+	for (int j = 0; j < cap; j++)
+		hv[s->nodes[j].host] += nv[j];
+	int best = -1, second = 0;
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		if (!hv[h])
+			continue;
+		if (best < 0 || hv[h] > hv[best]) {
+			second = best < 0 ? second : hv[best];
+			best = (int)h;
+		} else if (hv[h] > second) {
+			second = hv[h];
+		}
+	}
+	int v = best >= 0 ? hv[best] : 0;
+	int ok = best >= 0 && v >= 2 && v * 3 >= total * 2 && second < v;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "cpu: late receive posting: %d votes, best %s with %d, second %d\n", total,
+			best >= 0 ? s->hosts[best].name : "-", v, second);
+	if (ok) {
+		d->level = AN_LEVEL_MACHINE;
+		for (int j = 0; j < cap; j++)
+			if (nv[j] && s->nodes[j].host == best)
+				an_diag_suspect(s, d, j, -1);
+		evidence(d, wc, ev, "late_recv_post_votes", v, total, wc->nranks);
+		snprintf(d->why, sizeof d->why,
+			 "operators %.1fx longer on the wire, actual time normal: in %d of %d all-to-all "
+			 "operators, transfers to %.40s waited for its receive buffers (slow CPU proxy)",
+			 wratio, v, total, s->hosts[best].name);
+		an_diag_step(d, "extended durations with normal actual time: CPU; no late first byte, no node "
+				"common to the slowed groups; the receiver whose incoming transfers start late "
+				"in all-to-all operators pinpoints the node");
+	}
+	free(nv);
+	free(hv);
+	return ok;
+}
+
 /* Extended durations with normal start and actual time: CPU (proxy). */
 static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
@@ -1535,6 +1663,8 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 			 "%s GPU %d is the one member of all %d groups that slowed down",
 			 wratio, an_node_host(s, best), s->nodes[best].gpu, ngroups);
 		an_diag_step(d, "extended durations with normal actual time: CPU; node common to the slowed groups");
+	} else if (cpu_by_recv_post(s, w, d, wc, ev, wratio, cap)) {
+		/* the slow proxy posts its receive buffers late */
 	} else {
 		d->level = AN_LEVEL_GROUP;
 		an_diag_members(s, d, wc);
@@ -1552,6 +1682,100 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 	free(ecomm);
 	free(pvote);
 	return 1;
+}
+
+/* Communication fail-slow from a transfer's place among the transfers of
+ * the same operator instance (an_xfer_shift, the trigger's measure): a
+ * transfer slower than its usual share of the instance's median rate. Over
+ * the window, per node, the transfers it is an end of and how many of them
+ * are slow; the node with at least two slow transfers, at least half of its
+ * transfers slow and a larger share than any other node is named (in a
+ * one-to-all the root is an end of every transfer, most of them normal; the
+ * slow receiver of only slow ones). Runs after the other rules: a slowdown
+ * too small for the window-median rules above. */
+static int rule_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	int cap = (int)s->nnodes;
+	int *slow = calloc((size_t)cap + 1, sizeof *slow);
+	int *tot = calloc((size_t)cap + 1, sizeof *tot);
+	if (!slow || !tot) {
+		free(slow);
+		free(tot);
+		return 0;
+	}
+	double worst = 1;
+	struct an_inst *win = NULL;
+	struct an_comm *wcm = NULL;
+	const struct an_rec *wr = NULL;
+	uint32_t wp = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (in->hung || an_inst_xfer_median(c, in) <= 0)
+			continue;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->node < 0 || r->node >= cap)
+				continue;
+			for (uint32_t pi = 0; pi < r->npeers; pi++) {
+				double thr = 0;
+				double sh = an_xfer_shift(c, in, k, pi, &thr);
+				if (isnan(sh))
+					continue;
+				int pn = r->peers[pi].node;
+				int isslow = sh < 1.0 - thr;
+				tot[r->node]++;
+				slow[r->node] += isslow;
+				if (pn >= 0 && pn < cap) {
+					tot[pn]++;
+					slow[pn] += isslow;
+				}
+				if (isslow && sh < worst) {
+					worst = sh;
+					win = in;
+					wcm = c;
+					wr = r;
+					wp = pi;
+				}
+			}
+		}
+	}
+	int best = -1;
+	double bf = 0, sf = 0;
+	for (int j = 0; j < cap; j++) {
+		if (!tot[j] || slow[j] < 2)
+			continue;
+		double f = (double)slow[j] / tot[j];
+		if (best < 0 || f > bf) {
+			sf = best < 0 ? sf : bf;
+			bf = f;
+			best = j;
+		} else if (f > sf) {
+			sf = f;
+		}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "xfer: best %s GPU %d slow %d of %d (share %.2f, next %.2f), worst shift %.3f\n",
+			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
+			best >= 0 ? slow[best] : 0, best >= 0 ? tot[best] : 0, bf, sf, worst);
+	int ok = best >= 0 && bf >= 0.5 && sf < bf && win;
+	if (ok) {
+		d->cls = AN_COMM_SLOW;
+		d->level = AN_LEVEL_MACHINE;
+		an_diag_suspect(s, d, best, -1);
+		double rate = an_xfer_rate(wr, &wr->peers[wp]);
+		evidence(d, wcm, wr, "transfer_rate_gbps", rate, win->xmed, wcm->nranks);
+		snprintf(d->why, sizeof d->why,
+			 "%s GPU %d is an end of %d of the %d transfers slower than their usual share of "
+			 "their operator's median rate (worst %.0f against %.0f Gb/s, %.0f%% below usual): "
+			 "its NIC, PCIe or path",
+			 an_node_host(s, best), s->nodes[best].gpu, slow[best], tot[best], rate, win->xmed,
+			 100.0 * (1.0 - worst));
+		d->onset_ns = win->first_call;
+	}
+	free(slow);
+	free(tot);
+	return ok;
 }
 
 static void count_groups(const struct an_state *s, const struct an_window *w, int cnt[6])
@@ -1594,6 +1818,10 @@ int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 				 "others in time order: first delayed start", g[PULSE_PAR_PP]);
 		ok = 1;
 	} else if (rule_cpu(s, &w, &d)) {
+		ok = 1;
+	} else if (rule_xfer_shift(s, &w, &d)) {
+		an_diag_step(&d, "no outlier against the window's medians; per transfer: rate against its usual "
+				 "share of its operator's median, node with the most slow transfers");
 		ok = 1;
 	}
 	an_window_free(&w);

@@ -76,7 +76,10 @@ static double thr_of(const struct an_state *s, double med, double mad)
 void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst *in,
 			  struct an_rec *r)
 {
-	(void)in;
+	if (in && r->npeers) {
+		in->xdirty = 1;
+		c->xpending = 1;
+	}
 	struct an_member *m = &c->m[r->rank];
 	if (r->status == PULSE_OP_HUNG || r->status == PULSE_OP_NOT_STARTED) {
 		fire(s, AN_TRIG_HANG, c, r->seq, r->call,
@@ -224,6 +227,166 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 		g->last_end = in->last_end;
 }
 
+/* ---- per-transfer rates inside one operator (Pulse's µs data) ----
+ * Operator-level triggers compare whole operators with their history; a
+ * transfer that slows down a little (a congested path, a downgraded PCIe
+ * link feeding one peer) may lengthen its operator by less than the
+ * trigger's floor, yet it stands out among the transfers of the same
+ * operator instance, against its own usual place among them. */
+double an_xfer_rate(const struct an_rec *r, const struct an_peer *p)
+{
+	uint64_t ep = r->epoch_ns ? r->epoch_ns : 32000;
+	if (!p->complete || !p->actual || p->active < AN_XFER_MIN_EPOCHS * ep)
+		return 0;
+	return (double)p->actual * 8 / (double)p->active;
+}
+
+double an_inst_xfer_median(struct an_comm *c, struct an_inst *in)
+{
+	(void)c;
+	if (in->xmed_nrec == in->nrec && in->nrec)
+		return in->xmed;
+	double v[4096];
+	uint32_t n = 0;
+	for (int32_t k = 0; k < c->nranks && n < 4096; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		for (uint32_t i = 0; i < r->npeers && n < 4096; i++) {
+			double x = an_xfer_rate(r, &r->peers[i]);
+			if (x > 0)
+				v[n++] = x;
+		}
+	}
+	in->xmed = n >= 3 ? an_median(v, n) : 0;
+	in->xmed_n = n;
+	in->xmed_nrec = in->nrec;
+	return in->xmed;
+}
+
+struct an_inst *an_xfer_prev(struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r)
+		return NULL;
+	for (uint64_t back = 1; back <= AN_HIST && back <= in->seq; back++) {
+		struct an_inst *y = an_inst_find(c, in->seq - back);
+		if (y && y->recs[k] && y->recs[k]->op == r->op && y->recs[k]->count == r->count &&
+		    y->recs[k]->status == PULSE_OP_COMPLETE)
+			return y;
+	}
+	return NULL;
+}
+
+static double xfer_ratio(struct an_comm *c, struct an_inst *in, const struct an_rec *r, int32_t peer)
+{
+	for (uint32_t i = 0; i < r->npeers; i++) {
+		if (r->peers[i].rank != peer)
+			continue;
+		double x = an_xfer_rate(r, &r->peers[i]);
+		double med = an_inst_xfer_median(c, in);
+		return x > 0 && med > 0 ? x / med : NAN;
+	}
+	return NAN;
+}
+
+double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r || r->status != PULSE_OP_COMPLETE || pi >= r->npeers)
+		return NAN;
+	const struct an_peer *p = &r->peers[pi];
+	double cur = xfer_ratio(c, in, r, p->rank);
+	if (isnan(cur))
+		return NAN;
+	double v[16];
+	int nv = 0;
+	const struct an_inst *y = in;
+	while (nv < 16) {
+		struct an_inst *prev = an_xfer_prev(c, y, k);
+		if (!prev)
+			break;
+		double x = xfer_ratio(c, prev, prev->recs[k], p->rank);
+		if (!isnan(x))
+			v[nv++] = x;
+		y = prev;
+	}
+	if (nv < 3)
+		return NAN;
+	double t[16];
+	memcpy(t, v, (size_t)nv * sizeof *t);
+	double usual = an_median(t, (size_t)nv);
+	for (int i = 0; i < nv; i++)
+		t[i] = fabs(v[i] - usual);
+	double mad = an_median(t, (size_t)nv);
+	if (!(usual > 0))
+		return NAN;
+	uint64_t ep = r->epoch_ns ? r->epoch_ns : 32000;
+	double res = 4.0 * (double)ep / (double)p->active;
+	double noise = 4.0 * 1.4826 * mad / usual;
+	if (thr)
+		*thr = res > noise ? res : noise;
+	return cur / usual;
+}
+
+/* An instance whose records are all in (settle_ns after its last byte):
+ * a transfer slower than its usual place among the instance's transfers
+ * (an_xfer_shift), in this instance and in the previous one of the same
+ * rank (a fail-slow persists; one slow instance is noise), fires. */
+static void xfer_check(struct an_state *s, struct an_comm *c, struct an_inst *in)
+{
+	if (an_inst_xfer_median(c, in) <= 0)
+		return;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		for (uint32_t i = 0; i < r->npeers; i++) {
+			double thr = 0, thr2 = 0;
+			double sh = an_xfer_shift(c, in, k, i, &thr);
+			if (isnan(sh) || sh >= 1.0 - thr)
+				continue;
+			struct an_inst *pv = an_xfer_prev(c, in, k);
+			if (!pv)
+				continue;
+			const struct an_rec *pr = pv->recs[k];
+			uint32_t pj = 0;
+			while (pj < pr->npeers && pr->peers[pj].rank != r->peers[i].rank)
+				pj++;
+			double sh2 = an_xfer_shift(c, pv, k, pj, &thr2);
+			if (isnan(sh2) || sh2 >= 1.0 - thr2)
+				continue;
+			fire(s, AN_TRIG_SLOW, c, in->seq, pr->call,
+			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": transfer rank %d -> %d at %.0f Gb/s, "
+			     "%.0f%% below its usual share of the operator's median (%.0f Gb/s), twice in a row",
+			     pulse_op_type_name(r->op), r->seq, c->id, k, r->peers[i].rank,
+			     an_xfer_rate(r, &r->peers[i]), 100.0 * (1.0 - sh), in->xmed);
+			return;
+		}
+	}
+}
+
+static void xfer_checks(struct an_state *s, uint64_t now)
+{
+	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+		struct an_comm *c = s->comms[ci];
+		if (!c->xpending)
+			continue;
+		c->xpending = 0;
+		for (uint32_t h = 0; h < AN_HIST; h++) {
+			struct an_inst *in = &c->hist[h];
+			if (!in->used || !in->xdirty || in->hung)
+				continue;
+			if (!s->finishing && in->last_end + s->cfg.settle_ns > now) {
+				c->xpending = 1;
+				continue;
+			}
+			in->xdirty = 0;
+			xfer_check(s, c, in);
+		}
+	}
+}
+
 /* A call with no record for longer than the hang bound (an_hang_bound:
  * cfg.hang_ns, at least two agent polls and four times the longest
  * operator seen): the agent reports a finished operator at its next poll,
@@ -266,6 +429,7 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 int an_trigger_tick(struct an_state *s, uint64_t now)
 {
 	stalled_calls(s, now);
+	xfer_checks(s, now);
 	int added = 0;
 	for (uint32_t i = 0; i < s->ntrig;) {
 		struct an_trigger *t = &s->trig[i];

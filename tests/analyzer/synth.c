@@ -210,6 +210,11 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 				/* P2Ps progress independently; gaps come from late receivers */
 				double st0 = c + 0.02 * MS + (failing ? s->cpu_delay_ms[r] * MS : 0);
 				double end = st0 + act[r] + s->gap_ms[r] * MS + (failing ? cpu_total : 0);
+				double rp_max = 0;
+				for (int k = 0; failing && k < s->n; k++)
+					if (k != r && s->recv_post_ms[k] * MS > rp_max)
+						rp_max = s->recv_post_ms[k] * MS;
+				end += rp_max;
 				o->start_ns = t + (uint64_t)st0;
 				o->end_ns = t + (uint64_t)end;
 				o->active_ns = (uint64_t)act[r];
@@ -229,6 +234,19 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 					p->end_ns = o->end_ns;
 					p->active_ns = o->active_ns;
 					p->complete = 1;
+					double xs = failing ? (s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r]
+												  : s->xfer_slow[pr])
+							    : 0;
+					if (xs > 0 && xs < 1) {
+						p->active_ns = (uint64_t)((double)o->active_ns / (1.0 - xs));
+						p->end_ns = p->start_ns + p->active_ns;
+						if (p->end_ns > o->end_ns)
+							o->end_ns = p->end_ns;
+					}
+					if (failing && s->recv_post_ms[pr] > 0) {
+						/* waits for the receiver's buffers, then sends at full rate */
+						p->start_ns += (uint64_t)(s->recv_post_ms[pr] * MS);
+					}
 				}
 			} else {
 				int succ = (r + 1) % s->n, pred = (r + s->n - 1) % s->n;

@@ -29,6 +29,11 @@ struct syn {
 	double extra_compute_ms[SYN_MAX];
 	double cpu_delay_ms[SYN_MAX];/* proxy thread: extends the operator, delays first bytes */
 	double gap_ms[SYN_MAX];      /* custom: receiver-induced gaps (not the rank's fault), all iterations */
+	double xfer_slow[SYN_MAX];   /* custom: every transfer to or from this rank this fraction slower
+				      * (its path), from fail_iter on */
+	double recv_post_ms[SYN_MAX];/* custom: this rank's proxy posts its receive buffers late: the
+				      * other ranks' transfers to it start (and end) this much after
+				      * their first byte, from fail_iter on */
 	int hang;                    /* enum syn_hang, at fail_iter */
 	int hang_rank;
 	double jitter_ms;            /* deterministic compute jitter amplitude */

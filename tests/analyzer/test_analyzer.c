@@ -254,6 +254,97 @@ static void test_comp_slow_cpu(void **state)
 	an_state_free(st);
 }
 
+/* ---- computation fail-slow on a CPU, all-to-all: the slow proxy posts its
+ * receive buffers late, so the other ranks' transfers to it start after
+ * their first byte; no first byte is late and no node is common to slowed
+ * groups (one group): the late receiver pinpoints the machine ---- */
+static void test_comp_slow_cpu_recv_post(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.recv_post_ms[2] = 3;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMP_SLOW, "host2");
+	assert_string_equal(p->metric, "late_recv_post_votes");
+	an_state_free(st);
+}
+
+/* negative: two receivers equally late in every instance: no single
+ * receiver stands out, the verdict stays at the group */
+static void test_comp_slow_cpu_recv_post_tie(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.recv_post_ms[1] = 3;
+	s.recv_post_ms[2] = 3;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_group(p, AN_COMP_SLOW, 4);
+	an_state_free(st);
+}
+
+/* negative: late by less than two epochs (the measurement's resolution):
+ * no vote, the group */
+static void test_comp_slow_cpu_recv_post_small(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.recv_post_ms[2] = 0.05; /* < 2 x 32 us */
+	s.cpu_delay_ms[0] = 0;
+	struct an_state *st = syn_run(&s, NULL);
+	uint32_t n;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_false(!strcmp(d[i].localizer, "pulse") && d[i].level == AN_LEVEL_MACHINE &&
+			     !strcmp(d[i].metric, "late_recv_post_votes"));
+	an_state_free(st);
+}
+
+/* ---- communication fail-slow below the operator-level floor: every
+ * transfer to or from host2 8% slower lengthens the operator by ~0.45 ms
+ * (under the 10% / 0.5 ms trigger); the transfer's rate against its usual
+ * share of its operator's median fires and names the node ---- */
+static void test_xfer_shift(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.jitter_ms = 0;
+	s.xfer_slow[2] = 0.08;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host2");
+	assert_string_equal(p->metric, "transfer_rate_gbps");
+	assert_true(p->value < p->median);
+	an_state_free(st);
+}
+
+/* negative: 1% slower is within four epochs of the transfers' active time
+ * (the measurement's resolution): no trigger, nothing reported */
+static void test_xfer_shift_small(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.jitter_ms = 0;
+	s.xfer_slow[2] = 0.01;
+	struct an_state *st = syn_run(&s, NULL);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.triggers_slow, 0);
+	expect_none(st);
+	an_state_free(st);
+}
+
 /* ---- triggers ---- */
 static void test_triggers(void **state)
 {
@@ -754,6 +845,11 @@ int main(void)
 		cmocka_unit_test(test_comp_slow_delayed),
 		cmocka_unit_test(test_comp_slow_all_equal),
 		cmocka_unit_test(test_comp_slow_cpu),
+		cmocka_unit_test(test_comp_slow_cpu_recv_post),
+		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),
+		cmocka_unit_test(test_comp_slow_cpu_recv_post_small),
+		cmocka_unit_test(test_xfer_shift),
+		cmocka_unit_test(test_xfer_shift_small),
 		cmocka_unit_test(test_triggers),
 		cmocka_unit_test(test_json_shape),
 		cmocka_unit_test(test_timeline),
