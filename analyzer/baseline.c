@@ -73,8 +73,11 @@ static int extended_group(struct an_state *s, const struct an_window *w, struct 
 
 int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
 {
-	if (t->kind == AN_TRIG_HANG)
-		return an_localize_hang(s, t, 1);
+	/* the same hang-first order as Pulse (localize.c): a hang is
+	 * operator-level evidence too */
+	int hung = an_localize_hang(s, t, 1);
+	if (hung || t->kind == AN_TRIG_HANG)
+		return hung;
 	struct an_window w;
 	an_window_build(s, t, &w);
 	struct an_diagnosis d;

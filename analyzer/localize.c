@@ -1792,8 +1792,13 @@ static void count_groups(const struct an_state *s, const struct an_window *w, in
 
 int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 {
-	if (t->kind == AN_TRIG_HANG)
-		return an_localize_hang(s, t, 0);
+	/* A slow trigger localized when a hang is already visible (calls
+	 * unanswered past the hang bound at this data time): the hang explains
+	 * the slowdown, and a rank that never started is fail-stop, not a
+	 * delayed start. */
+	int hung = an_localize_hang(s, t, 0);
+	if (hung || t->kind == AN_TRIG_HANG)
+		return hung;
 	struct an_window w;
 	an_window_build(s, t, &w);
 	struct an_diagnosis d;
