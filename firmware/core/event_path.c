@@ -403,6 +403,90 @@ void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_
 	atomic_store_explicit(tw, tag, memory_order_release);
 }
 
+/* The burst's rare cases, out of line so the loop stays small. */
+static __attribute__((noinline)) void burst_slow(struct pulse_fw *fw, struct fw_thread *t,
+						 fw_tag_t tag, const struct pulse_tx_event *ev)
+{
+	tx_slow(fw, t, tag, ev);
+}
+
+static __attribute__((noinline)) void burst_new_flow(struct pulse_fw *fw, struct fw_thread *t,
+						     fw_tag_t tag, const struct pulse_tx_event *ev,
+						     uint32_t units)
+{
+	tx_new_flow(fw, t, tag, ev, units);
+}
+
+static __attribute__((noinline)) void burst_new_epoch(struct pulse_fw *fw, struct fw_thread *t,
+						      fw_tag_t tag, const struct pulse_tx_event *ev,
+						      struct fw_side *s, uint32_t units)
+{
+	tx_new_epoch(fw, t, tag, ev, s, units);
+}
+
+/* A known flow's event outside its open epoch, in a burst: the common case
+ * (the flow's next epoch, its open record one record in the tail block, a
+ * new block taken when the tail is full) inline, as tx_epoch_leave and
+ * tx_epoch_more_leave do it; anything else through tx_new_epoch. */
+static inline __attribute__((always_inline)) void burst_epoch(struct pulse_fw *fw,
+							       struct fw_thread *t, fw_tag_t tag,
+							       const struct pulse_tx_event *ev,
+							       struct fw_side *s, uint32_t units)
+{
+	uint32_t ws = fw->win_start_lo[fw_tag_side(tag)];
+	uint32_t delta = ev->ts_ns - ws;
+	uint32_t epoch = epoch_of(fw, delta);
+	uint32_t cur = s->open_epoch;
+	uint64_t open = atomic_load_explicit(&s->open_units, memory_order_relaxed);
+	uint32_t advance = cur - s->last_epoch;
+	uint32_t fill = s->tail_fill;
+	if (__builtin_expect(delta >= fw->cfg.max_delta || epoch <= cur ||
+				     open - 1u >= PULSE_MB_REC_MAX_UNITS ||
+				     advance > PULSE_MB_REC_MAX_ADVANCE,
+			     0)) {
+		burst_new_epoch(fw, t, tag, ev, s, units);
+		return;
+	}
+	/* units came through fast_check: 0 < units < 2^15 */
+	if (__builtin_expect(fill < PULSE_FW_RECORDS_PER_BLOCK, 1))
+		epoch_next(fw, s, ws, epoch, open, advance, fill, (int32_t)units, false);
+	else if (!epoch_next(fw, s, ws, epoch, open, advance, fill, (int32_t)units, true)) {
+		burst_new_epoch(fw, t, tag, ev, s, units); /* pool empty: counted there */
+		return;
+	}
+	fw_side_add64(&s->ev_pkts, ev_pkts_inc(ev));
+}
+
+/* How far ahead the burst prefetches: the QPN table entry of the event
+ * FW_PF_TABLE positions ahead, the flow side of the one FW_PF_SIDE ahead
+ * (whose table entry the first prefetch brought in). */
+#define FW_PF_TABLE 16u
+#define FW_PF_SIDE 8u
+/* rv64imac has no prefetch instruction (__builtin_prefetch is a no-op
+ * there), so the DPA build skips the lookahead and its table loads. */
+#if defined(__riscv) && !defined(__riscv_zicbop)
+#define FW_PREFETCH 0
+#else
+#define FW_PREFETCH 1
+#endif
+
+static inline void burst_prefetch_table(const struct pulse_fw *fw, const struct pulse_tx_event *ev)
+{
+	/* The QPN as the fast path reads it, cut to 24 bits: a bad one is
+	 * only a useless prefetch, never an address outside the table. */
+	uint32_t q = ev->qpn & (((uint32_t)1 << PULSE_QPN_BITS) - 1u);
+	__builtin_prefetch((const void *)&fw->qpn_table[q], 0, 3);
+}
+
+static inline void burst_prefetch_side(const struct pulse_fw *fw, fw_tag_t tag,
+				       const struct pulse_tx_event *ev)
+{
+	uint32_t q = ev->qpn & (((uint32_t)1 << PULSE_QPN_BITS) - 1u);
+	/* A hint only: if the entry changes before the event is handled (a
+	 * flow created or aged meanwhile), the loop reads it again. */
+	__builtin_prefetch((const void *)fast_side(fw, tag, (int32_t)q), 1, 3);
+}
+
 void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *evs,
 			  uint32_t n)
 {
@@ -414,31 +498,66 @@ void pulse_fw_on_tx_burst(struct pulse_fw *fw, uint32_t thread, const struct pul
 	}
 	struct fw_thread *t = &fw->threads[(int32_t)thread];
 	_Atomic fw_tag_t *tw = fw_thread_tag(fw, thread);
+	/* One busy mark for the whole burst: the burst is one handler
+	 * invocation on one thread, so the thread announces itself once (the
+	 * swap is a locked instruction that waits for the previous stores)
+	 * and stores its tag back once at the end. The handshake's guarantee
+	 * holds as for one event: a poll or reset waits (fw_quiesce) while the
+	 * mark is in, here until the last event of the burst is done. n is
+	 * the caller's bound, so that wait is bounded too (see nic_agent.h:
+	 * keep bursts short when a mailbox thread runs alongside). */
 	fw_tag_t tag = atomic_exchange_explicit(tw, FW_TAG_BUSY(thread), memory_order_acquire);
 	if (FW_TAG_IS_BUSY(tag)) {
 		thread_clash(fw, n);
 		return;
 	}
+	if (tag >= 0) {
+		/* Not in an open window (a reset shut the gate): every event
+		 * takes the slow path, which counts it; nothing to prefetch. */
+		for (uint32_t i = 0; i < n; i++)
+			burst_slow(fw, t, tag, &evs[i]);
+		thread_leave_wanted(fw, tw);
+		return;
+	}
+	if (FW_PREFETCH) {
+		/* Prime the prefetch pipeline for the first events. */
+		for (uint32_t j = 0; j < n && j < FW_PF_TABLE; j++)
+			burst_prefetch_table(fw, &evs[j]);
+		for (uint32_t j = 0; j < n && j < FW_PF_SIDE; j++)
+			burst_prefetch_side(fw, tag, &evs[j]);
+	}
 	bool slow = false;
+	/* Prefetch while events leave the fast path (new epochs, new flows:
+	 * traffic spread over many flows, each event a cache miss); a run of
+	 * fast-path events (a few hot flows, all in cache) turns it off. */
+	bool pf = FW_PREFETCH;
 	for (uint32_t i = 0; i < n; i++) {
+		if (pf) {
+			if (i + FW_PF_TABLE < n)
+				burst_prefetch_table(fw, &evs[i + FW_PF_TABLE]);
+			if (i + FW_PF_SIDE < n)
+				burst_prefetch_side(fw, tag, &evs[i + FW_PF_SIDE]);
+		}
 		const struct pulse_tx_event *ev = &evs[i];
 		int32_t qpn;
 		uint32_t units;
 		if (!fast_check(tag, ev, &qpn, &units)) {
-			tx_slow(fw, t, tag, ev);
+			burst_slow(fw, t, tag, ev);
 			slow = true;
 			continue;
 		}
 		struct fw_side *s = fast_side(fw, tag, qpn);
 		if (fast_in_epoch(s, ev)) {
 			fast_add(s, units, ev);
-		} else {
-			if (side_is_dummy(fw, s))
-				tx_new_flow(fw, t, tag, ev, units);
-			else
-				tx_new_epoch(fw, t, tag, ev, s, units);
-			slow = true;
+			pf = false;
+			continue;
 		}
+		slow = true;
+		pf = FW_PREFETCH;
+		if (side_is_dummy(fw, s))
+			burst_new_flow(fw, t, tag, ev, units);
+		else
+			burst_epoch(fw, t, tag, ev, s, units);
 	}
 	if (slow)
 		thread_leave_wanted(fw, tw);

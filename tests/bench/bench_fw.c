@@ -130,6 +130,8 @@ static struct pulse_mb_poll_resp poll_drain(struct pulse_fw *fw, uint32_t now)
 	return p;
 }
 
+static int rate_reps = 3;
+
 static void bench_rate(void)
 {
 	const uint32_t n = 12000000; /* ~1 s of a 400 Gb/s NIC at 4 KB per event */
@@ -141,7 +143,7 @@ static void bench_rate(void)
 		uint32_t flows = 2000;
 		make_events(evs, n, flows, 400.0, (enum shape)shape);
 		double best_ours = 0, best_base = 0, best_burst = 0;
-		for (int rep = 0; rep < 3; rep++) {
+		for (int rep = 0; rep < rate_reps; rep++) {
 			void *mem;
 			struct pulse_fw *fw = fw_new(flows, 1u << 19, &mem);
 			double t0 = now_s();
@@ -218,7 +220,11 @@ static void bench_memory(void)
 
 int main(int argc, char **argv)
 {
+	/* bench_fw [WHICH [REPS]]: WHICH 0 all, 1 events/s, 2 memory; REPS runs
+	 * of each events/s measurement, the best kept (default 3). */
 	int which = argc > 1 ? atoi(argv[1]) : 0;
+	if (argc > 2 && atoi(argv[2]) > 0)
+		rate_reps = atoi(argv[2]);
 	printf("## NIC agent core on x86 (tests/bench/bench_fw.c)\n");
 	if (which == 0 || which == 1)
 		bench_rate();
