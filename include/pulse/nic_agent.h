@@ -59,8 +59,9 @@ struct pulse_fw *pulse_fw_init(void *mem, size_t size, const struct pulse_fw_lim
 /* The event path: one call per TX event, on DPA thread `thread`. */
 void pulse_fw_on_tx(struct pulse_fw *fw, uint32_t thread, const struct pulse_tx_event *ev);
 
-/* The same for n events in a row, announcing the thread once instead of per
- * event (the announcement is a full memory fence). For platforms that get
+/* The same for n events in a row, taking the thread's window tag once
+ * instead of per event (each take is an atomic exchange that waits for the
+ * previous stores). For platforms that get
  * events in batches, such as the simulator; results are identical to n calls
  * of pulse_fw_on_tx. A poll waits for the whole burst, so keep bursts short
  * (thousands of events, not millions) when a mailbox thread runs alongside. */
