@@ -126,6 +126,20 @@ static void p2p(struct rankst *rk, int comm, uint64_t bytes, int send_to, int re
 	add(rk, I_GEND);
 }
 
+/* One TP communicator per host over its G GPUs (none with one GPU). */
+static void tp_comms(struct sim *sm, int H, int G, int *members, int *tp)
+{
+	if (G < 2)
+		return;
+	for (int h = 0; h < H; h++) {
+		for (int g = 0; g < G; g++)
+			members[g] = h * G + g;
+		int c = comm_create(sm, members, G, 0, "tp");
+		for (int g = 0; g < G; g++)
+			tp[h * G + g] = c;
+	}
+}
+
 static int build_gpt(struct sim *sm)
 {
 	const struct sc_scenario *s = sm->s;
@@ -136,14 +150,7 @@ static int build_gpt(struct sim *sm)
 	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
 	for (int r = 0; r < sm->nranks; r++)
 		tp[r] = dpc[r] = ppc[r] = -1;
-	if (G > 1)
-		for (int h = 0; h < H; h++) {
-			for (int g = 0; g < G; g++)
-				members[g] = h * G + g;
-			int c = comm_create(sm, members, G, 0, "tp");
-			for (int g = 0; g < G; g++)
-				tp[h * G + g] = c;
-		}
+	tp_comms(sm, H, G, members, tp);
 	if (DP > 1)
 		for (int p = 0; p < PP; p++)
 			for (int g = 0; g < G; g++) {
@@ -269,14 +276,7 @@ static int build_moe(struct sim *sm)
 	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
 	for (int r = 0; r < sm->nranks; r++)
 		tp[r] = dpc[r] = epc[r] = -1;
-	if (G > 1)
-		for (int h = 0; h < H; h++) {
-			for (int g = 0; g < G; g++)
-				members[g] = h * G + g;
-			int c = comm_create(sm, members, G, 0, "tp");
-			for (int g = 0; g < G; g++)
-				tp[h * G + g] = c;
-		}
+	tp_comms(sm, H, G, members, tp);
 	if (H > 1)
 		for (int g = 0; g < G; g++) {
 			for (int h = 0; h < H; h++)
