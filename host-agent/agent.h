@@ -12,7 +12,9 @@
  *   hook_drain.c interception rings (libpulse-hook.so): discovery, drain,
  *                drops, operator/group records as JSON lines
  *   qp_map.c     the host's mapping from those records: QPs and communicators
- *   loop.c       the poll scheduler; the association's inputs each cycle
+ *   loop.c       the poll scheduler
+ *   op_feed.c    the association's inputs each cycle: join store, mapping,
+ *                windows, flush to "op" lines
  *   replay.c     --replay DIR: a run_cluster directory through the same code
  *   main.c       wiring
  * Hosted C11 + POSIX. */
@@ -325,7 +327,7 @@ int agent_lock_nic(const char *lock_dir, const char *nic_name, char *err, size_t
 int control_start(struct agent *a, const char *path, char *err, size_t errlen);
 void control_stop(void);
 
-/* ---- loop.c ---- */
+/* ---- op_feed.c ---- */
 #include "pulse/analyzer_wire.h"
 #include "pulse/qp_join.h"
 /* The remote ends of this host's QPs: every host's QPs and communicator
@@ -369,7 +371,6 @@ void agent_join_qp_from_map(const struct map_qp *q, const char *host, struct pul
 void agent_join_comm_from_map(const struct map_comm *c, const char *host,
 			      struct pulse_join_comm *out);
 
-int agent_run(struct agent *a);
 /* Called by nic_cycle for every window it accepted, after its JSON line:
  * hands the window to the association (host time through the NIC's clock
  * sync). */
@@ -381,6 +382,9 @@ void agent_window_done(struct agent *a, struct agent_nic *n, const struct pulse_
  * "op" lines). now_ns: host time of the cycle. */
 void agent_cycle_begin(struct agent *a, uint64_t now_ns);
 void agent_cycle_end(struct agent *a, uint64_t now_ns);
+
+/* ---- loop.c ---- */
+int agent_run(struct agent *a);
 
 /* ---- replay.c ---- */
 /* pulse-host-agent --replay DIR [--host H]: see replay.c. Returns the exit
@@ -399,7 +403,7 @@ struct agent {
 	struct hooks *hooks;        /* NULL with --no-hooks */
 	char host_name[64];         /* --host-name, gethostname, or the replayed host */
 	struct assoc *assoc;        /* flow-operator association (assoc.h); NULL: none */
-	struct agent_join *join;    /* remote ends of local QPs (loop.c; replay.c fills it) */
+	struct agent_join *join;    /* remote ends of local QPs (op_feed.c; replay.c fills it) */
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */

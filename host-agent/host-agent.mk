@@ -3,7 +3,7 @@
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
-	host-agent/daemon.c host-agent/loop.c host-agent/hook_drain.c host-agent/qp_map.c \
+	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
 	host-agent/replay.c host-agent/analyzer_link.c
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)

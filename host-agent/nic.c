@@ -345,7 +345,7 @@ void nic_cycle(struct agent *a, struct agent_nic *n)
 	pthread_mutex_unlock(&a->lock);
 	if (!a->opt.quiet_windows)
 		jsonl_window(n, w, gap, n->last_poll_s);
-	agent_window_done(a, n, w, gap); /* the association (loop.c) */
+	agent_window_done(a, n, w, gap); /* the association (op_feed.c) */
 	if (src == PULSE_NIC_ETRANSPORT) {
 		pthread_mutex_lock(&a->lock);
 		mark_down(a, n, "STATS failed");

@@ -805,7 +805,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 			if (in_cycle[i] && nics[i].poll_host > cycle_end)
 				cycle_end = nics[i].poll_host;
 		}
-		/* as live (loop.c): the interception records up to the poll, the
+		/* as live (loop.c, op_feed.c): the interception records up to the poll, the
 		 * mapping into the association, the NICs, the association's output */
 		agent_clock_set_virtual(t ? t : 1);
 		apply_records(a, &hooks, rh, &k, cycle_end, res);
