@@ -88,15 +88,23 @@ static void collect_window(struct pulse_fw *fw, uint32_t side, uint32_t *flows,
 			/* Silent for a whole window: unpublish now; the slot is
 			 * freed after one more window, once no thread can hold it. */
 			uint16_t mine = (uint16_t)(i + 1u);
-			atomic_compare_exchange_strong_explicit(&fw->qpn_table[f->qpn], &mine, 0,
-								memory_order_relaxed,
-								memory_order_relaxed);
-			atomic_store_explicit(&f->state, FLOW_RETIRING, memory_order_relaxed);
-			fw->flows_unpublished++;
 			/* Its counters are folded and it has no records (a full
 			 * pool can leave counts without records); clear it now,
 			 * or STATS would count it again when the side comes back. */
 			fw_side_clear(fw, s);
+			/* fw_flow_publish stores the state before the table
+			 * entry: a flow an event thread is publishing right now
+			 * is ACTIVE, with nothing on this side, but its entry
+			 * is not in the table yet. Then the swap fails and the
+			 * flow stays ACTIVE: retiring it would let its entry
+			 * land after the unpublish, and the slot would be freed
+			 * while the table still names it. */
+			if (!atomic_compare_exchange_strong_explicit(&fw->qpn_table[f->qpn], &mine, 0,
+								     memory_order_relaxed,
+								     memory_order_relaxed))
+				continue;
+			atomic_store_explicit(&f->state, FLOW_RETIRING, memory_order_relaxed);
+			fw->flows_unpublished++;
 			(*aged)++;
 			continue;
 		} else {
