@@ -74,6 +74,21 @@ static int grow(void **p, uint32_t *cap, uint32_t n, size_t elem, uint32_t max)
 	return 0;
 }
 
+/* A zeroed communicator entry for (pid, comm id), or NULL (counted) when
+ * the table is at its cap. */
+static struct map_comm *new_comm(struct qp_map *m, uint32_t pid, uint64_t comm_id)
+{
+	if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms, QP_MAP_MAX_COMMS)) {
+		m->full_drops++;
+		return NULL;
+	}
+	struct map_comm *c = &m->comms[m->ncomms++];
+	memset(c, 0, sizeof *c);
+	c->pid = pid;
+	c->comm_id = comm_id;
+	return c;
+}
+
 /* Keyed by process too: a QPN is unique on a device only among live QPs. */
 static struct map_qp *find_qp(struct qp_map *m, uint32_t pid, const char *dev, uint32_t qpn)
 {
@@ -102,15 +117,9 @@ static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
 		 * first. It then holds the place (same pid and comm id, so never
 		 * a second communicator) until the hook's record fills it in. */
 		if (!c && b->comm_id) {
-			if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms,
-				 QP_MAP_MAX_COMMS)) {
-				m->full_drops++;
+			c = new_comm(m, r->pid, b->comm_id);
+			if (!c)
 				return;
-			}
-			c = &m->comms[m->ncomms++];
-			memset(c, 0, sizeof *c);
-			c->pid = r->pid;
-			c->comm_id = b->comm_id;
 			c->rank = b->rank;
 			c->nranks = b->nranks;
 			c->how = PULSE_HOOK_HOW_PROFILER;
@@ -141,15 +150,9 @@ static void apply_comm_init(struct qp_map *m, const struct pulse_hook_record *r)
 	}
 	int held = c && c->source == PULSE_HOOK_SRC_PROFILER && r->source == PULSE_HOOK_SRC_HOOK;
 	if (!c) {
-		if (grow((void **)&m->comms, &m->capcomms, m->ncomms, sizeof *m->comms,
-			 QP_MAP_MAX_COMMS)) {
-			m->full_drops++;
+		c = new_comm(m, r->pid, b->comm_id);
+		if (!c)
 			return;
-		}
-		c = &m->comms[m->ncomms++];
-		memset(c, 0, sizeof *c);
-		c->pid = r->pid;
-		c->comm_id = b->comm_id;
 	}
 	c->parent_id = b->parent_id;
 	c->handle = b->handle;
