@@ -166,7 +166,22 @@ struct an_trigger {
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
+	uint64_t excl_a, excl_b; /* a confirmation: instances first called in [a, b] left out */
 	char why[160];
+};
+
+/* A fail-slow verdict waiting for its confirmation: the same localizer
+ * must name the same host with the same class again with the iteration of
+ * its evidence left out (a fail-slow persists over iterations; a single
+ * late or slow operator among the hundreds of a window, and what it
+ * drags along in the same iteration, is what noise does). */
+#define AN_PENDING_MAX 16
+struct an_pending {
+	struct an_diagnosis d;
+	uint64_t onset;          /* the trigger's onset: the same window */
+	uint64_t excl_a, excl_b; /* the evidence's iteration */
+	uint64_t next_try, give_up;
+	uint32_t chain;          /* verdicts replaced so far */
 };
 
 struct an_stats {
@@ -174,6 +189,7 @@ struct an_stats {
 	uint64_t ops, op_unknown_comm, op_bad_rank, op_skew, op_dup, op_evicted;
 	uint64_t hook_ops, hook_unknown_comm, maps, windows;
 	uint64_t triggers_slow, triggers_hang, localizations, diag_dups;
+	uint64_t unconfirmed, confirmed;
 };
 
 struct an_host {
@@ -202,6 +218,12 @@ struct an_state {
 	int hang_done;           /* a hang was localized: the job is stopped */
 	int finishing;           /* an_finish: localize what is pending */
 	uint64_t report_ns;      /* data time of the localization running now */
+	/* localization into tent[] instead of the diagnoses (an_diag_commit) */
+	int tentative;
+	struct an_diagnosis tent[2];
+	uint32_t ntent;
+	struct an_pending pend[AN_PENDING_MAX];
+	uint32_t npend;
 	uint32_t epoch_ns;       /* as reported by records / windows */
 	struct an_qpwin *qpw;    /* ring */
 	uint32_t nqpw, qpw_pos;
@@ -288,6 +310,9 @@ int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t c
  * any of them sent (0: none seen) */
 uint64_t an_residual(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t *last);
 uint64_t an_hang_bound(const struct an_state *s);
+/* the job's iteration period as seen so far (the longest median period of
+ * an operator signature), 0 unknown */
+uint64_t an_period_ns(const struct an_state *s);
 /* the instance key of a call: a group's first member seq */
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k);
 

@@ -117,6 +117,12 @@ static int same_verdict(const struct an_diagnosis *a, const struct an_diagnosis 
 
 int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 {
+	if (s->tentative) {
+		/* a verdict to be confirmed (trigger.c), not a diagnosis yet */
+		if (s->ntent < sizeof s->tent / sizeof *s->tent)
+			s->tent[s->ntent++] = *d;
+		return 0;
+	}
 	for (uint32_t i = 0; i < s->ndiags; i++)
 		if (same_verdict(&s->diags[i], d)) {
 			s->st.diag_dups++;
@@ -160,7 +166,7 @@ static int cmp_pair(const void *a, const void *b)
 	return cmp_inst(&x->in, &y->in, NULL);
 }
 
-static uint64_t lookback_ns(const struct an_state *s)
+uint64_t an_period_ns(const struct an_state *s)
 {
 	double best = 0;
 	for (uint32_t i = 0; i < s->ncomms; i++)
@@ -169,8 +175,13 @@ static uint64_t lookback_ns(const struct an_state *s)
 			if (an_roll_stats(&s->comms[i]->sigs[k].period, &med, NULL) == 0 && med > best)
 				best = med;
 		}
+	return (uint64_t)best;
+}
+
+static uint64_t lookback_ns(const struct an_state *s)
+{
 	/* a few iterations before the first evidence: the cause comes first */
-	best *= 4;
+	double best = 4.0 * (double)an_period_ns(s);
 	if (best < 1e9)
 		best = 1e9;
 	if (best > 30e9)
@@ -202,6 +213,8 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 				continue;
 			uint64_t a = in->first_call ? in->first_call : in->last_end;
 			uint64_t b = in->last_end > a ? in->last_end : a;
+			if (t->excl_b && a >= t->excl_a && a <= t->excl_b)
+				continue; /* left out to confirm a verdict */
 			if (in->hung || (b >= w->t0 && a <= w->t1)) {
 				p[n].in = in;
 				p[n].comm = (int)i;

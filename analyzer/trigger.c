@@ -426,6 +426,167 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 	}
 }
 
+static int names_host(const struct an_diagnosis *d, const char *host)
+{
+	for (uint32_t i = 0; i < d->nsuspects; i++)
+		if (!strcmp(d->suspects[i].host, host))
+			return 1;
+	for (uint32_t i = 0; i < d->nmembers; i++)
+		if (!strcmp(d->members[i].host, host))
+			return 1;
+	return 0;
+}
+
+/* the same verdict: localizer, class, level and host (or group) */
+static int same_host_class(const struct an_diagnosis *a, const struct an_diagnosis *b)
+{
+	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level != b->level)
+		return 0;
+	if (a->level != AN_LEVEL_MACHINE)
+		return a->comm_id == b->comm_id;
+	return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
+}
+
+/* b agrees with a: the same verdict, or the same class at the other level
+ * with the machine among the group's members (a group-level verdict is
+ * the same evidence with less resolution) */
+static int agrees(const struct an_diagnosis *a, const struct an_diagnosis *b)
+{
+	if (same_host_class(a, b))
+		return 1;
+	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level == b->level)
+		return 0;
+	const struct an_diagnosis *m = a->level == AN_LEVEL_MACHINE ? a : b;
+	const struct an_diagnosis *g = m == a ? b : a;
+	return m->nsuspects && names_host(g, m->suspects[0].host);
+}
+
+static int is_stop(const struct an_diagnosis *d)
+{
+	return d->cls == AN_COMP_STOP || d->cls == AN_COMM_STOP;
+}
+
+/* Runs one localizer into s->tent (not into the diagnoses). */
+static void localize_tentative(struct an_state *s, const struct an_trigger *t, int oplevel)
+{
+	s->tentative = 1;
+	s->ntent = 0;
+	if (oplevel)
+		an_localize_oplevel(s, t);
+	else
+		an_localize_pulse(s, t);
+	s->tentative = 0;
+}
+
+static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
+			uint64_t now);
+
+/* A fail-slow verdict is confirmed by the same localizer naming the same
+ * host and class on operators that started at least an iteration after
+ * its evidence (data already in, or arriving with the next polls). It is
+ * dropped (counted) when the next few iterations do not show it. */
+static int pending_confirm(struct an_state *s, uint64_t now)
+{
+	int added = 0;
+	for (uint32_t i = 0; i < s->npend;) {
+		struct an_pending *p = &s->pend[i];
+		if (now < p->next_try && !s->finishing) {
+			i++;
+			continue;
+		}
+		struct an_trigger t;
+		memset(&t, 0, sizeof t);
+		t.kind = AN_TRIG_SLOW;
+		t.comm = -1;
+		t.fired_ns = now;
+		t.onset_ns = p->onset;
+		t.excl_a = p->excl_a;
+		t.excl_b = p->excl_b;
+		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
+		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
+		int ok = 0;
+		const struct an_diagnosis *finer = NULL;
+		for (uint32_t k = 0; k < s->ntent && !ok; k++) {
+			ok = agrees(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
+			if (ok && p->d.level != AN_LEVEL_MACHINE && s->tent[k].level == AN_LEVEL_MACHINE)
+				finer = &s->tent[k];
+		}
+		if (!ok && s->ntent && p->chain < 8) {
+			/* the later operators name another host: that verdict now
+			 * waits for its own confirmation (the first was noise) */
+			s->st.unconfirmed++;
+			an_log(s, "%s verdict not confirmed, the next iterations name another (now pending): %s",
+			       p->d.localizer, p->d.why);
+			uint32_t chain = p->chain + 1;
+			pending_arm(s, p, &s->tent[0], p->onset, now);
+			p->chain = chain;
+			if (!s->finishing)
+				i++; /* at the end of the data: try it on what is there */
+			continue;
+		}
+		if (ok || s->finishing || now >= p->give_up) {
+			if (ok) {
+				struct an_diagnosis d = finer ? *finer : p->d;
+				for (uint32_t k = 0; k < s->ntent; k++)
+					if (is_stop(&s->tent[k]))
+						d = s->tent[k]; /* a hang became visible meanwhile */
+				d.report_ns = s->report_ns ? s->report_ns : now;
+				if (!is_stop(&d))
+					an_diag_step(&d, "confirmed on the operators after the evidence");
+				added += an_diag_commit(s, &d);
+				s->st.confirmed++;
+			} else {
+				s->st.unconfirmed++;
+				an_log(s, "%s verdict not confirmed on the next iterations (dropped): %s",
+				       p->d.localizer, p->d.why);
+			}
+			memmove(p, p + 1, (s->npend - i - 1) * sizeof *p);
+			s->npend--;
+			continue;
+		}
+		p->next_try = now + (s->poll_ns ? s->poll_ns / 2 : 500000000ull);
+		i++;
+	}
+	return added;
+}
+
+static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
+			uint64_t now)
+{
+	p->d = *d;
+	p->chain = 0;
+	p->onset = onset;
+	uint64_t period = an_period_ns(s);
+	if (!period)
+		period = 2000000ull;
+	uint64_t ev = d->onset_ns ? d->onset_ns : now;
+	/* the evidence's iteration: the instances first called within half a
+	 * period of it */
+	p->excl_a = ev > period / 2 ? ev - period / 2 : 0;
+	p->excl_b = ev + period / 2;
+	p->next_try = now; /* the rest of the window may show it already */
+	uint64_t wait = 3 * period;
+	uint64_t poll = s->poll_ns ? s->poll_ns : 1000000000ull;
+	if (wait < 2 * poll)
+		wait = 2 * poll;
+	p->give_up = (p->excl_b > now ? p->excl_b : now) + wait + s->cfg.settle_ns;
+}
+
+static void pending_add(struct an_state *s, const struct an_diagnosis *d, uint64_t onset, uint64_t now)
+{
+	for (uint32_t i = 0; i < s->npend; i++)
+		if (same_host_class(&s->pend[i].d, d))
+			return; /* already waiting */
+	for (uint32_t i = 0; i < s->ndiags; i++)
+		if (same_host_class(&s->diags[i], d)) {
+			s->st.diag_dups++;
+			return; /* already reported */
+		}
+	if (s->npend >= AN_PENDING_MAX)
+		return;
+	pending_arm(s, &s->pend[s->npend++], d, onset, now);
+}
+
 int an_trigger_tick(struct an_state *s, uint64_t now)
 {
 	stalled_calls(s, now);
@@ -444,13 +605,21 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 		s->report_ns = now < s->now_ns ? s->now_ns : now;
 		if (s->finishing && s->report_ns > copy.fired_ns + s->cfg.settle_ns)
 			s->report_ns = s->now_ns;
-		added += an_localize_pulse(s, &copy);
-		added += an_localize_oplevel(s, &copy);
+		for (int oplevel = 0; oplevel <= 1; oplevel++) {
+			localize_tentative(s, &copy, oplevel);
+			for (uint32_t k = 0; k < s->ntent; k++) {
+				if (is_stop(&s->tent[k]))
+					added += an_diag_commit(s, &s->tent[k]);
+				else
+					pending_add(s, &s->tent[k], copy.onset_ns ? copy.onset_ns : copy.fired_ns, now);
+			}
+		}
 		if (copy.kind == AN_TRIG_HANG)
 			s->hang_done = 1;
 		else
 			s->slow_rearm = s->now_ns + s->cfg.settle_ns;
 	}
+	added += pending_confirm(s, now);
 	return added;
 }
 
