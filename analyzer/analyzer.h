@@ -84,6 +84,8 @@ struct an_diagnosis {
 	char trigger[160];       /* what started the localization */
 	char steps[512];         /* the groups walked, in order, as the paper's cases do */
 	uint32_t evidence_ranks; /* ranks compared in the evidence */
+	int persistent;          /* the evidence already spans two iterations (needs no
+	                          * confirmation, trigger.c) */
 };
 
 struct an_state;

@@ -820,6 +820,27 @@ static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k)
 	return nv >= 3 ? an_median(v, (size_t)nv) : NAN;
 }
 
+/* An instance whose ranks all exchange with each other (all-to-all): each
+ * rank's transfers start with its own kernel, so the ranks are each
+ * other's baseline. A pipeline's P2P groups are not: a stage sends to one
+ * neighbour at its own place in the 1F1B schedule, and the last stage is
+ * "late" in every iteration by construction. */
+static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
+{
+	if (c->nranks < 3)
+		return 0;
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		if (2 * (int32_t)r->npeers < c->nranks - 1)
+			return 0;
+		n++;
+	}
+	return n >= 3;
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -892,7 +913,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
-		if (!c->custom || c->nranks < 3 || in->op != PULSE_OP_GROUP)
+		if (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in))
 			continue;
 		double st[512];
 		int32_t rk[512];
@@ -1773,6 +1794,9 @@ static int rule_xfer_shift(struct an_state *s, const struct an_window *w, struct
 			best >= 0 ? slow[best] : 0, best >= 0 ? tot[best] : 0, bf, sf, worst);
 	int ok = best >= 0 && bf >= 0.5 && sf < bf && win;
 	if (ok) {
+		/* the per-transfer measure fires only when a transfer is slow in
+		 * two consecutive instances: persistent by construction */
+		d->persistent = 1;
 		d->cls = AN_COMM_SLOW;
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, -1);

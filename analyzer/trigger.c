@@ -608,7 +608,7 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 		for (int oplevel = 0; oplevel <= 1; oplevel++) {
 			localize_tentative(s, &copy, oplevel);
 			for (uint32_t k = 0; k < s->ntent; k++) {
-				if (is_stop(&s->tent[k]))
+				if (is_stop(&s->tent[k]) || s->tent[k].persistent)
 					added += an_diag_commit(s, &s->tent[k]);
 				else
 					pending_add(s, &s->tent[k], copy.onset_ns ? copy.onset_ns : copy.fired_ns, now);
