@@ -19,12 +19,19 @@
 #define AN_QP_RING 8192    /* per-QP window summaries kept (timeline) */
 #define AN_TRIG_MAX 64
 
-/* A rolling sample for running baselines (median and MAD of the last N). */
+/* A rolling sample for running baselines (median and MAD of the last N).
+ * t: the data time of each sample (0 when not kept), so a baseline can be
+ * taken as it was before a time (an_roll_base). */
 struct an_roll {
 	double v[AN_BASE_N];
+	uint64_t t[AN_BASE_N];
 	uint32_t n, pos;
 };
 void an_roll_add(struct an_roll *r, double v);
+void an_roll_add_at(struct an_roll *r, double v, uint64_t t);
+/* max (want_max) or median of the samples taken before `before` (all when
+ * before is 0); *n: how many. 0 when none. */
+double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint32_t *n);
 int an_roll_stats(const struct an_roll *r, double *median, double *mad); /* -1 when empty */
 double an_roll_max(const struct an_roll *r);
 double an_median(double *v, size_t n); /* sorts v */
@@ -218,6 +225,8 @@ struct an_state {
 	int hang_done;           /* a hang was localized: the job is stopped */
 	int finishing;           /* an_finish: localize what is pending */
 	uint64_t report_ns;      /* data time of the localization running now */
+	uint64_t base_before;    /* nonzero: rules judge records against the baselines as
+	                          * they were before this time (a confirmation run) */
 	/* localization into tent[] instead of the diagnoses (an_diag_commit) */
 	int tentative;
 	struct an_diagnosis tent[2];
@@ -310,6 +319,14 @@ int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t c
  * any of them sent (0: none seen) */
 uint64_t an_residual(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t *last);
 uint64_t an_hang_bound(const struct an_state *s);
+/* A record's baseline for its own signature and rank: the longest call-to-end
+ * (AN_BASE_DUR), first-to-last byte (AN_BASE_WDUR) or median active time
+ * (AN_BASE_ACT) before it arrived, or, in a confirmation run, before
+ * s->base_before (so a fail-slow that persists is still judged against the
+ * time before it began). *nb: samples behind it. */
+enum { AN_BASE_DUR, AN_BASE_WDUR, AN_BASE_ACT };
+double an_rec_base(const struct an_state *s, const struct an_comm *c, const struct an_rec *r, int which,
+		   uint32_t *nb);
 /* the job's iteration period as seen so far (the longest median period of
  * an operator signature), 0 unknown */
 uint64_t an_period_ns(const struct an_state *s);

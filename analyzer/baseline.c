@@ -37,10 +37,11 @@ static int extended_group(struct an_state *s, const struct an_window *w, struct 
 		int n = 0;
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *x = in->recs[k];
-			if (x->status != PULSE_OP_COMPLETE || x->dur_nb < 4 || !(x->dur_max > 0) || !x->call ||
-			    x->end <= x->call)
+			uint32_t nb;
+			double dmax = an_rec_base(s, c, x, AN_BASE_DUR, &nb);
+			if (x->status != PULSE_OP_COMPLETE || nb < 4 || !(dmax > 0) || !x->call || x->end <= x->call)
 				continue;
-			r[n++] = (double)(x->end - x->call) / x->dur_max;
+			r[n++] = (double)(x->end - x->call) / dmax;
 		}
 		if (n < 2)
 			continue;

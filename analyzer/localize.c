@@ -1547,14 +1547,17 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *r = in->recs[k];
 			/* on the wire (first to last byte): the CPU side runs ahead */
-			if (r->status != PULSE_OP_COMPLETE || r->wdur_nb < 3 || !(r->wdur_max > 0))
+			uint32_t wnb, anb;
+			double wmax = an_rec_base(s, c, r, AN_BASE_WDUR, &wnb);
+			double amed = an_rec_base(s, c, r, AN_BASE_ACT, &anb);
+			if (r->status != PULSE_OP_COMPLETE || wnb < 3 || !(wmax > 0))
 				continue;
 			uint64_t dd = r->end > r->start && r->start ? r->end - r->start : 0;
 			if (!dd)
 				continue;
-			ratios[n++] = (double)dd / r->wdur_max;
-			if (r->act_nb >= 3 && r->active && (double)r->active > ACTIVE_OUTLIER * r->act_med &&
-			    (double)r->active - r->act_med > (double)s->cfg.min_slow_ns)
+			ratios[n++] = (double)dd / wmax;
+			if (anb >= 3 && r->active && (double)r->active > ACTIVE_OUTLIER * amed &&
+			    (double)r->active - amed > (double)s->cfg.min_slow_ns)
 				actnorm = 0;
 		}
 		if (n < 2)
@@ -1578,8 +1581,10 @@ static int rule_cpu(struct an_state *s, const struct an_window *w, struct an_dia
 			if (r->start > s1)
 				s1 = r->start;
 			uint64_t dd = r->end > r->start ? r->end - r->start : 0;
-			if (r->wdur_max > 0 && (double)dd > r->wdur_max && (uint64_t)((double)dd - r->wdur_max) > ext)
-				ext = (uint64_t)((double)dd - r->wdur_max);
+			uint32_t wnb;
+			double wmax = an_rec_base(s, c, r, AN_BASE_WDUR, &wnb);
+			if (wmax > 0 && (double)dd > wmax && (uint64_t)((double)dd - wmax) > ext)
+				ext = (uint64_t)((double)dd - wmax);
 		}
 		if (getenv("PULSE_ANALYZER_DEBUG"))
 			fprintf(stderr, "cpu:   starts spread %.3f ms, extension %.3f ms, actual time normal %d\n",

@@ -85,6 +85,12 @@ double an_median(double *v, size_t n)
 
 void an_roll_add(struct an_roll *r, double v)
 {
+	an_roll_add_at(r, v, 0);
+}
+
+void an_roll_add_at(struct an_roll *r, double v, uint64_t t)
+{
+	r->t[r->pos] = t;
 	r->v[r->pos] = v;
 	r->pos = (r->pos + 1) % AN_BASE_N;
 	if (r->n < AN_BASE_N)
@@ -98,6 +104,42 @@ double an_roll_max(const struct an_roll *r)
 		if (r->v[i] > m)
 			m = r->v[i];
 	return m;
+}
+
+double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint32_t *n)
+{
+	double t[AN_BASE_N];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (!before || (r->t[i] && r->t[i] < before))
+			t[k++] = r->v[i];
+	*n = k;
+	if (!k)
+		return 0;
+	if (!want_max)
+		return an_median(t, k);
+	double m = t[0];
+	for (uint32_t i = 1; i < k; i++)
+		if (t[i] > m)
+			m = t[i];
+	return m;
+}
+
+double an_rec_base(const struct an_state *s, const struct an_comm *c, const struct an_rec *r, int which,
+		   uint32_t *nb)
+{
+	if (!s->base_before || r->rank < 0 || r->rank >= c->nranks || r->sig < 0) {
+		switch (which) {
+		case AN_BASE_DUR: *nb = r->dur_nb; return r->dur_max;
+		case AN_BASE_WDUR: *nb = r->wdur_nb; return r->wdur_max;
+		default: *nb = r->act_nb; return r->act_med;
+		}
+	}
+	const struct an_member *m = &c->m[r->rank];
+	const struct an_roll *roll = which == AN_BASE_DUR ? &m->dur[r->sig]
+				     : which == AN_BASE_WDUR ? &m->wdur[r->sig] : &m->act[r->sig];
+	uint64_t before = s->base_before < r->call || !r->call ? s->base_before : r->call;
+	return an_roll_base(roll, before, which != AN_BASE_ACT, nb);
 }
 
 int an_roll_stats(const struct an_roll *r, double *median, double *mad)

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,11 +122,11 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	if (r->pre_gap >= 0)
 		an_roll_add(&m->gap[sig], (double)r->pre_gap);
 	if (d && r->status == PULSE_OP_COMPLETE)
-		an_roll_add(&m->dur[sig], (double)d);
+		an_roll_add_at(&m->dur[sig], (double)d, r->call);
 	if (r->active && r->status == PULSE_OP_COMPLETE)
-		an_roll_add(&m->act[sig], (double)r->active);
+		an_roll_add_at(&m->act[sig], (double)r->active, r->call);
 	if (r->start && r->end > r->start && r->status == PULSE_OP_COMPLETE)
-		an_roll_add(&m->wdur[sig], (double)(r->end - r->start));
+		an_roll_add_at(&m->wdur[sig], (double)(r->end - r->start), r->call);
 	if (an_is_p2p(r->op) && r->status == PULSE_OP_COMPLETE && r->actual > 0) {
 		if (r->rate_gbps > 0)
 			an_roll_add(&m->rate, r->rate_gbps);
@@ -454,8 +455,17 @@ static int agrees(const struct an_diagnosis *a, const struct an_diagnosis *b)
 {
 	if (same_host_class(a, b))
 		return 1;
-	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level == b->level)
+	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls)
 		return 0;
+	if (a->level == b->level) {
+		/* two groups of the same class: the same members slowed */
+		if (a->level == AN_LEVEL_MACHINE)
+			return 0;
+		for (uint32_t i = 0; i < a->nmembers; i++)
+			if (names_host(b, a->members[i].host))
+				return 1;
+		return 0;
+	}
 	const struct an_diagnosis *m = a->level == AN_LEVEL_MACHINE ? a : b;
 	const struct an_diagnosis *g = m == a ? b : a;
 	return m->nsuspects && names_host(g, m->suspects[0].host);
@@ -469,6 +479,9 @@ static int is_stop(const struct an_diagnosis *d)
 /* Runs one localizer into s->tent (not into the diagnoses). */
 static void localize_tentative(struct an_state *s, const struct an_trigger *t, int oplevel)
 {
+	/* a confirmation judges records against the baselines before the
+	 * evidence's iteration: a fail-slow that persists has entered them */
+	s->base_before = t->excl_b ? t->excl_a : 0;
 	s->tentative = 1;
 	s->ntent = 0;
 	if (oplevel)
@@ -476,6 +489,7 @@ static void localize_tentative(struct an_state *s, const struct an_trigger *t, i
 	else
 		an_localize_pulse(s, t);
 	s->tentative = 0;
+	s->base_before = 0;
 }
 
 static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
@@ -504,6 +518,15 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		t.excl_b = p->excl_b;
 		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
 		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
+		if (getenv("PULSE_ANALYZER_DEBUG")) {
+			fprintf(stderr, "confirm %s %s %s (excl %.3f..%.3f s):", p->d.localizer, an_class_name(p->d.cls),
+				p->d.nsuspects ? p->d.suspects[0].host : "group", (double)(p->excl_a % 1000000000000ull) / 1e9,
+				(double)(p->excl_b % 1000000000000ull) / 1e9);
+			for (uint32_t k = 0; k < s->ntent; k++)
+				fprintf(stderr, " [%s %s]", an_class_name(s->tent[k].cls),
+					s->tent[k].nsuspects ? s->tent[k].suspects[0].host : "group");
+			fprintf(stderr, "\n");
+		}
 		int ok = 0;
 		const struct an_diagnosis *finer = NULL;
 		for (uint32_t k = 0; k < s->ntent && !ok; k++) {
