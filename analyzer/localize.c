@@ -422,6 +422,76 @@ static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *
 	}
 }
 
+/* Some member of c finished an operator after key: a collective at key
+ * is over for all its members. */
+static int comm_moved_on(struct an_comm *c, uint64_t key)
+{
+	for (uint64_t q = key + 1; q <= key + 8; q++) {
+		const struct an_inst *in = an_inst_find(c, q);
+		for (int32_t k = 0; in && k < c->nranks; k++)
+			if (in->recs[k] && in->recs[k]->status == PULSE_OP_COMPLETE)
+				return 1;
+	}
+	return 0;
+}
+
+/* The node is inside a call: some call of its process, on any
+ * communicator, has no finished record (a rank waiting in a call is a
+ * link of a wait chain, not where it ends). */
+static int node_in_call(struct an_state *s, int node)
+{
+	const struct an_node *nd = &s->nodes[node];
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->host != nd->host || p->pid != nd->pid)
+			continue;
+		int32_t rank = an_map_rank(s, p->host, p->pid, p->comm);
+		struct an_comm *c = an_comm_find(s, p->comm);
+		if (rank < 0 || !c || rank >= c->nranks)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			uint64_t key = an_call_key(p, &p->calls[k]);
+			const struct an_inst *slot = &c->hist[key % AN_HIST];
+			if (slot->used && slot->seq > key)
+				continue; /* recorded long ago */
+			const struct an_rec *r = slot->used && slot->seq == key ? slot->recs[rank] : NULL;
+			if ((!r || (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC)) &&
+			    an_is_builtin(p->calls[k].op) && comm_moved_on(c, key))
+				continue; /* a collective the others finished: so did this rank (its record
+					   * waits for the agent to see its next call) */
+			if (!r || (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC)) {
+				if (getenv("PULSE_ANALYZER_DEBUG"))
+					fprintf(stderr, "in call: %s GPU %d comm %016" PRIx64 " #%" PRIu64 " %s (%s)\n",
+						an_node_host(s, node), nd->gpu, c->id, key,
+						pulse_op_type_name(p->calls[k].op), r ? "not complete" : "no record");
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Ranks of comm c that the callers of P2P instance key wait for: the peers
+ * of their send and receive calls (a pipeline stage waits for its two
+ * neighbours only, and ranks of a P2P communicator number their calls
+ * each on their own). */
+static void p2p_awaited(struct an_state *s, struct an_comm *c, uint64_t key, uint8_t *awaited)
+{
+	int any = 0;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->comm != c->id)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (an_call_key(p, x) == key && x->peer >= 0 && x->peer < c->nranks)
+				awaited[x->peer] = any = 1;
+		}
+	}
+	if (!any) /* the calls name no peer: every member may be awaited */
+		memset(awaited, 1, (size_t)c->nranks);
+}
+
 /* Hang localization for one hung operator; 1 with d filled. */
 static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int oplevel,
 		    struct an_diagnosis *d)
@@ -429,8 +499,12 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	struct an_inst *in = an_inst_find(c, key);
 	int32_t n = c->nranks;
 	struct hmember *m = calloc((size_t)n, sizeof *m);
-	if (!m)
+	uint8_t *awaited = calloc((size_t)n, 1);
+	if (!m || !awaited) {
+		free(m);
+		free(awaited);
 		return 0;
+	}
 	int ncomplete = 0, ncalled = 0, nstarted = 0;
 	for (int32_t r = 0; r < n; r++) {
 		member_state(s, c, in, key, r, &m[r]);
@@ -446,9 +520,20 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	const char *opn = pulse_op_type_name(op);
 	if (ncomplete == n || !ncalled)
 		goto out;
-	/* A: members that never called it */
+	/* A: members that never called it: they stopped issuing operators.
+	 * In a P2P instance (a pipeline's sends and receives, numbered by each
+	 * rank on its own) only the callers' peers are awaited, and an awaited
+	 * peer that is waiting in another call itself (a stage waiting for its
+	 * upstream one) is not where the waiting ends: a later hop finds the
+	 * root. (Built-in collectives: a member's last call stays open until
+	 * the agent sees its next one, so "in a call" cannot be told there.) */
+	if (an_is_builtin(op))
+		memset(awaited, 1, (size_t)n);
+	else
+		p2p_awaited(s, c, key, awaited);
 	for (int32_t r = 0; r < n; r++)
-		if (!m[r].called && !m[r].complete && m[r].node >= 0) {
+		if (!m[r].called && !m[r].complete && m[r].node >= 0 && awaited[r] &&
+		    (an_is_builtin(op) || !node_in_call(s, m[r].node))) {
 			d->cls = AN_COMP_STOP;
 			d->level = AN_LEVEL_MACHINE;
 			an_diag_suspect(s, d, m[r].node, r);
@@ -641,6 +726,7 @@ done:
 	d->evidence_ranks = (uint32_t)n;
 out:
 	free(m);
+	free(awaited);
 	return found;
 }
 
