@@ -8,7 +8,39 @@
 # changes. The schema is in sim/README.md ("run_cluster").
 #
 # Usage: tools/gen-scenarios.sh [OUTDIR]   (default tests/scenarios)
+#        tools/gen-scenarios.sh --random SEED --count N [OUTDIR] [OPTION...]
+# The second form writes a randomized matrix instead (pulse-gen-scenarios,
+# tools/gen_random.c; OUTDIR default build/scenarios-random-SEED; OPTIONs:
+# --max-gpus G, --max-iterations I, --no-failure-share F).
 set -eu
+if [ "${1:-}" = --random ]; then
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	seed=${2:-}
+	shift
+	[ $# -gt 0 ] && shift
+	args='' rout=''
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--count|--max-gpus|--max-iterations|--no-failure-share)
+			[ $# -ge 2 ] || { echo "gen-scenarios: $1 needs a value" >&2; exit 2; }
+			args="$args $1 $2"; shift 2 ;;
+		-*) echo "gen-scenarios: unknown option $1 (usage: tools/gen-scenarios.sh --random SEED --count N [OUTDIR])" >&2; exit 2 ;;
+		*) [ -z "$rout" ] || { echo "gen-scenarios: one OUTDIR only" >&2; exit 2; }
+			rout=$1; shift ;;
+		esac
+	done
+	# built when missing or out of date, as sim/run_cluster does
+	# (PULSE_NO_BUILD=1: use the binary as it is)
+	bin=$root/${BUILD:-build}/bin/pulse-gen-scenarios
+	if [ "${PULSE_NO_BUILD:-0}" != 1 ]; then
+		make -C "$root" -s --no-print-directory BUILD="${BUILD:-build}" \
+			"${BUILD:-build}/bin/pulse-gen-scenarios" >&2 ||
+			{ echo "gen-scenarios: building $bin failed" >&2; exit 1; }
+	fi
+	# word splitting of $args is intended: option names and plain values
+	# shellcheck disable=SC2086
+	exec "$bin" --random "$seed" $args --out "${rout:-build/scenarios-random-$seed}"
+fi
 out=${1:-tests/scenarios}
 mkdir -p "$out"
 rm -f "$out"/*.json "$out/quick.list"

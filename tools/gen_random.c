@@ -1,0 +1,632 @@
+/* pulse-gen-scenarios: a randomized scenario matrix for sim/run_cluster, so
+ * that accuracy is judged on scenarios nobody tuned the analyzer on
+ * (make eval's second part, tools/eval/run-eval.sh).
+ *
+ *   pulse-gen-scenarios --random SEED --count N --out DIR
+ *                       [--max-gpus G] [--max-iterations I] [--no-failure-share F]
+ *
+ * Writes DIR/rand-SEED-NNN.json (N scenarios) and DIR/list.txt (their file
+ * names, one a line). Everything is drawn from SEED with a private PRNG
+ * (splitmix64 seeding xoshiro256**) and written with integer arithmetic
+ * only, so the same options give byte-identical files on every machine.
+ * Scenario k has its own PRNG stream (SEED, k): the first 60 of --count 200
+ * are the files of --count 60. The draw (shapes, NCCL settings, failure
+ * types per workload, severities, onsets, the cost cap) is documented in
+ * sim/README.md, "Randomized scenarios"; every file is accepted by
+ * sim/run_cluster --check (tests/analyzer/gen_random.sh). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* GPUs x iterations above which a scenario gets fewer iterations (cost). */
+#define COST_BUDGET 2000
+/* failure-free runs are spread evenly: per block of this many scenarios,
+ * share x BLOCK of them (rounded by a draw) have "failure": null */
+#define NULL_BLOCK 20
+#define MAX_COUNT 100000
+
+/* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+/* One independent stream per (seed, tag, index). */
+enum { TAG_SCENARIO = 1, TAG_NULLS = 2 };
+
+static void rng_init(struct rng *r, uint64_t seed, uint64_t tag, uint64_t index)
+{
+	uint64_t x = seed;
+	uint64_t a = splitmix64(&x);
+	x = a ^ (tag * 0xD1B54A32D192ED03ull) ^ (index * 0xA0761D6478BD642Full);
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+/* uniform integer in [lo, hi] */
+static int uni(struct rng *r, int lo, int hi)
+{
+	uint64_t n = (uint64_t)(hi - lo) + 1;
+	/* rejection: no modulo bias */
+	uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+	uint64_t v;
+	do
+		v = rng_next(r);
+	while (v >= lim);
+	return lo + (int)(v % n);
+}
+
+/* true with probability permille / 1000 */
+static int chance(struct rng *r, int permille)
+{
+	return uni(r, 0, 999) < permille;
+}
+
+/* ---------- the failure types (sim/README.md's table) ---------- */
+enum { WG = 1, WM = 2, WS = 4 }; /* workloads that the type takes effect in */
+enum sev_kind { SEV_NONE, SEV_INT, SEV_CENT }; /* none, integer, hundredths */
+
+/* what the faulty NIC must do for the type to show: send (the model slows
+ * or loads its TX only), receive (RX only), either (TX and RX, or the GPU or
+ * CPU), and for congestion: the direction decides (egress: send, ingress:
+ * receive). Only standalone's rooted patterns have ranks that do not both
+ * send and receive over RDMA. */
+enum need { N_ANY, N_TX, N_RX, N_DIR };
+
+struct ftype {
+	const char *name;
+	unsigned wl;
+	enum sev_kind kind;
+	int lo, hi; /* severity range, in units of `kind` */
+	int needs_dp; /* GPT: acts on the DP collective (needs dp > 1) */
+	enum need need;
+};
+
+/* Severity ranges: the table's documented range, or around its documented
+ * value for the single-valued types. Workloads: where the model has an effect
+ * (standalone has no forward/backward/expert kernel, MoE's forward is
+ * attention (not PH_FWD), the expert imbalance is MoE's routing). */
+static const struct ftype ftypes[] = {
+	{ "network_congestion", WG | WM | WS, SEV_CENT, 50, 80, 0, N_DIR },
+	{ "pcie_contention", WG | WM | WS, SEV_CENT, 50, 80, 0, N_ANY },
+	{ "pcie_downgrade", WG | WM | WS, SEV_CENT, 20, 50, 0, N_ANY },
+	{ "memory_misalignment", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX },
+	{ "nic_gpu_cross_numa", WG | WM | WS, SEV_CENT, 20, 40, 0, N_TX },
+	{ "nic_down", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
+	{ "cpu_contention", WG | WM | WS, SEV_CENT, 90, 100, 0, N_ANY },
+	{ "cpu_throttling", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
+	{ "gpu_throttling", WG | WM | WS, SEV_INT, 200, 350, 0, N_ANY },
+	{ "gpu_execution_error", WG | WM, SEV_NONE, 0, 0, 0, N_ANY },
+	{ "cuda_execution_error", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
+	{ "moe_expert_imbalance", WM, SEV_CENT, 80, 150, 0, N_ANY },
+	{ "ccld_not_entered", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY },
+	{ "ccld_inconsistent", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY },
+	{ "venus_slow_forward", WG, SEV_CENT, 130, 200, 0, N_ANY },
+	{ "venus_slow_backward", WG | WM, SEV_CENT, 130, 200, 0, N_ANY },
+	{ "venus_slow_transmission", WG | WM | WS, SEV_CENT, 40, 60, 0, N_TX },
+	{ "holmes_spike", WG | WM | WS, SEV_CENT, 5, 20, 0, N_TX },
+	{ "holmes_fluctuation", WG | WM | WS, SEV_CENT, 30, 50, 0, N_TX },
+	{ "holmes_persistent", WG | WM | WS, SEV_CENT, 60, 80, 0, N_TX },
+	{ "vedrfolnir_background", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX },
+	{ "vedrfolnir_incast", WG | WM | WS, SEV_CENT, 40, 60, 0, N_RX },
+};
+#define NFTYPES (int)(sizeof ftypes / sizeof ftypes[0])
+
+/* ---------- one scenario ---------- */
+enum wl { GPT, MOE, STANDALONE };
+static const char *const wl_name[] = { "gpt", "moe", "standalone" };
+static const char *const patterns[] = { "neighbor_exchange", "all_to_one", "one_to_all",
+					"collective" };
+static const char *const collectives[] = { "allreduce", "allgather", "reducescatter",
+					   "broadcast", "reduce" };
+static const int slice_kib[] = { 256, 512, 1024, 2048 };
+
+struct opts {
+	uint64_t seed;
+	int count;
+	const char *out;
+	int max_gpus;
+	int max_iters;
+	int null_permille;
+};
+
+struct scen {
+	enum wl wl;
+	int hosts, gpus;
+	int pp, dp, microbatches, zero; /* gpt */
+	int ep, skew_cent; /* moe */
+	int pattern, collective; /* standalone */
+	int tree, channels, p2p_channels, slice_kib, jitter_milli;
+	int iterations;
+	uint64_t sim_seed;
+	int failure; /* index into ftypes, -1: none */
+	int fhost, fgpu, sev, start, ingress;
+	const char *shape_note; /* "paper 64-GPU GPT", ... or NULL */
+};
+
+static void draw_shape(struct rng *r, const struct opts *o, struct scen *s)
+{
+	s->shape_note = NULL;
+	/* the shape's draws are made whatever --max-gpus is, so that a smaller
+	 * limit changes only the shapes that exceed it */
+	for (int tries = 0; tries < 64; tries++) {
+		switch (s->wl) {
+		case GPT: {
+			int big = chance(r, 40), paper = chance(r, 200);
+			if (big && o->max_gpus >= 256) {
+				s->hosts = 32;
+				s->gpus = 8;
+				s->pp = chance(r, 500) ? 4 : 2;
+				s->dp = 32 / s->pp;
+				s->shape_note = "256-GPU GPT";
+				return;
+			}
+			if (paper && o->max_gpus >= 64) {
+				s->hosts = 8;
+				s->gpus = 8;
+				s->pp = 2;
+				s->dp = 4;
+				s->shape_note = "the paper's 64-GPU GPT";
+				return;
+			}
+			{
+				static const int pps[] = { 1, 2, 4 };
+				s->pp = pps[uni(r, 0, 2)];
+				/* hosts = pp x dp in 2..16 */
+				s->dp = uni(r, s->pp == 1 ? 2 : 1, 16 / s->pp);
+				s->hosts = s->pp * s->dp;
+				s->gpus = uni(r, 1, 8);
+			}
+			break;
+		}
+		case MOE:
+			if (chance(r, 250) && o->max_gpus >= 32) {
+				s->hosts = 4;
+				s->gpus = 8;
+				s->ep = 4;
+				s->shape_note = "the paper's 32-GPU Mixtral";
+				return;
+			}
+			s->hosts = uni(r, 2, 8);
+			{
+				int div[8], nd = 0;
+				for (int d = 2; d <= s->hosts; d++)
+					if (s->hosts % d == 0)
+						div[nd++] = d;
+				s->ep = div[uni(r, 0, nd - 1)];
+			}
+			s->gpus = uni(r, 1, 8);
+			break;
+		case STANDALONE:
+			s->hosts = chance(r, 750) ? uni(r, 6, 9) : uni(r, 4, 5);
+			s->gpus = 1;
+			break;
+		}
+		if (s->hosts * s->gpus > o->max_gpus)
+			s->gpus = o->max_gpus / s->hosts;
+		if (s->gpus >= 1)
+			return;
+	}
+	/* --max-gpus below every draw: the smallest cluster of the workload */
+	s->hosts = 2;
+	s->gpus = 1;
+	s->pp = 1;
+	s->dp = 2;
+	s->ep = 2;
+}
+
+/* Does the faulty rank send / receive over RDMA? Everyone does in GPT
+ * (DP ring or PP stages) and MoE (all-to-all); in standalone, the rooted
+ * patterns (root 0) have ranks that only send or only receive: all_to_one's
+ * root receives, one_to_all's sends, broadcast's chain 0 -> ... -> n-1 and
+ * reduce's 1 -> ... -> n-1 -> 0 (sim/cluster/nccl.c, build_chain). */
+static void rank_role(const struct scen *s, int rank, int *tx, int *rx)
+{
+	*tx = *rx = 1;
+	if (s->wl != STANDALONE)
+		return;
+	int n = s->hosts * s->gpus, root = rank == 0;
+	switch (s->pattern) {
+	case 1: /* all_to_one */
+		*tx = !root;
+		*rx = root;
+		break;
+	case 2: /* one_to_all */
+		*tx = root;
+		*rx = !root;
+		break;
+	case 3:
+		if (s->collective == 3) { /* broadcast */
+			*tx = rank != n - 1;
+			*rx = !root;
+		} else if (s->collective == 4) { /* reduce */
+			*tx = !root;
+			*rx = rank != 1;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static int type_fits(const struct ftype *t, const struct scen *s, int tx, int rx)
+{
+	unsigned bit = s->wl == GPT ? WG : s->wl == MOE ? WM : WS;
+	if (!(t->wl & bit))
+		return 0;
+	if (t->needs_dp && s->wl == GPT && s->dp < 2)
+		return 0; /* CCL-D acts on the DP collective: none with dp 1 */
+	if ((t->need == N_TX && !tx) || (t->need == N_RX && !rx))
+		return 0; /* it would not show */
+	return 1;
+}
+
+static void draw(struct rng *r, const struct opts *o, int is_null, struct scen *s)
+{
+	memset(s, 0, sizeof *s);
+	int w = uni(r, 0, 999);
+	s->wl = w < 500 ? GPT : w < 750 ? MOE : STANDALONE;
+	draw_shape(r, o, s);
+	if (s->wl == GPT) {
+		s->microbatches = uni(r, 2, 8);
+	} else if (s->wl == MOE) {
+		s->skew_cent = uni(r, 0, 50);
+	} else {
+		s->pattern = uni(r, 0, 3);
+		s->collective = uni(r, 0, 4);
+	}
+	s->tree = chance(r, 300);
+	s->zero = 1;
+	if (s->wl == GPT)
+		s->zero = !chance(r, s->tree ? 500 : 150);
+	s->channels = uni(r, 2, 8);
+	s->p2p_channels = uni(r, 1, 4);
+	s->slice_kib = slice_kib[uni(r, 0, 3)];
+	s->jitter_milli = uni(r, 10, 80);
+
+	/* iterations: 5..40 within --max-iterations; big clusters get fewer */
+	int lo = o->max_iters < 5 ? o->max_iters : 5;
+	s->iterations = uni(r, lo, 40 < o->max_iters ? 40 : o->max_iters);
+	int ngpu = s->hosts * s->gpus;
+	if (ngpu * s->iterations > COST_BUDGET) {
+		s->iterations = COST_BUDGET / ngpu;
+		if (s->iterations < lo)
+			s->iterations = lo;
+	}
+	s->sim_seed = rng_next(r) >> 34; /* < 2^30: readable, inside JSON's exact range */
+
+	s->failure = -1;
+	/* the failure's draws are made for every scenario, so a null run differs
+	 * from a failure run only in its failure */
+	s->fhost = uni(r, 0, s->hosts - 1);
+	s->fgpu = uni(r, 0, s->gpus - 1);
+	int tx, rx;
+	rank_role(s, s->fhost * s->gpus + s->fgpu, &tx, &rx);
+	int fits[NFTYPES], nf = 0;
+	for (int i = 0; i < NFTYPES; i++)
+		if (type_fits(&ftypes[i], s, tx, rx))
+			fits[nf++] = i;
+	int type = fits[uni(r, 0, nf - 1)];
+	const struct ftype *t = &ftypes[type];
+	s->sev = t->kind == SEV_NONE ? 0 : uni(r, t->lo, t->hi);
+	s->start = uni(r, 0, s->iterations - 2 > 0 ? s->iterations - 2 : 0);
+	if (t->need == N_DIR) /* congestion: egress, or ingress 30% of the time */
+		s->ingress = !tx || (rx && chance(r, 300));
+	if (!is_null)
+		s->failure = type;
+}
+
+static void sev_str(const struct scen *s, char *buf, size_t len)
+{
+	const struct ftype *t = &ftypes[s->failure];
+	if (t->kind == SEV_INT)
+		snprintf(buf, len, "%d", s->sev);
+	else
+		snprintf(buf, len, "%d.%02d", s->sev / 100, s->sev % 100);
+}
+
+static int write_scenario(FILE *f, const struct opts *o, int k, const char *name,
+			  const struct scen *s)
+{
+	char desc[512], fdesc[200], sev[32] = "";
+	int n = 0;
+	n += snprintf(desc + n, sizeof desc - n, "random matrix seed %" PRIu64 " #%d: %s, %d hosts x %d GPU%s",
+		      o->seed, k, wl_name[s->wl], s->hosts, s->gpus, s->gpus > 1 ? "s" : "");
+	if (s->wl == GPT)
+		n += snprintf(desc + n, sizeof desc - n, " (pp %d, dp %d, %d micro-batches%s)", s->pp,
+			      s->dp, s->microbatches, s->zero ? "" : ", no ZeRO");
+	else if (s->wl == MOE)
+		n += snprintf(desc + n, sizeof desc - n, " (ep %d, routing skew %d.%02d)", s->ep,
+			      s->skew_cent / 100, s->skew_cent % 100);
+	else
+		n += snprintf(desc + n, sizeof desc - n, " (%s%s%s)", patterns[s->pattern],
+			      s->pattern == 3 ? " " : "", s->pattern == 3 ? collectives[s->collective] : "");
+	if (s->shape_note)
+		n += snprintf(desc + n, sizeof desc - n, ", %s", s->shape_note);
+	n += snprintf(desc + n, sizeof desc - n, ", %s, %d channels, %d iterations",
+		      s->tree ? "tree" : "ring", s->channels, s->iterations);
+	if (s->failure < 0) {
+		snprintf(fdesc, sizeof fdesc, "no failure");
+	} else {
+		const struct ftype *t = &ftypes[s->failure];
+		if (t->kind != SEV_NONE)
+			sev_str(s, sev, sizeof sev);
+		snprintf(fdesc, sizeof fdesc, "%s%s%s%s on host%d gpu%d from iteration %d", t->name,
+			 t->kind != SEV_NONE ? " " : "", sev, s->ingress ? " (ingress)" : "", s->fhost,
+			 s->fgpu, s->start);
+	}
+	snprintf(desc + n, sizeof desc - n, "; %s%s", s->failure < 0 ? "" : "failure: ", fdesc);
+
+	fprintf(f, "{\"name\":\"%s\",\"seed\":%" PRIu64 ",\"workload\":\"%s\",\"iterations\":%d,\n",
+		name, s->sim_seed, wl_name[s->wl], s->iterations);
+	fprintf(f, " \"description\":\"%s\",\n", desc);
+	fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d},\n", s->hosts, s->gpus);
+	fprintf(f,
+		" \"nccl\":{\"algo\":\"%s\",\"channels\":%d,\"p2p_channels\":%d,\"slice_bytes\":%d},"
+		"\"compute\":{\"jitter\":0.%03d},\n",
+		s->tree ? "tree" : "ring", s->channels, s->p2p_channels, s->slice_kib * 1024,
+		s->jitter_milli);
+	if (s->wl == GPT)
+		fprintf(f, " \"gpt\":{\"pp\":%d,\"dp\":%d,\"microbatches\":%d,\"zero\":%s},\n", s->pp,
+			s->dp, s->microbatches, s->zero ? "true" : "false");
+	else if (s->wl == MOE)
+		fprintf(f, " \"moe\":{\"ep\":%d,\"routing_skew\":%d.%02d},\n", s->ep,
+			s->skew_cent / 100, s->skew_cent % 100);
+	else if (s->pattern == 3)
+		fprintf(f, " \"standalone\":{\"pattern\":\"%s\",\"collective\":\"%s\"},\n",
+			patterns[s->pattern], collectives[s->collective]);
+	else
+		fprintf(f, " \"standalone\":{\"pattern\":\"%s\"},\n", patterns[s->pattern]);
+	if (s->failure < 0) {
+		fprintf(f, " \"failure\":null}\n");
+	} else {
+		const struct ftype *t = &ftypes[s->failure];
+		fprintf(f, " \"failure\":{\"type\":\"%s\",\"host\":%d,\"gpu\":%d,", t->name, s->fhost,
+			s->fgpu);
+		if (t->kind != SEV_NONE)
+			fprintf(f, "\"severity\":%s,", sev);
+		fprintf(f, "\"start_iteration\":%d%s}}\n", s->start,
+			s->ingress ? ",\"direction\":\"ingress\"" : "");
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* Which scenarios of the block of NULL_BLOCK starting at b * NULL_BLOCK have
+ * no failure: share x NULL_BLOCK of them (the fraction rounded by a draw), at
+ * positions drawn from (seed, block). */
+static void null_block(const struct opts *o, int b, int is_null[NULL_BLOCK])
+{
+	struct rng r;
+	rng_init(&r, o->seed, TAG_NULLS, (uint64_t)b);
+	int units = o->null_permille * NULL_BLOCK; /* in thousandths of a scenario */
+	int nn = units / 1000 + (uni(&r, 0, 999) < units % 1000);
+	int perm[NULL_BLOCK];
+	for (int i = 0; i < NULL_BLOCK; i++)
+		perm[i] = i;
+	for (int i = NULL_BLOCK - 1; i > 0; i--) {
+		int j = uni(&r, 0, i);
+		int x = perm[i];
+		perm[i] = perm[j];
+		perm[j] = x;
+	}
+	for (int i = 0; i < NULL_BLOCK; i++)
+		is_null[perm[i]] = i < nn;
+}
+
+/* ---------- command line ---------- */
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pulse-gen-scenarios --random SEED --count N --out DIR [options]\n"
+		"Writes N random scenarios for sim/run_cluster, DIR/rand-SEED-NNN.json, and\n"
+		"DIR/list.txt (their file names). The same options give the same bytes on\n"
+		"every machine; scenario k depends only on SEED, k and the options.\n"
+		"\n"
+		"  --random SEED             the matrix's seed (0 .. 2^64-1)\n"
+		"  --count N                 scenarios, 1..%d\n"
+		"  --out DIR                 output directory (created, parents too)\n"
+		"  --max-gpus G              largest cluster in GPUs, 2..4096 (default 256;\n"
+		"                            the 256-GPU shape needs 256, the paper's 64 needs 64)\n"
+		"  --max-iterations I        most iterations per run, 2..100000 (default 40)\n"
+		"  --no-failure-share F      share of runs with \"failure\": null, 0..1 (default 0.3)\n"
+		"  -h, --help                this text\n"
+		"\n"
+		"The draw is described in sim/README.md (\"Randomized scenarios\").\n"
+		"Exit status: 0 done, 1 cannot write DIR, 2 usage.\n",
+		MAX_COUNT);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pulse-gen-scenarios: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(pulse-gen-scenarios --help for usage)\n");
+	return 2;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	uint64_t v;
+	if (parse_u64(s, &v) || v < (uint64_t)lo || v > (uint64_t)hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* a share in [0, 1], as thousandths: "0.3", "0.25", "1", ".5" */
+static int parse_share(const char *s, int *permille)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v >= 0 && v <= 1))
+		return -1;
+	*permille = (int)(v * 1000 + 0.5);
+	return 0;
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] == '/' || buf[i] == '\0') {
+			char c = buf[i];
+			buf[i] = '\0';
+			if (mkdir(buf, 0777) && errno != EEXIST)
+				return -1;
+			buf[i] = c;
+		}
+	}
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0, 0, NULL, 256, 40, 300 };
+	int have_seed = 0;
+	for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--random")) {
+			if (parse_u64(v, &o.seed))
+				return bad_usage("--random: expected a seed 0..2^64-1, got \"%s\"",
+						 v ? v : "");
+			have_seed = 1;
+		} else if (!strcmp(a, "--count")) {
+			if (parse_int(v, 1, MAX_COUNT, &o.count))
+				return bad_usage("--count: expected 1..100000, got \"%s\"", v ? v : "");
+		} else if (!strcmp(a, "--out")) {
+			if (!v || !*v)
+				return bad_usage("--out: expected a directory%s", "");
+			o.out = v;
+		} else if (!strcmp(a, "--max-gpus")) {
+			if (parse_int(v, 2, 4096, &o.max_gpus))
+				return bad_usage("--max-gpus: expected 2..4096, got \"%s\"", v ? v : "");
+		} else if (!strcmp(a, "--max-iterations")) {
+			if (parse_int(v, 2, 100000, &o.max_iters))
+				return bad_usage("--max-iterations: expected 2..100000, got \"%s\"",
+						 v ? v : "");
+		} else if (!strcmp(a, "--no-failure-share")) {
+			if (parse_share(v, &o.null_permille))
+				return bad_usage("--no-failure-share: expected a number in [0, 1], got "
+						 "\"%s\"", v ? v : "");
+		} else {
+			return bad_usage("unknown argument \"%s\"", a);
+		}
+	}
+	if (!have_seed)
+		return bad_usage("--random SEED is required%s", "");
+	if (!o.count)
+		return bad_usage("--count N is required%s", "");
+	if (!o.out)
+		return bad_usage("--out DIR is required%s", "");
+	if (mkdirs(o.out)) {
+		fprintf(stderr, "pulse-gen-scenarios: cannot create %s: %s\n", o.out, strerror(errno));
+		return 1;
+	}
+
+	int width = 3;
+	for (int c = o.count - 1; c >= 1000; c /= 10)
+		width++;
+	char path[4200], listpath[4200];
+	snprintf(listpath, sizeof listpath, "%s/list.txt", o.out);
+	FILE *list = fopen(listpath, "w");
+	if (!list) {
+		fprintf(stderr, "pulse-gen-scenarios: %s: %s\n", listpath, strerror(errno));
+		return 1;
+	}
+	int is_null[NULL_BLOCK], nnull = 0;
+	for (int k = 0; k < o.count; k++) {
+		if (k % NULL_BLOCK == 0)
+			null_block(&o, k / NULL_BLOCK, is_null);
+		struct rng r;
+		rng_init(&r, o.seed, TAG_SCENARIO, (uint64_t)k);
+		struct scen s;
+		draw(&r, &o, is_null[k % NULL_BLOCK], &s);
+		nnull += s.failure < 0;
+		char name[64], idx[16];
+		for (int d = 0, v = k; d < width; d++, v /= 10) /* k, zero-padded to width */
+			idx[width - 1 - d] = (char)('0' + v % 10);
+		idx[width] = '\0';
+		snprintf(name, sizeof name, "rand-%" PRIu64 "-%s", o.seed, idx);
+		snprintf(path, sizeof path, "%s/%s.json", o.out, name);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "pulse-gen-scenarios: %s: %s\n", path, strerror(errno));
+			fclose(list);
+			return 1;
+		}
+		int bad = write_scenario(f, &o, k, name, &s);
+		if (fclose(f) || bad) {
+			fprintf(stderr, "pulse-gen-scenarios: %s: write error\n", path);
+			fclose(list);
+			return 1;
+		}
+		fprintf(list, "%s.json\n", name);
+	}
+	if (fclose(list)) {
+		fprintf(stderr, "pulse-gen-scenarios: %s: write error\n", listpath);
+		return 1;
+	}
+	printf("pulse-gen-scenarios: %d scenarios (seed %" PRIu64 ", %d without a failure) in %s\n",
+	       o.count, o.seed, nnull, o.out);
+	return 0;
+}
