@@ -9,7 +9,8 @@
 #   EVAL_JOBS=N        scenarios at a time (default 2)
 #   EVAL_SCENARIOS="a.json b.json"   a subset (default: tests/scenarios/*.json)
 #   EVAL_OUT=DIR       default build/eval
-#   EVAL_KEEP=1        keep the simulator's per-host output
+#   EVAL_KEEP=1        keep the simulator's per-host output (and, in the
+#                      randomized matrix, the agents' output and truth-ops.jsonl)
 #   EVAL_NO_ABLATION=1 skip the ablation
 #   EVAL_SEED=S        the randomized matrix's seed (default: today, date +%Y%m%d)
 #   EVAL_COUNT=N       its runs (default 200)
@@ -128,6 +129,15 @@ if [ $random = 1 ]; then
 		"$score" --out "$rdir/report.json" "${rruns[@]}"
 		r2=$?
 		[ $r2 -ne 0 ] && rc=$r2
+		# 200 runs leave GBs of agent output and truth-ops.jsonl; the scores,
+		# reports, timelines and truth stay (one run again: tools/eval/run-one.sh
+		# SCENARIO DIR 1 1 0)
+		if [ -z "${EVAL_KEEP:-}" ]; then
+			for r in "${rruns[@]}"; do
+				rm -rf "$r/run/agent" "$r/run/truth-ops.jsonl"
+			done
+			echo "(per-run agent output and truth-ops.jsonl removed; EVAL_KEEP=1 keeps them)"
+		fi
 	fi
 fi
 echo
