@@ -448,27 +448,23 @@ static int same_host_class(const struct an_diagnosis *a, const struct an_diagnos
 	return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
 }
 
-/* b agrees with a: the same verdict, or the same class at the other level
- * with the machine among the group's members (a group-level verdict is
- * the same evidence with less resolution) */
+/* b (the confirmation) agrees with candidate a: the same verdict, or two
+ * groups of the same class sharing a member */
 static int agrees(const struct an_diagnosis *a, const struct an_diagnosis *b)
 {
 	if (same_host_class(a, b))
 		return 1;
 	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls)
 		return 0;
-	if (a->level == b->level) {
-		/* two groups of the same class: the same members slowed */
-		if (a->level == AN_LEVEL_MACHINE)
-			return 0;
-		for (uint32_t i = 0; i < a->nmembers; i++)
-			if (names_host(b, a->members[i].host))
-				return 1;
+	/* across levels, never: "somewhere in this group" does not confirm a
+	 * machine, and a machine seen once does not refine a group */
+	if (a->level != b->level || a->level == AN_LEVEL_MACHINE)
 		return 0;
-	}
-	const struct an_diagnosis *m = a->level == AN_LEVEL_MACHINE ? a : b;
-	const struct an_diagnosis *g = m == a ? b : a;
-	return m->nsuspects && names_host(g, m->suspects[0].host);
+	/* two groups of the same class: the same members slowed */
+	for (uint32_t i = 0; i < a->nmembers; i++)
+		if (names_host(b, a->members[i].host))
+			return 1;
+	return 0;
 }
 
 static int is_stop(const struct an_diagnosis *d)
@@ -528,12 +524,8 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 			fprintf(stderr, "\n");
 		}
 		int ok = 0;
-		const struct an_diagnosis *finer = NULL;
-		for (uint32_t k = 0; k < s->ntent && !ok; k++) {
+		for (uint32_t k = 0; k < s->ntent && !ok; k++)
 			ok = agrees(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
-			if (ok && p->d.level != AN_LEVEL_MACHINE && s->tent[k].level == AN_LEVEL_MACHINE)
-				finer = &s->tent[k];
-		}
 		if (!ok && s->ntent && p->chain < 8) {
 			/* the later operators name another host: that verdict now
 			 * waits for its own confirmation (the first was noise) */
@@ -549,7 +541,7 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		}
 		if (ok || s->finishing || now >= p->give_up) {
 			if (ok) {
-				struct an_diagnosis d = finer ? *finer : p->d;
+				struct an_diagnosis d = p->d;
 				for (uint32_t k = 0; k < s->ntent; k++)
 					if (is_stop(&s->tent[k]))
 						d = s->tent[k]; /* a hang became visible meanwhile */
