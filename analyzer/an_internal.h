@@ -8,7 +8,7 @@
 
 #include "analyzer.h"
 
-#define AN_HIST 256        /* operator instances kept per communicator */
+#define AN_HIST 2048       /* operator instances kept per communicator */
 #define AN_SIG_MAX 16      /* operator signatures (op, count) per communicator */
 #define AN_BASE_N 64       /* history kept per baseline */
 #define AN_NODE_ENDS 32    /* recent operator ends kept per node */

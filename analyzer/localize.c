@@ -1372,7 +1372,11 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 	uint32_t k = s->cfg.custom_k;
 	for (uint32_t ci = 0; ci < s->ncomms && !done; ci++) {
 		struct an_comm *c = s->comms[ci];
-		if (!c->custom || c->nranks < 2)
+		/* the observed rate (volume / duration) of a pipeline of three or
+		 * more stages includes each stage's wait at its own place in the
+		 * 1F1B schedule: the last stage's is lower by construction. The
+		 * actual rate (bytes over active epochs) has no waits in it. */
+		if (!c->custom || c->nranks < 2 || (observed && c->par == PULSE_PAR_PP && c->nranks >= 3))
 			continue;
 		double *sum = calloc((size_t)c->nranks, sizeof *sum);
 		uint32_t *cnt = calloc((size_t)c->nranks, sizeof *cnt);
