@@ -427,18 +427,11 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 	}
 }
 
-static int names_host(const struct an_diagnosis *d, const char *host)
-{
-	for (uint32_t i = 0; i < d->nsuspects; i++)
-		if (!strcmp(d->suspects[i].host, host))
-			return 1;
-	for (uint32_t i = 0; i < d->nmembers; i++)
-		if (!strcmp(d->members[i].host, host))
-			return 1;
-	return 0;
-}
-
-/* the same verdict: localizer, class, level and host (or group) */
+/* The same verdict: localizer, class, level and host (or group). A
+ * confirmation must be the same verdict. Across levels, never: "somewhere
+ * in this group" does not confirm a machine, and a machine seen once does
+ * not refine a group; two different groups that share members (every EP
+ * group spans all hosts) are two verdicts. */
 static int same_host_class(const struct an_diagnosis *a, const struct an_diagnosis *b)
 {
 	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level != b->level)
@@ -448,24 +441,6 @@ static int same_host_class(const struct an_diagnosis *a, const struct an_diagnos
 	return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
 }
 
-/* b (the confirmation) agrees with candidate a: the same verdict, or two
- * groups of the same class sharing a member */
-static int agrees(const struct an_diagnosis *a, const struct an_diagnosis *b)
-{
-	if (same_host_class(a, b))
-		return 1;
-	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls)
-		return 0;
-	/* across levels, never: "somewhere in this group" does not confirm a
-	 * machine, and a machine seen once does not refine a group */
-	if (a->level != b->level || a->level == AN_LEVEL_MACHINE)
-		return 0;
-	/* two groups of the same class: the same members slowed */
-	for (uint32_t i = 0; i < a->nmembers; i++)
-		if (names_host(b, a->members[i].host))
-			return 1;
-	return 0;
-}
 
 static int is_stop(const struct an_diagnosis *d)
 {
@@ -525,7 +500,7 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		}
 		int ok = 0;
 		for (uint32_t k = 0; k < s->ntent && !ok; k++)
-			ok = agrees(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
+			ok = same_host_class(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
 		if (!ok && s->ntent && p->chain < 8) {
 			/* the later operators name another host: that verdict now
 			 * waits for its own confirmation (the first was noise) */

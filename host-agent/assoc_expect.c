@@ -12,12 +12,14 @@
  *   all-reduce     ring: 2 N (s-1)/s to the ring successor (all channels
  *                  follow the same ring here, so the data split over the
  *                  channels adds up again on that peer);
- *                  tree: NCCL's double binary tree splits the data evenly
- *                  over two trees, so each tree edge carries N/2 each way:
- *                  N/2 to the parent (reduce) and N/2 to every child
- *                  (broadcast) of each tree; a peer that is a neighbour in
- *                  both trees gets N. Which peers are tree neighbours is
- *                  read off the traffic (assoc_infer.c).
+ *                  tree: each of the C channels runs one of NCCL's two
+ *                  binary trees and carries N/C each way: kN/C to the
+ *                  parent (reduce) and to every child (broadcast), k the
+ *                  channels on whose tree the peer is a neighbour (N/2 per
+ *                  tree with C even, N for a neighbour in both trees; with
+ *                  C odd one tree has a channel more). Which peers are tree
+ *                  neighbours, and C, are read off the traffic
+ *                  (assoc_infer.c).
  *   all-gather     ring: N (s-1) (count = sendcount)
  *   reduce-scatter ring: N (s-1) (count = recvcount)
  *   broadcast      ring (chain): N to the successor, none when the

@@ -62,16 +62,33 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 			return PULSE_ALGO_RING;
 		}
 	}
-	uint64_t q = n_bytes / 2;
-	if (q == 0)
-		q = 1;
+	/* Each channel runs one of the two trees and carries N/C: a neighbour
+	 * in the trees of k of the C channels gets kN/C (C even: N/2 per tree,
+	 * N for a neighbour in both; C odd: one tree has a channel more). C is
+	 * read off the volumes: the fewest channels whose multiples of N/C all
+	 * the active peers' volumes are (2 when none fits). */
+	uint64_t den = 2;
+	for (uint64_t c = 2; c <= AS_TREE_MAX_CHANNELS; c++) {
+		int fits = 1;
+		for (uint32_t i = 0; i < npeers && fits; i++) {
+			if (bytes[i] * 5 < max)
+				continue;
+			uint64_t k = (bytes[i] * c + n_bytes / 2) / n_bytes;
+			uint64_t want = k * n_bytes / c;
+			uint64_t diff = bytes[i] > want ? bytes[i] - want : want - bytes[i];
+			fits = k >= 1 && k <= c && diff <= n_bytes / 64;
+		}
+		if (fits) {
+			den = c;
+			break;
+		}
+	}
 	for (uint32_t i = 0; i < npeers; i++) {
 		if (bytes[i] * 5 < max)
 			continue;
-		/* a neighbour in one tree or in both (or the only tree): 1 or
-		 * 2 units; more is the next operator's traffic in the window */
-		uint64_t m = (bytes[i] + q / 8) / q;
-		expected_out[i] = (m == 0 ? 1 : m > 2 ? 2 : m) * q;
+		/* more than C units is the next operator's traffic in the window */
+		uint64_t k = (bytes[i] * den + n_bytes / 2) / n_bytes;
+		expected_out[i] = (k == 0 ? 1 : k > den ? den : k) * n_bytes / den;
 	}
 	return PULSE_ALGO_TREE;
 }
@@ -98,7 +115,7 @@ static int infer_small(struct assoc *a, struct as_rank *rs, struct as_op *op, ui
 		op->algo = PULSE_ALGO_TREE;
 		op->algo_source = PULSE_ALGO_SRC_REUSED;
 		for (uint32_t i = 0; i < rs->ntree; i++)
-			as_op_add_peer(op, rs->tree_peer[i], rs->tree_mult[i] * half, 0);
+			as_op_add_peer(op, rs->tree_peer[i], n * rs->tree_mult[i] / (rs->tree_den ? rs->tree_den : 2), 0);
 	} else {
 		uint64_t floor = as_call_floor(a, op), t0 = UINT64_MAX;
 		for (uint32_t i = 0; i < rs->npeers; i++) {
@@ -273,11 +290,26 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 	rs->last_algo = algo;
 	if (algo == PULSE_ALGO_TREE) {
 		rs->ntree = 0;
-		uint64_t half = n / 2 ? n / 2 : 1;
+		/* the channel count behind the expectations (as_infer_pattern):
+		 * every expectation a whole multiple of N/C */
+		uint32_t den = 2;
+		for (uint32_t c = 2; c <= AS_TREE_MAX_CHANNELS && n; c++) {
+			int whole = 1;
+			for (uint32_t i = 0; i < np && whole; i++)
+				if (ex[i]) {
+					uint64_t k = (ex[i] * c + n / 2) / n;
+					whole = k >= 1 && k * n / c == ex[i];
+				}
+			if (whole) {
+				den = c;
+				break;
+			}
+		}
+		rs->tree_den = (uint8_t)den;
 		for (uint32_t i = 0; i < np && rs->ntree < AS_LEARN_MAX_PEERS; i++)
 			if (ex[i]) {
 				rs->tree_peer[rs->ntree] = rk[i];
-				rs->tree_mult[rs->ntree++] = (uint8_t)(ex[i] / half > 1 ? 2 : 1);
+				rs->tree_mult[rs->ntree++] = (uint8_t)(n ? (ex[i] * den + n / 2) / n : 1);
 			}
 	}
 	op->set_up = 1;

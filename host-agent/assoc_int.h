@@ -127,8 +127,10 @@ struct as_rank {
 	int32_t ring_next;     /* learned from a ring inference, -1 unknown */
 	uint8_t last_algo;     /* the last algorithm inferred for a large collective */
 	uint32_t ntree;        /* tree neighbours from the last tree inference */
+#define AS_TREE_MAX_CHANNELS 32
 	int32_t tree_peer[AS_LEARN_MAX_PEERS];
-	uint8_t tree_mult[AS_LEARN_MAX_PEERS]; /* N/2 units: 1 or 2 */
+	uint8_t tree_mult[AS_LEARN_MAX_PEERS]; /* units of N/tree_den */
+	uint8_t tree_den;      /* channels: a tree edge carries whole N/tree_den */
 	uint64_t last_loss_end; /* host time up to which data was lost */
 };
 
