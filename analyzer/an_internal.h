@@ -189,6 +189,7 @@ struct an_pending {
 	uint64_t excl_a, excl_b; /* the evidence's iteration */
 	uint64_t next_try, give_up;
 	uint32_t chain;          /* verdicts replaced so far */
+	uint64_t armed_now, armed_report; /* the tick that armed it and its report time */
 };
 
 struct an_stats {

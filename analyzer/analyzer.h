@@ -120,6 +120,7 @@ struct an_counters {
 	uint64_t ops, op_unknown_comm, op_bad_rank, op_skew, op_dup;
 	uint64_t hook_ops, hook_unknown_comm, maps, windows;
 	uint64_t triggers_slow, triggers_hang, localizations;
+	uint64_t confirmed, unconfirmed; /* fail-slow candidates (trigger.c) */
 	uint32_t hosts, nodes, comms, skewed_hosts;
 	uint64_t data_ns;        /* latest data time */
 };

@@ -129,9 +129,10 @@ void an_report_text(const struct an_state *s, FILE *f)
 	an_get_counters(s, &c);
 	fprintf(f, "\nInput: %" PRIu64 " lines (%" PRIu64 " used, %" PRIu64 " ignored, %" PRIu64
 		   " malformed), %" PRIu64 " operator records from %u hosts, %u GPUs, %u communicators; "
-		   "triggers: %" PRIu64 " slow, %" PRIu64 " hang\n",
+		   "triggers: %" PRIu64 " slow, %" PRIu64 " hang; fail-slow candidates: %" PRIu64 " confirmed, %" PRIu64
+		   " not confirmed\n",
 		c.lines, c.used, c.ignored, c.malformed, c.ops, c.hosts, c.nodes, c.comms, c.triggers_slow,
-		c.triggers_hang);
+		c.triggers_hang, c.confirmed, c.unconfirmed);
 	if (c.op_unknown_comm || c.op_bad_rank || c.op_skew || c.op_dup)
 		fprintf(f, "Dropped records: %" PRIu64 " unknown communicator, %" PRIu64 " bad rank, %" PRIu64
 			   " clock skew, %" PRIu64 " duplicate\n",
@@ -226,6 +227,8 @@ void *an_report_json(const struct an_state *s)
 	cJSON_AddNumberToObject(st, "communicators", c.comms);
 	cJSON_AddNumberToObject(st, "triggers_slow", (double)c.triggers_slow);
 	cJSON_AddNumberToObject(st, "triggers_hang", (double)c.triggers_hang);
+	cJSON_AddNumberToObject(st, "candidates_confirmed", (double)c.confirmed);
+	cJSON_AddNumberToObject(st, "candidates_unconfirmed", (double)c.unconfirmed);
 	cJSON *sk = cJSON_AddArrayToObject(st, "skewed_hosts");
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		if (s->hosts[i].skewed)

@@ -382,6 +382,8 @@ void an_get_counters(const struct an_state *s, struct an_counters *c)
 	c->triggers_slow = s->st.triggers_slow;
 	c->triggers_hang = s->st.triggers_hang;
 	c->localizations = s->st.localizations;
+	c->confirmed = s->st.confirmed;
+	c->unconfirmed = s->st.unconfirmed;
 	c->hosts = s->nhosts;
 	c->nodes = s->nnodes;
 	c->comms = s->ncomms;

@@ -441,7 +441,6 @@ static int same_host_class(const struct an_diagnosis *a, const struct an_diagnos
 	return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
 }
 
-
 static int is_stop(const struct an_diagnosis *d)
 {
 	return d->cls == AN_COMP_STOP || d->cls == AN_COMM_STOP;
@@ -466,10 +465,12 @@ static void localize_tentative(struct an_state *s, const struct an_trigger *t, i
 static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
 			uint64_t now);
 
-/* A fail-slow verdict is confirmed by the same localizer naming the same
- * host and class on operators that started at least an iteration after
- * its evidence (data already in, or arriving with the next polls). It is
- * dropped (counted) when the next few iterations do not show it. */
+/* A fail-slow verdict is confirmed by the same localizer reaching the same
+ * verdict on the same window with the evidence's iteration left out, its
+ * records judged against their baselines from before that iteration (the
+ * data may be in already, or arrive with the next polls). Another verdict
+ * becomes the candidate in its place; none for a few iterations and polls
+ * drops it (counted, logged). */
 static int pending_confirm(struct an_state *s, uint64_t now)
 {
 	int added = 0;
@@ -520,7 +521,10 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 				for (uint32_t k = 0; k < s->ntent; k++)
 					if (is_stop(&s->tent[k]))
 						d = s->tent[k]; /* a hang became visible meanwhile */
-				d.report_ns = s->report_ns ? s->report_ns : now;
+				/* reported now, or with the localization that armed it
+				 * when it is confirmed in the same tick */
+				d.report_ns = now == p->armed_now && p->armed_report ? p->armed_report
+						      : s->finishing || now < s->now_ns ? s->now_ns : now;
 				if (!is_stop(&d))
 					an_diag_step(&d, "confirmed on the operators after the evidence");
 				added += an_diag_commit(s, &d);
@@ -546,6 +550,8 @@ static void pending_arm(struct an_state *s, struct an_pending *p, const struct a
 	p->d = *d;
 	p->chain = 0;
 	p->onset = onset;
+	p->armed_now = now;
+	p->armed_report = s->report_ns;
 	uint64_t period = an_period_ns(s);
 	if (!period)
 		period = 2000000ull;
