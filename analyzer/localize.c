@@ -471,13 +471,30 @@ static int node_in_call(struct an_state *s, int node)
 	return 0;
 }
 
-/* Ranks of comm c that the callers of P2P instance key wait for: the peers
- * of their send and receive calls (a pipeline stage waits for its two
- * neighbours only, and ranks of a P2P communicator number their calls
- * each on their own). */
-static void p2p_awaited(struct an_state *s, struct an_comm *c, uint64_t key, uint8_t *awaited)
+/* Ranks of comm c that the callers of P2P instance key wait for: the
+ * peers whose transfers in their hung records are not complete (the root
+ * of a one-to-all waits for the one receiver that never posted, not for
+ * those that have their data), else the peers of their send and receive
+ * calls (a pipeline stage waits for its two neighbours only; ranks of a
+ * P2P communicator number their calls each on their own). */
+static void p2p_awaited(struct an_state *s, struct an_comm *c, const struct an_inst *in, uint64_t key,
+			uint8_t *awaited)
 {
 	int any = 0;
+	for (int32_t q = 0; in && in->seq == key && q < c->nranks; q++) {
+		const struct an_rec *r = in->recs[q];
+		if (!r || r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC)
+			continue;
+		for (uint32_t i = 0; i < r->npeers; i++)
+			if (!r->peers[i].complete && r->peers[i].expected && r->peers[i].rank >= 0 &&
+			    r->peers[i].rank < c->nranks)
+				awaited[r->peers[i].rank] = any = 1;
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "awaited in #%" PRIu64 " of %016" PRIx64 ": %s\n", key, c->id,
+			any ? "from the hung records' incomplete peers" : in ? "from the calls" : "no instance");
+	if (any)
+		return;
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		const struct an_proc *p = &s->procs[i];
 		if (p->comm != c->id)
@@ -530,10 +547,26 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	if (an_is_builtin(op))
 		memset(awaited, 1, (size_t)n);
 	else
-		p2p_awaited(s, c, key, awaited);
+		p2p_awaited(s, c, in, key, awaited);
+	uint64_t first_call = 0, half_period = an_period_ns(s) / 2;
+	for (int32_t r = 0; r < n; r++)
+		if (m[r].called && m[r].call_t && (!first_call || m[r].call_t < first_call))
+			first_call = m[r].call_t;
+	/* P2P: an awaited peer must be in no call itself; of several, the
+	 * ones that made no call around the hung one (a receiver numbers its
+	 * calls on its own, so its group is not its sender's seq, but it took
+	 * part if it called then). A GPU that failed may have had its CPU
+	 * issue calls ahead: when no peer is left by that, it is not used. */
+	int quiet_only = 0;
+	for (int32_t r = 0; r < n && !an_is_builtin(op); r++)
+		if (!m[r].called && !m[r].complete && m[r].node >= 0 && awaited[r] && !node_in_call(s, m[r].node) &&
+		    first_call && s->nodes[m[r].node].last_call + half_period <= first_call)
+			quiet_only = 1;
 	for (int32_t r = 0; r < n; r++)
 		if (!m[r].called && !m[r].complete && m[r].node >= 0 && awaited[r] &&
-		    (an_is_builtin(op) || !node_in_call(s, m[r].node))) {
+		    (an_is_builtin(op) ||
+		     (!node_in_call(s, m[r].node) &&
+		      !(quiet_only && s->nodes[m[r].node].last_call + half_period > first_call)))) {
 			d->cls = AN_COMP_STOP;
 			d->level = AN_LEVEL_MACHINE;
 			an_diag_suspect(s, d, m[r].node, r);
