@@ -173,7 +173,8 @@ struct an_trigger {
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
-	uint64_t excl_a, excl_b; /* a confirmation: instances first called in [a, b] left out */
+	uint64_t excl_a, excl_b; /* a confirmation: instances first called in [a, b] left out, */
+	uint64_t excl_comm, excl_seq; /* and the evidence's own instance */
 	char why[160];
 };
 
@@ -297,6 +298,7 @@ struct an_window {
 	int *comm;               /* comm index per instance */
 	uint32_t n;
 	uint64_t t0, t1;
+	uint64_t excl_a, excl_b; /* a confirmation: records that start in [a, b] are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);
 void an_window_free(struct an_window *w);

@@ -196,6 +196,8 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 	uint64_t onset = t->onset_ns ? t->onset_ns : t->fired_ns;
 	w->t0 = onset > back ? onset - back : 0;
 	w->t1 = s->now_ns;
+	w->excl_a = t->excl_a;
+	w->excl_b = t->excl_b;
 	uint32_t cap = 0;
 	for (uint32_t i = 0; i < s->ncomms; i++)
 		for (uint32_t k = 0; k < AN_HIST; k++)
@@ -213,7 +215,8 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 				continue;
 			uint64_t a = in->first_call ? in->first_call : in->last_end;
 			uint64_t b = in->last_end > a ? in->last_end : a;
-			if (t->excl_b && a >= t->excl_a && a <= t->excl_b)
+			if (t->excl_b && ((a >= t->excl_a && a <= t->excl_b) ||
+					  (s->comms[i]->id == t->excl_comm && in->seq == t->excl_seq)))
 				continue; /* left out to confirm a verdict */
 			if (in->hung || (b >= w->t0 && a <= w->t1)) {
 				p[n].in = in;
@@ -829,7 +832,7 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
  * in its sibling x: median over up to 16 operators before seq and before
  * t0. Returns 0 when it is not steady (not the same schedule). */
 static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
-		       double *out)
+		       double *out, double *sd)
 {
 	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
 	double off[16];
@@ -855,9 +858,11 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 	double med = an_median(t, (size_t)no);
 	for (int q = 0; q < no; q++)
 		t[q] = fabs(off[q] - med);
-	if (an_median(t, (size_t)no) > 1e6)
+	double mad = an_median(t, (size_t)no);
+	if (mad > 1e6)
 		return 0;
 	*out = med;
+	*sd = 1.4826 * mad;
 	return 1;
 }
 
@@ -866,6 +871,7 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
  * over the siblings. A missing record counts as starting now (a lower
  * bound). *expect: when it should have started (median of the siblings'
  * corrected starts). */
+#define DELAY_SDS 5.0
 static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
 			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
 {
@@ -877,23 +883,30 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 	uint64_t mine = r ? rec_start(r) : s->now_ns;
 	int sib[64];
 	int ns = siblings(s, c, sib, 64);
-	double dv[64], ev[64];
+	double dv[64], ev[64], sv[64];
 	int n = 0;
 	for (int i = 0; i < ns; i++) {
 		struct an_comm *x = s->comms[sib[i]];
 		uint64_t sx = start_at(x, seq, k, like);
-		double off;
-		if (!sx || !pair_offset(c, x, k, seq, t0, &off))
+		double off, sd;
+		if (!sx || !pair_offset(c, x, k, seq, t0, &off, &sd))
 			continue;
 		ev[n] = (double)sx + off;
 		dv[n] = (double)mine - ev[n];
+		sv[n] = sd;
 		n++;
 	}
 	*nsib = n;
 	if (!n)
 		return 0;
 	*expect = (uint64_t)an_median(ev, (size_t)n);
-	return (int64_t)an_median(dv, (size_t)n);
+	double delay = an_median(dv, (size_t)n);
+	/* within DELAY_SDS robust standard deviations of the pair offsets it
+	 * is measured against, a delay is the pipelines' own drift (jitter
+	 * accumulates along a deep pipeline) */
+	if (delay <= DELAY_SDS * an_median(sv, (size_t)n))
+		return 0;
+	return (int64_t)delay;
 }
 
 static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
@@ -960,6 +973,14 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
 	return n >= 3;
 }
 
+/* a record that starts in the iteration a confirmation leaves out (a P2P
+ * instance gathers calls each rank numbered on its own, so its instance
+ * may lie elsewhere) */
+static int excluded(const struct an_window *w, const struct an_rec *r)
+{
+	return w->excl_b && r->start >= w->excl_a && r->start <= w->excl_b;
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -974,7 +995,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
-			if (!r || (r->call < w->t0 && r->start < w->t0))
+			if (!r || (r->call < w->t0 && r->start < w->t0) || excluded(w, r))
 				continue;
 			int nsib;
 			uint64_t ex = 0;
@@ -1054,6 +1075,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (st[j] > st[hi])
 				hi = j;
 		const struct an_rec *r = in->recs[rk[hi]];
+		if (excluded(w, r))
+			continue;
 		/* against this rank's usual lateness in this group (uneven routing
 		 * makes some ranks late every time: that is the schedule, not an
 		 * onset) */

@@ -488,6 +488,10 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		t.onset_ns = p->onset;
 		t.excl_a = p->excl_a;
 		t.excl_b = p->excl_b;
+		/* a P2P instance gathers calls each rank numbered on its own, so
+		 * its first call may lie outside the iteration left out */
+		t.excl_comm = p->d.comm_id;
+		t.excl_seq = p->d.seq;
 		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
 		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
 		if (getenv("PULSE_ANALYZER_DEBUG")) {

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # make test: no diagnosis in runs without a failure that once raised false
-# alarms (tests/analyzer/noalarm/: 20-iteration GPT with PP 4 and 6% compute
-# jitter, MoE with routing skew 0.5), end to end through run_cluster,
-# pulse-host-agent --replay and the ASan pulse-analyzer. Before fail-slow
-# verdicts needed confirmation, both were blamed on a machine.
+# alarms (tests/analyzer/noalarm/), end to end through run_cluster,
+# pulse-host-agent --replay and the ASan pulse-analyzer:
+#   - 20-iteration GPT with PP 4 and 6% compute jitter, MoE with routing
+#     skew 0.5: blamed on a machine before fail-slow verdicts needed
+#     confirmation;
+#   - two PP-4 GPT runs of the randomized matrix (seed 80211 #9 and #58):
+#     pipeline drift confirmed as a slow machine while a confirmation could
+#     see the evidence's own instance again.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
