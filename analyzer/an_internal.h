@@ -124,7 +124,8 @@ struct an_comm {
 	struct an_sig sigs[AN_SIG_MAX];
 	uint32_t nsigs;
 	uint64_t records;
-	int xpending;            /* some instance waits for its transfer check */
+	int xpending;            /* some instance waits for its transfer check, */
+	uint64_t xlo, xhi;       /* all of them within these seqs */
 };
 
 /* Calls seen on hook_op lines, per process and communicator (the mapping

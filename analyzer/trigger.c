@@ -79,6 +79,10 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 {
 	if (in && r->npeers) {
 		in->xdirty = 1;
+		if (!c->xpending || in->seq < c->xlo)
+			c->xlo = in->seq;
+		if (!c->xpending || in->seq > c->xhi)
+			c->xhi = in->seq;
 		c->xpending = 1;
 	}
 	struct an_member *m = &c->m[r->rank];
@@ -374,17 +378,24 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 		if (!c->xpending)
 			continue;
 		c->xpending = 0;
-		for (uint32_t h = 0; h < AN_HIST; h++) {
-			struct an_inst *in = &c->hist[h];
-			if (!in->used || !in->xdirty || in->hung)
+		/* only the seqs that were marked (the ring holds AN_HIST of them) */
+		uint64_t lo = c->xhi >= AN_HIST && c->xlo <= c->xhi - AN_HIST ? c->xhi - AN_HIST + 1 : c->xlo;
+		uint64_t hi = c->xhi, next_lo = 0;
+		for (uint64_t q = lo; q <= hi; q++) {
+			struct an_inst *in = &c->hist[q % AN_HIST];
+			if (!in->used || in->seq != q || !in->xdirty || in->hung)
 				continue;
 			if (!s->finishing && in->last_end + s->cfg.settle_ns > now) {
+				if (!c->xpending)
+					next_lo = q;
 				c->xpending = 1;
 				continue;
 			}
 			in->xdirty = 0;
 			xfer_check(s, c, in);
 		}
+		if (c->xpending)
+			c->xlo = next_lo;
 	}
 }
 
