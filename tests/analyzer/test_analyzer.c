@@ -241,13 +241,18 @@ static void test_comp_slow_cpu(void **state)
 	syn_default(&s);
 	s.cpu_delay_ms[1] = 4;
 	struct an_state *st = syn_run(&s, NULL);
+	/* The synthetic proxy delay does not make host1's first byte the
+	 * latest in most instances (host0 and host1 take turns, the debug
+	 * output of rule_cpu shows the votes split), so the evidence supports
+	 * the group and no machine: group level, the ring's 4 ranks, host1
+	 * among them. */
 	const struct an_diagnosis *p = syn_first(st, "pulse");
-	assert_non_null(p);
-	assert_int_equal(p->cls, AN_COMP_SLOW);
-	if (p->level == AN_LEVEL_MACHINE)
-		assert_string_equal(p->suspects[0].host, "host1");
-	else
-		assert_int_equal(p->nmembers, 4);
+	expect_group(p, AN_COMP_SLOW, 4);
+	int has1 = 0;
+	for (uint32_t i = 0; i < p->nmembers; i++)
+		has1 |= !strcmp(p->members[i].host, "host1");
+	assert_true(has1);
+	assert_int_equal(p->comm_id, s.comm_id);
 	const struct an_diagnosis *o = syn_first(st, "op-level");
 	assert_non_null(o);
 	assert_int_equal(o->cls, AN_COMM_SLOW);
