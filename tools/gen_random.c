@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "pulse/rng.h"
+
 /* GPUs x iterations above which a scenario gets fewer iterations (cost). */
 #define COST_BUDGET 2000
 /* failure-free runs are spread evenly: per block of this many scenarios,
@@ -34,64 +36,33 @@
 #define MAX_COUNT 100000
 
 /* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
 /* One independent stream per (seed, tag, index). */
 enum { TAG_SCENARIO = 1, TAG_NULLS = 2 };
 
-static void rng_init(struct rng *r, uint64_t seed, uint64_t tag, uint64_t index)
+static void rng_init(struct pulse_rng *r, uint64_t seed, uint64_t tag, uint64_t index)
 {
 	uint64_t x = seed;
-	uint64_t a = splitmix64(&x);
+	uint64_t a = pulse_splitmix64(&x);
 	x = a ^ (tag * 0xD1B54A32D192ED03ull) ^ (index * 0xA0761D6478BD642Full);
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = pulse_splitmix64(&x);
 }
 
 /* uniform integer in [lo, hi] */
-static int uni(struct rng *r, int lo, int hi)
+static int uni(struct pulse_rng *r, int lo, int hi)
 {
 	uint64_t n = (uint64_t)(hi - lo) + 1;
 	/* rejection: no modulo bias */
 	uint64_t lim = UINT64_MAX - UINT64_MAX % n;
 	uint64_t v;
 	do
-		v = rng_next(r);
+		v = pulse_rng_next(r);
 	while (v >= lim);
 	return lo + (int)(v % n);
 }
 
 /* true with probability permille / 1000 */
-static int chance(struct rng *r, int permille)
+static int chance(struct pulse_rng *r, int permille)
 {
 	return uni(r, 0, 999) < permille;
 }
@@ -178,7 +149,7 @@ struct scen {
 	const char *shape_note; /* "paper 64-GPU GPT", ... or NULL */
 };
 
-static void draw_shape(struct rng *r, const struct opts *o, struct scen *s)
+static void draw_shape(struct pulse_rng *r, const struct opts *o, struct scen *s)
 {
 	s->shape_note = NULL;
 	/* the shape's draws are made whatever --max-gpus is, so that a smaller
@@ -295,7 +266,7 @@ static int type_fits(const struct ftype *t, const struct scen *s, int tx, int rx
 	return 1;
 }
 
-static void draw(struct rng *r, const struct opts *o, int is_null, struct scen *s)
+static void draw(struct pulse_rng *r, const struct opts *o, int is_null, struct scen *s)
 {
 	memset(s, 0, sizeof *s);
 	int w = uni(r, 0, 999);
@@ -327,7 +298,7 @@ static void draw(struct rng *r, const struct opts *o, int is_null, struct scen *
 		if (s->iterations < lo)
 			s->iterations = lo;
 	}
-	s->sim_seed = rng_next(r) >> 34; /* < 2^30: readable, inside JSON's exact range */
+	s->sim_seed = pulse_rng_next(r) >> 34; /* < 2^30: readable, inside JSON's exact range */
 
 	s->failure = -1;
 	/* the failure's draws are made for every scenario, so a null run differs
@@ -430,7 +401,7 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
  * positions drawn from (seed, block). */
 static void null_block(const struct opts *o, int b, int is_null[NULL_BLOCK])
 {
-	struct rng r;
+	struct pulse_rng r;
 	rng_init(&r, o->seed, TAG_NULLS, (uint64_t)b);
 	int units = o->null_permille * NULL_BLOCK; /* in thousandths of a scenario */
 	int nn = units / 1000 + (uni(&r, 0, 999) < units % 1000);
@@ -597,7 +568,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < o.count; k++) {
 		if (k % NULL_BLOCK == 0)
 			null_block(&o, k / NULL_BLOCK, is_null);
-		struct rng r;
+		struct pulse_rng r;
 		rng_init(&r, o.seed, TAG_SCENARIO, (uint64_t)k);
 		struct scen s;
 		draw(&r, &o, is_null[k % NULL_BLOCK], &s);

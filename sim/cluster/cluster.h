@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "pulse/hook_record.h"
+#include "pulse/rng.h"
 
 #define SC_MAX_HOSTS 256
 #define SC_MAX_GPUS 16
@@ -130,42 +131,26 @@ struct sc_stats {
 int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_stats *st,
 	   char *err, size_t errlen);
 
-/* Deterministic random numbers (splitmix64 / xoshiro256**). */
-struct sc_rng {
-	uint64_t s[4];
-};
+/* Deterministic random numbers (include/pulse/rng.h). */
 static inline uint64_t sc_splitmix(uint64_t *x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return pulse_splitmix64(x);
 }
-static inline void sc_rng_seed(struct sc_rng *r, uint64_t seed)
+static inline void sc_rng_seed(struct pulse_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
 		r->s[i] = sc_splitmix(&seed);
 }
-static inline uint64_t sc_rng_next(struct sc_rng *r)
+static inline uint64_t sc_rng_next(struct pulse_rng *r)
 {
-	uint64_t *s = r->s;
-	uint64_t x = s[1] * 5;
-	uint64_t res = ((x << 7) | (x >> 57)) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = (s[3] << 45) | (s[3] >> 19);
-	return res;
+	return pulse_rng_next(r);
 }
 /* uniform in [0, 1) */
-static inline double sc_rng_unit(struct sc_rng *r)
+static inline double sc_rng_unit(struct pulse_rng *r)
 {
 	return (double)(sc_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
-static inline double sc_rng_range(struct sc_rng *r, double lo, double hi)
+static inline double sc_rng_range(struct pulse_rng *r, double lo, double hi)
 {
 	return lo + (hi - lo) * sc_rng_unit(r);
 }

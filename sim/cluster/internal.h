@@ -229,7 +229,7 @@ struct host {
 
 struct sim {
 	const struct sc_scenario *s;
-	struct sc_rng rng;
+	struct pulse_rng rng;
 	double now;
 	struct heap q;
 	int nhosts, ngpus, nranks;
