@@ -309,6 +309,7 @@ void an_diag_suspect(const struct an_state *s, struct an_diagnosis *d, int node,
 void an_diag_members(const struct an_state *s, struct an_diagnosis *d, const struct an_comm *c);
 void an_diag_step(struct an_diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int an_diag_commit(struct an_state *s, const struct an_diagnosis *d); /* dedup; 1 if kept */
+int an_same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b);
 int an_is_p2p(uint8_t op);
 int an_is_builtin(uint8_t op);
 /* Hang localization shared by both localizers (oplevel: no volumes). */
@@ -334,6 +335,11 @@ double an_rec_base(const struct an_state *s, const struct an_comm *c, const stru
 /* the job's iteration period as seen so far (the longest median period of
  * an operator signature), 0 unknown */
 uint64_t an_period_ns(const struct an_state *s);
+/* rank's record of the instance a call (key) belongs to, NULL when none;
+ * *gone: the history moved past it (it was recorded long ago) */
+const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone);
+/* complete, or complete without RDMA traffic */
+int an_rec_finished(const struct an_rec *r);
 /* the instance key of a call: a group's first member seq */
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k);
 

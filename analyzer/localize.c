@@ -105,13 +105,16 @@ void an_diag_step(struct an_diagnosis *d, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b)
+/* The same verdict: localizer, class, level, and the same machine (host:
+ * the GPUs of one host wait for each other through TP) or the same group.
+ * Used to merge repeated diagnoses and to confirm a fail-slow candidate
+ * (trigger.c). */
+int an_same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b)
 {
 	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level != b->level)
 		return 0;
 	if (a->level == AN_LEVEL_MACHINE)
-		return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host) &&
-		       a->suspects[0].gpu == b->suspects[0].gpu;
+		return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
 	return a->comm_id == b->comm_id;
 }
 
@@ -124,7 +127,7 @@ int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 		return 0;
 	}
 	for (uint32_t i = 0; i < s->ndiags; i++)
-		if (same_verdict(&s->diags[i], d)) {
+		if (an_same_verdict(&s->diags[i], d)) {
 			s->st.diag_dups++;
 			return 0;
 		}
@@ -347,12 +350,8 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 			if (x->t + bound >= s->now_ns)
 				continue;
 			uint64_t key = an_call_key(p, x);
-			const struct an_inst *slot = &c->hist[key % AN_HIST];
-			if (slot->used && slot->seq > key)
-				continue;
-			if (slot->used && slot->seq == key && slot->recs[rank] &&
-			    (slot->recs[rank]->status == PULSE_OP_COMPLETE ||
-			     slot->recs[rank]->status == PULSE_OP_NO_TRAFFIC))
+			int gone;
+			if (an_rec_finished(an_call_record(c, rank, key, &gone)) || gone)
 				continue;
 			hop_add(&v, &n, &cap, an_comm_index_of(s, c), key, x->t);
 		}
@@ -372,7 +371,7 @@ static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *
 	m->rec = rec;
 	if (rec) {
 		m->called = 1;
-		m->complete = rec->status == PULSE_OP_COMPLETE || rec->status == PULSE_OP_NO_TRAFFIC;
+		m->complete = an_rec_finished(rec);
 		m->op = rec->op;
 		m->count = rec->count;
 		m->has_sig = 1;
@@ -454,21 +453,18 @@ static int node_in_call(struct an_state *s, int node)
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			uint64_t key = an_call_key(p, &p->calls[k]);
-			const struct an_inst *slot = &c->hist[key % AN_HIST];
-			if (slot->used && slot->seq > key)
-				continue; /* recorded long ago */
-			const struct an_rec *r = slot->used && slot->seq == key ? slot->recs[rank] : NULL;
-			if ((!r || (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC)) &&
-			    an_is_builtin(p->calls[k].op) && comm_moved_on(c, key))
+			int gone;
+			const struct an_rec *r = an_call_record(c, rank, key, &gone);
+			if (gone || an_rec_finished(r))
+				continue; /* recorded long ago, or finished */
+			if (an_is_builtin(p->calls[k].op) && comm_moved_on(c, key))
 				continue; /* a collective the others finished: so did this rank (its record
 					   * waits for the agent to see its next call) */
-			if (!r || (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC)) {
-				if (getenv("PULSE_ANALYZER_DEBUG"))
-					fprintf(stderr, "in call: %s GPU %d comm %016" PRIx64 " #%" PRIu64 " %s (%s)\n",
-						an_node_host(s, node), nd->gpu, c->id, key,
-						pulse_op_type_name(p->calls[k].op), r ? "not complete" : "no record");
-				return 1;
-			}
+			if (getenv("PULSE_ANALYZER_DEBUG"))
+				fprintf(stderr, "in call: %s GPU %d comm %016" PRIx64 " #%" PRIu64 " %s (%s)\n",
+					an_node_host(s, node), nd->gpu, c->id, key, pulse_op_type_name(p->calls[k].op),
+					r ? "not complete" : "no record");
+			return 1;
 		}
 	}
 	return 0;
@@ -486,7 +482,7 @@ static void p2p_awaited(struct an_state *s, struct an_comm *c, const struct an_i
 	int any = 0;
 	for (int32_t q = 0; in && in->seq == key && q < c->nranks; q++) {
 		const struct an_rec *r = in->recs[q];
-		if (!r || r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC)
+		if (!r || an_rec_finished(r))
 			continue;
 		for (uint32_t i = 0; i < r->npeers; i++)
 			if (!r->peers[i].complete && r->peers[i].expected && r->peers[i].rank >= 0 &&

@@ -593,6 +593,18 @@ uint64_t an_call_key(const struct an_proc *p, const struct an_call *k)
 	return k->key;
 }
 
+const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone)
+{
+	const struct an_inst *slot = &c->hist[key % AN_HIST];
+	*gone = slot->used && slot->seq > key;
+	return slot->used && slot->seq == key ? slot->recs[rank] : NULL;
+}
+
+int an_rec_finished(const struct an_rec *r)
+{
+	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
+}
+
 int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm)
 {
 	const struct an_hmap *h = hmap_find(s, host, pid, comm);

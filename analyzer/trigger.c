@@ -421,13 +421,9 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			if (x->t + bound >= now)
 				continue;
 			uint64_t key = an_call_key(p, x);
-			if (c) {
-				const struct an_inst *slot = &c->hist[key % AN_HIST];
-				if (slot->used && slot->seq > key)
-					continue; /* history moved on: it was recorded long ago */
-				if (slot->used && slot->seq == key && slot->recs[rank])
-					continue; /* recorded (complete, or hung: handled there) */
-			}
+			int gone = 0;
+			if (c && (an_call_record(c, rank, key, &gone) || gone))
+				continue; /* recorded (complete, or hung: handled there), or long ago */
 			fire(s, AN_TRIG_HANG, c, key, x->t,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " called by %s pid %u %.1f s ago, "
 			     "never reported finished",
@@ -436,20 +432,6 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			return;
 		}
 	}
-}
-
-/* The same verdict: localizer, class, level and host (or group). A
- * confirmation must be the same verdict. Across levels, never: "somewhere
- * in this group" does not confirm a machine, and a machine seen once does
- * not refine a group; two different groups that share members (every EP
- * group spans all hosts) are two verdicts. */
-static int same_host_class(const struct an_diagnosis *a, const struct an_diagnosis *b)
-{
-	if (strcmp(a->localizer, b->localizer) || a->cls != b->cls || a->level != b->level)
-		return 0;
-	if (a->level != AN_LEVEL_MACHINE)
-		return a->comm_id == b->comm_id;
-	return a->nsuspects && b->nsuspects && !strcmp(a->suspects[0].host, b->suspects[0].host);
 }
 
 static int is_stop(const struct an_diagnosis *d)
@@ -514,9 +496,14 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 					s->tent[k].nsuspects ? s->tent[k].suspects[0].host : "group");
 			fprintf(stderr, "\n");
 		}
+		/* the same verdict (an_same_verdict). Across levels, never:
+		 * "somewhere in this group" does not confirm a machine, and a
+		 * machine seen once does not refine a group; two different groups
+		 * that share members (every EP group spans all hosts) are two
+		 * verdicts. A hang seen meanwhile supersedes it. */
 		int ok = 0;
 		for (uint32_t k = 0; k < s->ntent && !ok; k++)
-			ok = same_host_class(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
+			ok = an_same_verdict(&p->d, &s->tent[k]) || is_stop(&s->tent[k]);
 		if (!ok && s->ntent && p->chain < 8) {
 			/* the later operators name another host: that verdict now
 			 * waits for its own confirmation (the first was noise) */
@@ -586,10 +573,10 @@ static void pending_arm(struct an_state *s, struct an_pending *p, const struct a
 static void pending_add(struct an_state *s, const struct an_diagnosis *d, uint64_t onset, uint64_t now)
 {
 	for (uint32_t i = 0; i < s->npend; i++)
-		if (same_host_class(&s->pend[i].d, d))
+		if (an_same_verdict(&s->pend[i].d, d))
 			return; /* already waiting */
 	for (uint32_t i = 0; i < s->ndiags; i++)
-		if (same_host_class(&s->diags[i], d)) {
+		if (an_same_verdict(&s->diags[i], d)) {
 			s->st.diag_dups++;
 			return; /* already reported */
 		}
