@@ -105,6 +105,7 @@ struct an_member {
 	int node;                /* -1 until known */
 	uint64_t recorded_bytes; /* actual bytes of all its records (for residuals) */
 	uint64_t last_expected[AN_SIG_MAX]; /* expected bytes of its last complete record per signature */
+	uint32_t nrecs[AN_SIG_MAX];      /* records of it per signature, any status */
 	struct an_roll gap[AN_SIG_MAX];  /* pre_gap per signature */
 	struct an_roll dur[AN_SIG_MAX];  /* call..end per signature */
 	struct an_roll act[AN_SIG_MAX];  /* active_ns per signature */
@@ -340,6 +341,7 @@ uint64_t an_period_ns(const struct an_state *s);
 const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone);
 /* complete, or complete without RDMA traffic */
 int an_rec_finished(const struct an_rec *r);
+int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count);
 /* the instance key of a call: a group's first member seq */
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k);
 

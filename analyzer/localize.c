@@ -351,7 +351,8 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone;
-			if (an_rec_finished(an_call_record(c, rank, key, &gone)) || gone)
+			if (an_rec_finished(an_call_record(c, rank, key, &gone)) || gone ||
+			    an_member_silent(c, rank, x->op, x->count))
 				continue;
 			hop_add(&v, &n, &cap, an_comm_index_of(s, c), key, x->t);
 		}
@@ -407,6 +408,8 @@ static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *
 				m->sends = 1;
 		}
 	}
+	if (!rec && m->sends && m->has_sig && an_member_silent(c, r, m->op, m->count))
+		m->sends = 0; /* a receive-only member: nothing of it shows on its NIC */
 	if (m->complete) {
 		m->started = 1;
 		m->vol = m->exp;
@@ -455,8 +458,8 @@ static int node_in_call(struct an_state *s, int node)
 			uint64_t key = an_call_key(p, &p->calls[k]);
 			int gone;
 			const struct an_rec *r = an_call_record(c, rank, key, &gone);
-			if (gone || an_rec_finished(r))
-				continue; /* recorded long ago, or finished */
+			if (gone || an_rec_finished(r) || (!r && an_member_silent(c, rank, p->calls[k].op, p->calls[k].count)))
+				continue; /* recorded long ago, or finished, or nothing to show */
 			if (an_is_builtin(p->calls[k].op) && comm_moved_on(c, key))
 				continue; /* a collective the others finished: so did this rank (its record
 					   * waits for the agent to see its next call) */
@@ -788,11 +791,14 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
  * number and rank) in the sibling groups (the other communicators of the
  * same parallelism and size: the other pipelines for PP, the other DP or
  * EP groups), which run the same schedule. The first such operator in time
- * order names the rank. A delay counts when it exceeds DELAY_REL of the
- * rank's usual compute time before the operator and min_slow_ns. Ranks
+ * order names the rank. A delay counts when it exceeds DELAY_SDS robust
+ * standard deviations of the pair offsets it is measured against (the
+ * measured noise of the schedule) and the floor of delay_significant. (A
+ * share of the rank's compute time before the operator is no measure of
+ * noise: that gap changes with the place in the 1F1B schedule, so a
+ * stage-0 rank's delays went unseen.) Ranks
  * compared to their siblings need no history, so the 1F1B schedule's
  * uneven gaps are not mistaken for delays. */
-#define DELAY_REL 0.25
 
 static uint64_t rec_start(const struct an_rec *r)
 {
@@ -914,15 +920,13 @@ static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, 
 	return sibling_delay2(s, (struct an_comm *)c, in->seq, k, in->recs[k], t0, nsib, &ex);
 }
 
-static int delay_significant(const struct an_state *s, const struct an_rec *r, int64_t dl)
+static int delay_significant(const struct an_state *s, int64_t dl)
 {
 	/* a start delay must exceed a millisecond (twice the trigger floor):
 	 * kernel launch and proxy jitter move first bytes by hundreds of µs */
 	double thr = 2.0 * (double)s->cfg.min_slow_ns;
 	if (thr < 1e6)
 		thr = 1e6;
-	if (r->gap_nb >= 3 && DELAY_REL * r->gap_med > thr)
-		thr = DELAY_REL * r->gap_med;
 	return (double)dl > thr;
 }
 
@@ -999,8 +1003,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (getenv("PULSE_ANALYZER_DEBUG2") && nsib && dl > 1000000)
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
-					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib >= 2 && delay_significant(s, r, dl) && (!best || ex < bexp)) {
+					delay_significant(s, dl), (double)(ex % 10000000000ull) / 1e6);
+			if (nsib >= 2 && delay_significant(s, dl) && (!best || ex < bexp)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -1029,7 +1033,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int ns2;
 				uint64_t ex2 = 0;
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
-				if (ns2 < 2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
+				if (ns2 < 2 || !delay_significant(s, dl2) || (best && ex2 >= bexp))
 					continue;
 				best = r; /* the sibling's record stands for the signature */
 				bc = x;
@@ -1080,7 +1084,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		if (isnan(usual))
 			continue; /* no history for this group yet */
 		int64_t dl = (int64_t)(st[hi] - med - usual);
-		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, r, dl))
+		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, dl))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = 0;
@@ -1123,7 +1127,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				continue;
 			int nsib;
 			int64_t dl = sibling_delay(s, c, in, k, w->t0, &nsib);
-			if (nsib && delay_significant(s, r, dl))
+			if (nsib && delay_significant(s, dl))
 				an_diag_suspect(s, d, r->node, r->rank);
 		}
 	}
@@ -1142,7 +1146,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 					(double)dl / 1e6, (double)bdelay / 1e6);
 			/* the end that fell further behind is where the delay comes
 			 * from; both when they are within 10% */
-			if (nsib >= 2 && delay_significant(s, in->recs[other], dl)) {
+			if (nsib >= 2 && delay_significant(s, dl)) {
 				if ((double)dl > 1.1 * (double)bdelay) {
 					d->nsuspects = 0;
 					an_diag_suspect(s, d, in->recs[other]->node, other);

@@ -605,6 +605,30 @@ int an_rec_finished(const struct an_rec *r)
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
 }
 
+/* A member whose NIC has nothing to show for this operator: it never had a
+ * record of (op, count) while the others of its communicator finished at
+ * least two. That is a receive-only role (the last rank of a ring
+ * broadcast's chain, a reduce's root on some rings): its agent sees no
+ * traffic, so no record, and its call stays open for good. Such a call is
+ * no evidence of a hang; the members that send are. */
+int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count)
+{
+	if (rank < 0 || rank >= c->nranks)
+		return 0;
+	for (uint32_t g = 0; g < c->nsigs; g++) {
+		if (c->sigs[g].op != op || c->sigs[g].count != count)
+			continue;
+		if (c->m[rank].nrecs[g])
+			return 0;
+		uint32_t finished = 0;
+		for (int32_t q = 0; q < c->nranks; q++)
+			if (q != rank && c->m[q].dur[g].n > finished)
+				finished = c->m[q].dur[g].n;
+		return finished >= 2;
+	}
+	return 0;
+}
+
 int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm)
 {
 	const struct an_hmap *h = hmap_find(s, host, pid, comm);
@@ -888,6 +912,8 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 	a->rate_gbps = r->rank_rate_gbps;
 	a->epoch_ns = r->epoch_ns;
 	a->sig = sig_index(c, r->op, r->count); /* per record: the ranks of one P2P pattern differ */
+	if (a->sig >= 0 && a->rank >= 0 && a->rank < c->nranks && c->m[a->rank].nrecs[a->sig] < UINT32_MAX)
+		c->m[a->rank].nrecs[a->sig]++;
 	if (r->epoch_ns && !s->epoch_ns)
 		s->epoch_ns = r->epoch_ns;
 	if (r->npeers) {

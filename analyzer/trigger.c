@@ -422,8 +422,9 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone = 0;
-			if (c && (an_call_record(c, rank, key, &gone) || gone))
-				continue; /* recorded (complete, or hung: handled there), or long ago */
+			if (c && (an_call_record(c, rank, key, &gone) || gone || an_member_silent(c, rank, x->op, x->count)))
+				continue; /* recorded (complete, or hung: handled there), or long ago, or a
+					   * member with nothing to show for it */
 			fire(s, AN_TRIG_HANG, c, key, x->t,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " called by %s pid %u %.1f s ago, "
 			     "never reported finished",
