@@ -1,4 +1,4 @@
-/* pulse-analyzer internals shared by state.c, trigger.c, localize.c,
+/* pulse-analyzer internals shared by state.c, trigger.c, the localizers
  * baseline.c, report.c, timeline.c (not part of the public API in
  * analyzer.h). */
 #ifndef PULSE_ANALYZER_INTERNAL_H
@@ -294,7 +294,7 @@ struct an_inst *an_xfer_prev(struct an_comm *c, const struct an_inst *in, int32_
 int an_localize_pulse(struct an_state *s, const struct an_trigger *t);
 int an_localize_oplevel(struct an_state *s, const struct an_trigger *t);
 
-/* Shared by both localizers (localize.c). */
+/* Shared by both localizers (window.c, diagnosis.c, loc_*.c). */
 struct an_window {
 	struct an_inst **inst;   /* sorted by first call */
 	int *comm;               /* comm index per instance */
@@ -318,6 +318,11 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 /* Delayed start (computation fail-slow): both localizers use it (OP-level
  * data suffices, as in the paper). Returns 1 with d filled. */
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+/* Rank-level actual rate of custom collectives, averaged over each node's
+ * last k records in the window (observed: the OP-level variant, volume /
+ * duration). Returns 1 with d filled. */
+int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
+			int observed);
 int an_comm_index_of(const struct an_state *s, const struct an_comm *c);
 /* rank of (host, pid) in comm from the mappings, -1 unknown */
 int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm);

@@ -5,7 +5,12 @@
  *   state.c      per-job state, fed one agent JSON line at a time: hosts,
  *                communicators and members, operator records, calls
  *   trigger.c    slow-iteration and hang detection (running baseline)
- *   localize.c   Pulse's localization from µs-level operator metrics
+ *   localize.c   Pulse's localization: the order of its methods (localizer.h)
+ *   loc_hang.c, loc_comm_slow.c, loc_comp_slow.c, loc_cpu.c
+ *                one localization method each (hang; communication
+ *                fail-slow; delayed starts; CPU)
+ *   diagnosis.c  building, comparing and keeping diagnoses
+ *   window.c     the window of instances around a trigger
  *   baseline.c   the OP-level localizer (start, end, duration, observed rate)
  *   report.c     diagnosis as text and as JSON (--json)
  *   timeline.c   Chrome trace-event export of the window around a diagnosis

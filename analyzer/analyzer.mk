@@ -11,7 +11,9 @@ CFLAGS_analyzer/ := $(ANALYZER_PKG_CFLAGS)
 CFLAGS_tests/analyzer/ := $(ANALYZER_PKG_CFLAGS) -Ianalyzer
 CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
 
-ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/localize.c analyzer/baseline.c \
+ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyzer/window.c \
+	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
+	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c
 ANALYZER_SERVER_SRCS := analyzer/server.c
 ANALYZER_LDLIBS := -lcjson -lm

@@ -20,9 +20,6 @@
 #include "an_internal.h"
 #include "pulse/hook_record.h"
 
-int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
-			int observed);
-
 static int extended_group(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	struct an_inst *worst = NULL;

@@ -1,0 +1,443 @@
+/* pulse-analyzer: communication fail-slow from µs-level per-QP data:
+ *   1. per transfer: the actual rate of every transfer in the window, the
+ *      node common to the slow ones (an_comm_slow_edge_rate);
+ *   2. DP/TP groups: the rank whose actual communication time (active_ns,
+ *      the sum of epochs with a non-zero rate) is the outlier of its
+ *      operator, by votes over the window (an_comm_slow_active_outlier);
+ *   3. custom collectives (EP all-to-all, P2P patterns): the lowest
+ *      rank-level actual rate over each node's last k records
+ *      (an_rule_custom_rate; its observed-rate variant is the OP-level
+ *      baseline's);
+ *   4. too small for the window's medians: a transfer slower than its
+ *      usual share of its operator instance's median rate (an_xfer_shift,
+ *      trigger.c), node with the most slow transfers
+ *      (an_comm_slow_xfer_shift). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_internal.h"
+#include "localizer.h"
+#include "pulse/hook_record.h"
+
+#define RATE_OUTLIER 1.15   /* rank-level rate this much below the members' median */
+
+int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	int cap = (int)s->nnodes;
+	int *votes = calloc((size_t)cap + 1, sizeof *votes);
+	double *bestr = calloc((size_t)cap + 1, sizeof *bestr);
+	if (!votes || !bestr) {
+		free(votes);
+		free(bestr);
+		return 0;
+	}
+	int outl = 0, elig = 0;
+	struct an_rec *ev = NULL;
+	struct an_comm *evc = NULL;
+	double evmed = 0;
+	uint32_t evn = 0;
+	int ep = s->epoch_ns ? (int)s->epoch_ns : 32000;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (!an_is_builtin(in->op) || in->nrec != (uint32_t)c->nranks)
+			continue;
+		double v[256], t[256];
+		int32_t rk[256];
+		int n = 0;
+		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
+			struct an_rec *r = in->recs[k];
+			if (r->status != PULSE_OP_COMPLETE || !r->actual || !r->active)
+				continue;
+			v[n] = (double)r->active;
+			rk[n++] = k;
+		}
+		if (n < 2)
+			continue;
+		elig++;
+		memcpy(t, v, (size_t)n * sizeof *t);
+		double med = n == 2 ? (v[0] < v[1] ? v[0] : v[1]) : an_median(t, (size_t)n);
+		int hi = 0;
+		for (int j = 1; j < n; j++)
+			if (v[j] > v[hi])
+				hi = j;
+		if (!(v[hi] > AN_ACTIVE_OUTLIER * med && v[hi] - med > 2.0 * ep))
+			continue;
+		struct an_rec *r = in->recs[rk[hi]];
+		outl++;
+		votes[r->node]++;
+		if (v[hi] / med > bestr[r->node]) {
+			bestr[r->node] = v[hi] / med;
+			if (!ev || r->node != ev->node || 1) {
+				/* evidence: the strongest outlier of the eventual culprit (set below) */
+			}
+		}
+		(void)evn;
+	}
+	int best = -1;
+	for (int j = 0; j < cap; j++)
+		if (votes[j] && (best < 0 || votes[j] > votes[best]))
+			best = j;
+	int ok = best >= 0 && votes[best] * 2 >= outl && (votes[best] >= 2 || elig <= 2);
+	if (ok) {
+		/* the culprit's strongest outlier as evidence */
+		double br = 0;
+		for (uint32_t i = 0; i < w->n; i++) {
+			struct an_inst *in = w->inst[i];
+			struct an_comm *c = s->comms[w->comm[i]];
+			if (!an_is_builtin(in->op) || in->nrec != (uint32_t)c->nranks)
+				continue;
+			double t[256];
+			int n = 0;
+			struct an_rec *mine = NULL;
+			for (int32_t k = 0; k < c->nranks && n < 256; k++) {
+				struct an_rec *r = in->recs[k];
+				if (r->status != PULSE_OP_COMPLETE || !r->actual || !r->active)
+					continue;
+				t[n++] = (double)r->active;
+				if (r->node == best)
+					mine = r;
+			}
+			if (!mine || n < 2)
+				continue;
+			double med = an_median(t, (size_t)n);
+			if ((double)mine->active / med > br) {
+				br = (double)mine->active / med;
+				ev = mine;
+				evc = c;
+				evmed = med;
+				evn = (uint32_t)n;
+			}
+		}
+	}
+	if (ok && ev) {
+		d->cls = AN_COMM_SLOW;
+		d->level = AN_LEVEL_MACHINE;
+		an_diag_suspect(s, d, best, ev->rank);
+		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
+		d->onset_ns = ev->call;
+		snprintf(d->why, sizeof d->why,
+			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
+			 "with a non-zero rate) against a median of %.2f ms; it was the outlier in %d of %d "
+			 "slow collectives: its link or NIC is slow",
+			 an_par_label(evc->par), pulse_op_type_name(ev->op), ev->seq, ev->rank,
+			 (double)ev->active / 1e6, evmed / 1e6, votes[best], outl);
+	}
+	free(votes);
+	free(bestr);
+	return ok && ev;
+}
+
+/* Communication fail-slow from the actual rate of each transfer (bytes to
+ * one peer over the epochs in which they moved: gaps excluded, §6.2): a
+ * slow NIC, PCIe link or path slows the transfers it sends and the ones it
+ * receives, in every group it is in. The transfers of the window slower
+ * than the window's median by AN_ACTIVE_OUTLIER are counted per node (both
+ * ends); the node that is an end of most of them, and whose own transfers
+ * are mostly slow, is the culprit. With one group of two ranks both ends
+ * tie: both are named, unless another group of one of them clears it. */
+struct edge {
+	int from, to;
+	double rate;
+	const struct an_rec *rec;
+	const struct an_comm *c;
+};
+
+int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	uint32_t cap = 0, n = 0;
+	struct edge *e = NULL;
+	double ep = s->epoch_ns ? s->epoch_ns : 32000;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || !r->actual)
+				continue;
+			for (uint32_t p = 0; p < r->npeers; p++) {
+				const struct an_peer *q = &r->peers[p];
+				if (q->node < 0 || !q->active || (double)q->active < 8 * ep || q->actual < (1u << 20))
+					continue;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 256;
+					struct edge *x = realloc(e, cap * sizeof *x);
+					if (!x) {
+						free(e);
+						return 0;
+					}
+					e = x;
+				}
+				e[n++] = (struct edge){ r->node, q->node, (double)q->actual * 8 / (double)q->active, r, c };
+			}
+		}
+	}
+	if (n < 4) {
+		free(e);
+		return 0;
+	}
+	double *t = malloc(n * sizeof *t);
+	int nn = (int)s->nnodes;
+	int *slow = calloc((size_t)nn + 1, sizeof *slow), *tot = calloc((size_t)nn + 1, sizeof *tot);
+	double *srate = calloc((size_t)nn + 1, sizeof *srate);
+	int ok = 0;
+	if (!t || !slow || !tot || !srate)
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		t[i] = e[i].rate;
+	double G = an_median(t, n);
+	int nslow = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		tot[e[i].from]++;
+		tot[e[i].to]++;
+		if (e[i].rate * AN_ACTIVE_OUTLIER < G) {
+			slow[e[i].from]++;
+			slow[e[i].to]++;
+			srate[e[i].from] += e[i].rate;
+			srate[e[i].to] += e[i].rate;
+			nslow++;
+		}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG")) {
+		fprintf(stderr, "edges: %u, median %.1f Gb/s, %d slow\n", n, G, nslow);
+		for (int j = 0; j < nn; j++)
+			if (slow[j])
+				fprintf(stderr, "  %s GPU %d: %d slow of %d\n", an_node_host(s, j), s->nodes[j].gpu, slow[j], tot[j]);
+	}
+	if (nslow < 2)
+		goto out;
+	int best = -1, second = -1;
+	for (int j = 0; j < nn; j++) {
+		if (slow[j] * 2 < nslow)
+			continue; /* an end of at least half of the slow transfers */
+		double fj = (double)slow[j] / tot[j];
+		if (best < 0 || fj > (double)slow[best] / tot[best])
+			second = best, best = j;
+		else if (second < 0 || fj > (double)slow[second] / tot[second])
+			second = j;
+	}
+	if (best < 0)
+		goto out;
+	double fb = (double)slow[best] / tot[best];
+	if (fb < 0.5)
+		goto out;
+	d->cls = AN_COMM_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, best, -1);
+	int both = second >= 0 && (double)slow[second] / tot[second] > 0.9 * fb;
+	if (both)
+		an_diag_suspect(s, d, second, -1);
+	/* evidence: the culprit's slowest record and its group */
+	const struct edge *ev = NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if ((e[i].from == best || e[i].to == best) && (!ev || e[i].rate < ev->rate))
+			ev = &e[i];
+	double mine = srate[best] / slow[best];
+	an_diag_evidence(d, ev->c, ev->rec, "actual_rate_gbps", mine, G, (uint32_t)n);
+	d->onset_ns = ev->rec->call;
+	snprintf(d->why, sizeof d->why,
+		 "%s GPU %d is an end of %d of the %d transfers slower than the median (%.0f against %.0f "
+		 "Gb/s while active, gaps excluded); %.0f%% of its transfers are slow%s: its NIC, PCIe or path",
+		 an_node_host(s, best), s->nodes[best].gpu, slow[best], nslow, mine, G, 100 * fb,
+		 both ? " (as are its peer's: both named)" : "");
+	ok = 1;
+out:
+	free(e);
+	free(t);
+	free(slow);
+	free(tot);
+	free(srate);
+	return ok;
+}
+
+/* Rank-level actual rate of custom collectives, averaged over each node's
+ * last k records in the window. Returns 1 with d filled. observed: the
+ * OP-level variant (volume / duration). */
+int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
+			int observed)
+{
+	int done = 0;
+	uint32_t k = s->cfg.custom_k;
+	for (uint32_t ci = 0; ci < s->ncomms && !done; ci++) {
+		struct an_comm *c = s->comms[ci];
+		/* the observed rate (volume / duration) of a pipeline of three or
+		 * more stages includes each stage's wait at its own place in the
+		 * 1F1B schedule: the last stage's is lower by construction. The
+		 * actual rate (bytes over active epochs) has no waits in it. */
+		if (!c->custom || c->nranks < 2 || (observed && c->par == PULSE_PAR_PP && c->nranks >= 3))
+			continue;
+		double *sum = calloc((size_t)c->nranks, sizeof *sum);
+		uint32_t *cnt = calloc((size_t)c->nranks, sizeof *cnt);
+		struct an_rec **last = calloc((size_t)c->nranks, sizeof *last);
+		if (!sum || !cnt || !last) {
+			free(sum);
+			free(cnt);
+			free(last);
+			break;
+		}
+		/* walk the window backwards: the last k per rank */
+		for (uint32_t i = w->n; i-- > 0;) {
+			if (w->comm[i] != (int)ci)
+				continue;
+			struct an_inst *in = w->inst[i];
+			for (int32_t r = 0; r < c->nranks; r++) {
+				struct an_rec *x = in->recs[r];
+				if (!x || x->status != PULSE_OP_COMPLETE || !x->actual || cnt[r] >= k ||
+				    !an_is_p2p(x->op))
+					continue;
+				double v;
+				if (observed) {
+					uint64_t dur = x->end > x->call && x->call ? x->end - x->call : x->dur;
+					if (!dur || !x->expected)
+						continue;
+					v = (double)x->expected * 8 / (double)dur;
+				} else {
+					if (!(x->rate_gbps > 0))
+						continue;
+					v = x->rate_gbps;
+				}
+				sum[r] += v;
+				cnt[r]++;
+				if (!last[r])
+					last[r] = x;
+			}
+		}
+		double avg[AN_MAX_RANKS > 512 ? 512 : AN_MAX_RANKS], t[512];
+		int32_t rk[512];
+		int n = 0;
+		for (int32_t r = 0; r < c->nranks && n < 512; r++)
+			if (cnt[r] >= (k < 3 ? k : 3)) {
+				avg[n] = sum[r] / cnt[r];
+				rk[n++] = r;
+			}
+		if (n >= 3) {
+			memcpy(t, avg, (size_t)n * sizeof *t);
+			double med = an_median(t, (size_t)n);
+			int lo = 0;
+			for (int j = 1; j < n; j++)
+				if (avg[j] < avg[lo])
+					lo = j;
+			if (avg[lo] * RATE_OUTLIER < med) {
+				struct an_rec *x = last[rk[lo]];
+				d->cls = AN_COMM_SLOW;
+				d->level = AN_LEVEL_MACHINE;
+				an_diag_suspect(s, d, x->node, x->rank);
+				an_diag_evidence(d, c, x, observed ? "observed_rate_gbps" : "rank_rate_gbps", avg[lo], med,
+					 (uint32_t)n);
+				d->onset_ns = x->call;
+				snprintf(d->why, sizeof d->why,
+					 "in the %s group's %s operators, rank %d's %s averaged over its last %u is "
+					 "%.1f Gb/s against a median of %.1f Gb/s",
+					 an_par_label(c->par), pulse_op_type_name(x->op), x->rank,
+					 observed ? "observed rate (volume / duration)" : "rank-level actual rate",
+					 cnt[rk[lo]], avg[lo], med);
+				done = 1;
+			}
+		}
+		free(sum);
+		free(cnt);
+		free(last);
+	}
+	return done;
+}
+
+/* Communication fail-slow from a transfer's place among the transfers of
+ * the same operator instance (an_xfer_shift, the trigger's measure): a
+ * transfer slower than its usual share of the instance's median rate. Over
+ * the window, per node, the transfers it is an end of and how many of them
+ * are slow; the node with at least two slow transfers, at least half of its
+ * transfers slow and a larger share than any other node is named (in a
+ * one-to-all the root is an end of every transfer, most of them normal; the
+ * slow receiver of only slow ones). Runs after the other rules: a slowdown
+ * too small for the window-median rules above. */
+int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	int cap = (int)s->nnodes;
+	int *slow = calloc((size_t)cap + 1, sizeof *slow);
+	int *tot = calloc((size_t)cap + 1, sizeof *tot);
+	if (!slow || !tot) {
+		free(slow);
+		free(tot);
+		return 0;
+	}
+	double worst = 1;
+	struct an_inst *win = NULL;
+	struct an_comm *wcm = NULL;
+	const struct an_rec *wr = NULL;
+	uint32_t wp = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (in->hung || an_inst_xfer_median(c, in) <= 0)
+			continue;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->node < 0 || r->node >= cap)
+				continue;
+			for (uint32_t pi = 0; pi < r->npeers; pi++) {
+				double thr = 0;
+				double sh = an_xfer_shift(c, in, k, pi, &thr);
+				if (isnan(sh))
+					continue;
+				int pn = r->peers[pi].node;
+				int isslow = sh < 1.0 - thr;
+				tot[r->node]++;
+				slow[r->node] += isslow;
+				if (pn >= 0 && pn < cap) {
+					tot[pn]++;
+					slow[pn] += isslow;
+				}
+				if (isslow && sh < worst) {
+					worst = sh;
+					win = in;
+					wcm = c;
+					wr = r;
+					wp = pi;
+				}
+			}
+		}
+	}
+	int best = -1;
+	double bf = 0, sf = 0;
+	for (int j = 0; j < cap; j++) {
+		if (!tot[j] || slow[j] < 2)
+			continue;
+		double f = (double)slow[j] / tot[j];
+		if (best < 0 || f > bf) {
+			sf = best < 0 ? sf : bf;
+			bf = f;
+			best = j;
+		} else if (f > sf) {
+			sf = f;
+		}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "xfer: best %s GPU %d slow %d of %d (share %.2f, next %.2f), worst shift %.3f\n",
+			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
+			best >= 0 ? slow[best] : 0, best >= 0 ? tot[best] : 0, bf, sf, worst);
+	int ok = best >= 0 && bf >= 0.5 && sf < bf && win;
+	if (ok) {
+		/* the per-transfer measure fires only when a transfer is slow in
+		 * two consecutive instances: persistent by construction */
+		d->persistent = 1;
+		d->cls = AN_COMM_SLOW;
+		d->level = AN_LEVEL_MACHINE;
+		an_diag_suspect(s, d, best, -1);
+		double rate = an_xfer_rate(wr, &wr->peers[wp]);
+		an_diag_evidence(d, wcm, wr, "transfer_rate_gbps", rate, win->xmed, wcm->nranks);
+		snprintf(d->why, sizeof d->why,
+			 "%s GPU %d is an end of %d of the %d transfers slower than their usual share of "
+			 "their operator's median rate (worst %.0f against %.0f Gb/s, %.0f%% below usual): "
+			 "its NIC, PCIe or path",
+			 an_node_host(s, best), s->nodes[best].gpu, slow[best], tot[best], rate, win->xmed,
+			 100.0 * (1.0 - worst));
+		d->onset_ns = win->first_call;
+	}
+	free(slow);
+	free(tot);
+	return ok;
+}

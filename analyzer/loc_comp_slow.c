@@ -1,0 +1,413 @@
+/* pulse-analyzer: computation fail-slow by delayed starts (shared with the
+ * OP-level baseline). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_internal.h"
+#include "localizer.h"
+#include "pulse/hook_record.h"
+
+
+
+/* Delayed start (computation fail-slow), as the paper's §D.4: an operator
+ * whose first byte leaves later than the same operator (same sequence
+ * number and rank) in the sibling groups (the other communicators of the
+ * same parallelism and size: the other pipelines for PP, the other DP or
+ * EP groups), which run the same schedule. The first such operator in time
+ * order names the rank. A delay counts when it exceeds DELAY_SDS robust
+ * standard deviations of the pair offsets it is measured against (the
+ * measured noise of the schedule) and the floor of delay_significant. (A
+ * share of the rank's compute time before the operator is no measure of
+ * noise: that gap changes with the place in the 1F1B schedule, so a
+ * stage-0 rank's delays went unseen.) Ranks
+ * compared to their siblings need no history, so the 1F1B schedule's
+ * uneven gaps are not mistaken for delays. */
+
+static uint64_t rec_start(const struct an_rec *r)
+{
+	return r->start ? r->start : 0;
+}
+
+static int siblings(const struct an_state *s, const struct an_comm *c, int *out, int max)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < s->ncomms && n < max; i++) {
+		const struct an_comm *x = s->comms[i];
+		if (x != c && x->par == c->par && x->nranks == c->nranks && x->builtin == c->builtin &&
+		    x->custom == c->custom)
+			out[n++] = (int)i;
+	}
+	return n;
+}
+
+
+/* start of rank k's record of comm x at seq, 0 if none */
+static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like)
+{
+	struct an_inst *y = an_inst_find(x, seq);
+	if (!y || !y->recs[k])
+		return 0;
+	const struct an_rec *q = y->recs[k];
+	if (q->op != like->op || q->count != like->count || q->status != PULSE_OP_COMPLETE)
+		return 0;
+	return rec_start(q);
+}
+
+/* The usual offset between the starts of rank k's operators in comm c and
+ * in its sibling x: median over up to 16 operators before seq and before
+ * t0. Returns 0 when it is not steady (not the same schedule). */
+static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
+		       double *out, double *sd)
+{
+	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
+	double off[16];
+	int no = 0;
+	for (uint64_t back = 1; back <= 64 && no < 16 && back <= seq; back++) {
+		uint64_t q = seq - back;
+		struct an_inst *yi = an_inst_find(c, q);
+		if (!yi || !yi->recs[k])
+			continue;
+		/* the two must run the same operators in the same order */
+		struct an_inst *xi = an_inst_find(x, q);
+		if (xi && xi->recs[k] && (xi->recs[k]->op != yi->recs[k]->op || xi->recs[k]->count != yi->recs[k]->count))
+			return 0;
+		uint64_t a = start_at(c, q, k, yi->recs[k]);
+		uint64_t b = a ? start_at(x, q, k, yi->recs[k]) : 0;
+		if (a && b)
+			off[no++] = (double)a - (double)b;
+	}
+	if (no < 3)
+		return 0;
+	double t[16];
+	memcpy(t, off, (size_t)no * sizeof *t);
+	double med = an_median(t, (size_t)no);
+	for (int q = 0; q < no; q++)
+		t[q] = fabs(off[q] - med);
+	double mad = an_median(t, (size_t)no);
+	if (mad > 1e6)
+		return 0;
+	*out = med;
+	*sd = 1.4826 * mad;
+	return 1;
+}
+
+/* The delay of rank k's operator seq in comm c against the same operator
+ * in its sibling groups, each corrected by the pair's usual offset; median
+ * over the siblings. A missing record counts as starting now (a lower
+ * bound). *expect: when it should have started (median of the siblings'
+ * corrected starts). */
+#define DELAY_SDS 5.0
+static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
+			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
+{
+	*nsib = 0;
+	const struct an_inst *in = an_inst_find(c, seq);
+	const struct an_rec *r = in ? in->recs[k] : NULL;
+	if (r && (!rec_start(r) || r->status != PULSE_OP_COMPLETE))
+		return 0;
+	uint64_t mine = r ? rec_start(r) : s->now_ns;
+	int sib[64];
+	int ns = siblings(s, c, sib, 64);
+	double dv[64], ev[64], sv[64];
+	int n = 0;
+	for (int i = 0; i < ns; i++) {
+		struct an_comm *x = s->comms[sib[i]];
+		uint64_t sx = start_at(x, seq, k, like);
+		double off, sd;
+		if (!sx || !pair_offset(c, x, k, seq, t0, &off, &sd))
+			continue;
+		ev[n] = (double)sx + off;
+		dv[n] = (double)mine - ev[n];
+		sv[n] = sd;
+		n++;
+	}
+	*nsib = n;
+	if (!n)
+		return 0;
+	*expect = (uint64_t)an_median(ev, (size_t)n);
+	double delay = an_median(dv, (size_t)n);
+	/* within DELAY_SDS robust standard deviations of the pair offsets it
+	 * is measured against, a delay is the pipelines' own drift (jitter
+	 * accumulates along a deep pipeline) */
+	if (delay <= DELAY_SDS * an_median(sv, (size_t)n))
+		return 0;
+	return (int64_t)delay;
+}
+
+static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
+			     int32_t k, uint64_t t0, int *nsib)
+{
+	uint64_t ex;
+	if (!in->recs[k])
+		return 0;
+	return sibling_delay2(s, (struct an_comm *)c, in->seq, k, in->recs[k], t0, nsib, &ex);
+}
+
+static int delay_significant(const struct an_state *s, int64_t dl)
+{
+	/* a start delay must exceed a millisecond (twice the trigger floor):
+	 * kernel launch and proxy jitter move first bytes by hundreds of µs */
+	double thr = 2.0 * (double)s->cfg.min_slow_ns;
+	if (thr < 1e6)
+		thr = 1e6;
+	return (double)dl > thr;
+}
+
+/* The median, over up to 16 earlier instances of group c, of how much
+ * later rank k started than the median of the others. */
+static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k)
+{
+	double v[16];
+	int nv = 0;
+	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= seq; back++) {
+		struct an_inst *y = an_inst_find(c, seq - back);
+		if (!y || !y->recs[k] || y->op != PULSE_OP_GROUP || !rec_start(y->recs[k]))
+			continue;
+		double o[512];
+		int n = 0;
+		for (int32_t j = 0; j < c->nranks && n < 512; j++)
+			if (j != k && y->recs[j] && rec_start(y->recs[j]))
+				o[n++] = (double)rec_start(y->recs[j]);
+		if (n < 2)
+			continue;
+		v[nv++] = (double)rec_start(y->recs[k]) - an_median(o, (size_t)n);
+	}
+	return nv >= 3 ? an_median(v, (size_t)nv) : NAN;
+}
+
+/* An instance whose ranks all exchange with each other (all-to-all): each
+ * rank's transfers start with its own kernel, so the ranks are each
+ * other's baseline. A pipeline's P2P groups are not: a stage sends to one
+ * neighbour at its own place in the 1F1B schedule, and the last stage is
+ * "late" in every iteration by construction. */
+static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
+{
+	if (c->nranks < 3)
+		return 0;
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		if (2 * (int32_t)r->npeers < c->nranks - 1)
+			return 0;
+		n++;
+	}
+	return n >= 3;
+}
+
+/* a record that starts in the iteration a confirmation leaves out (a P2P
+ * instance gathers calls each rank numbered on its own, so its instance
+ * may lie elsewhere) */
+int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
+{
+	return w->excl_b && r->start >= w->excl_a && r->start <= w->excl_b;
+}
+
+int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	const struct an_rec *best = NULL;
+	const struct an_comm *bc = NULL;
+	int64_t bdelay = 0;
+	uint64_t bexp = 0;
+	int bn = 0, bmissing = 0, bnode = -1, binst = 0;
+	int32_t brank = -1;
+	uint64_t bseq = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || (r->call < w->t0 && r->start < w->t0) || an_rec_excluded(w, r))
+				continue;
+			int nsib;
+			uint64_t ex = 0;
+			int64_t dl = sibling_delay2(s, c, in->seq, k, r, w->t0, &nsib, &ex);
+			if (getenv("PULSE_ANALYZER_DEBUG2") && nsib && dl > 1000000)
+				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
+					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
+					delay_significant(s, dl), (double)(ex % 10000000000ull) / 1e6);
+			if (nsib >= 2 && delay_significant(s, dl) && (!best || ex < bexp)) {
+				best = r;
+				bc = c;
+				bdelay = dl;
+				bexp = ex;
+				bn = nsib;
+				bmissing = 0;
+				bnode = r->node;
+				brank = k;
+				bseq = in->seq;
+			}
+			/* siblings that have not started this operator at all */
+			if (!rec_start(r) || r->status != PULSE_OP_COMPLETE)
+				continue;
+			int sib[64];
+			int ns = siblings(s, c, sib, 64);
+			for (int q = 0; q < ns; q++) {
+				struct an_comm *x = s->comms[sib[q]];
+				struct an_inst *y = an_inst_find(x, in->seq);
+				if ((y && y->recs[k]) || x->m[k].node < 0)
+					continue;
+				if (y == NULL) {
+					const struct an_inst *slot = &x->hist[in->seq % AN_HIST];
+					if (slot->used && slot->seq > in->seq)
+						continue;
+				}
+				int ns2;
+				uint64_t ex2 = 0;
+				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
+				if (ns2 < 2 || !delay_significant(s, dl2) || (best && ex2 >= bexp))
+					continue;
+				best = r; /* the sibling's record stands for the signature */
+				bc = x;
+				bdelay = dl2;
+				bexp = ex2;
+				bn = ns2;
+				bmissing = 1;
+				bnode = x->m[k].node;
+				brank = k;
+				bseq = in->seq;
+			}
+		}
+	}
+	/* custom collectives (all-to-all as P2P groups): each rank's P2Ps start
+	 * with its own kernel, so the ranks of one instance are comparable:
+	 * the rank that starts latest against the others' median (§7.2.4) */
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in))
+			continue;
+		double st[512];
+		int32_t rk[512];
+		int n = 0;
+		for (int32_t k = 0; k < c->nranks && n < 512; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || !rec_start(r))
+				continue;
+			st[n] = (double)rec_start(r);
+			rk[n++] = k;
+		}
+		if (n < 3)
+			continue;
+		double t[512];
+		memcpy(t, st, (size_t)n * sizeof *t);
+		double med = an_median(t, (size_t)n);
+		int hi = 0;
+		for (int j = 1; j < n; j++)
+			if (st[j] > st[hi])
+				hi = j;
+		const struct an_rec *r = in->recs[rk[hi]];
+		if (an_rec_excluded(w, r))
+			continue;
+		/* against this rank's usual lateness in this group (uneven routing
+		 * makes some ranks late every time: that is the schedule, not an
+		 * onset) */
+		double usual = inst_usual_lateness(c, in->seq, rk[hi]);
+		if (isnan(usual))
+			continue; /* no history for this group yet */
+		int64_t dl = (int64_t)(st[hi] - med - usual);
+		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, dl))
+			continue;
+		/* the second latest must be clearly earlier: one straggler */
+		double second = 0;
+		for (int j = 0; j < n; j++)
+			if (j != hi && st[j] > second)
+				second = st[j];
+		if (st[hi] - second < 0.5 * (double)dl)
+			continue;
+		if (!best || (uint64_t)med < bexp) {
+			best = r;
+			bc = c;
+			bdelay = dl;
+			bexp = (uint64_t)med;
+			bn = n - 1;
+			bmissing = 0;
+			bnode = r->node;
+			brank = rk[hi];
+			bseq = in->seq;
+			binst = 1;
+		}
+	}
+	if (!best)
+		return 0;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "delayed start: %s GPU %d comm %016" PRIx64 " seq %" PRIu64 " delay %.3f ms%s\n",
+			an_node_host(s, bnode), s->nodes[bnode].gpu, bc->id, bseq, (double)bdelay / 1e6,
+			bmissing ? " (not started yet)" : "");
+	d->cls = AN_COMP_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, bnode, brank);
+	/* the other GPUs of the same host delayed in the same window (TP
+	 * inside a host synchronizes them: machine-level, §D.4) */
+	int host = s->nodes[bnode].host;
+	for (uint32_t i = 0; i < w->n && !bmissing; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->node == bnode || s->nodes[r->node].host != host)
+				continue;
+			int nsib;
+			int64_t dl = sibling_delay(s, c, in, k, w->t0, &nsib);
+			if (nsib && delay_significant(s, dl))
+				an_diag_suspect(s, d, r->node, r->rank);
+		}
+	}
+	/* a point-to-point pair (PP stages): the other end late as well may be
+	 * the cause (it did not post or drain in time): both named, as §D.4 */
+	if (!bmissing && an_is_p2p(best->op) && bc->nranks == 2) {
+		struct an_inst *in = an_inst_find((struct an_comm *)bc, bseq);
+		int32_t other = 1 - brank;
+		if (in && in->recs[other]) {
+			int nsib;
+			uint64_t ex;
+			int64_t dl = sibling_delay2(s, (struct an_comm *)bc, bseq, other, in->recs[other], w->t0, &nsib, &ex);
+			if (getenv("PULSE_ANALYZER_DEBUG"))
+				fprintf(stderr, "pair: other end %s GPU %d delay %.3f ms (first %.3f ms)\n",
+					an_node_host(s, in->recs[other]->node), s->nodes[in->recs[other]->node].gpu,
+					(double)dl / 1e6, (double)bdelay / 1e6);
+			/* the end that fell further behind is where the delay comes
+			 * from; both when they are within 10% */
+			if (nsib >= 2 && delay_significant(s, dl)) {
+				if ((double)dl > 1.1 * (double)bdelay) {
+					d->nsuspects = 0;
+					an_diag_suspect(s, d, in->recs[other]->node, other);
+					bnode = in->recs[other]->node;
+					brank = other;
+					bdelay = dl;
+					best = in->recs[other];
+				} else if ((double)dl * 1.1 >= (double)bdelay) {
+					an_diag_suspect(s, d, in->recs[other]->node, other);
+				}
+			}
+		}
+	}
+	d->comm_id = bc->id;
+	d->seq = bseq;
+	d->op = best->op;
+	snprintf(d->metric, sizeof d->metric, "start_delay_ns");
+	d->value = (double)bdelay;
+	d->median = 0;
+	d->evidence_ranks = (uint32_t)bn + 1;
+	d->onset_ns = bexp;
+	if (binst)
+		snprintf(d->why, sizeof d->why,
+			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
+			 "sent its first byte %.2f ms after the median of the other %d ranks of the same "
+			 "operator: the machine computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank, (double)bdelay / 1e6, bn,
+			 d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
+	else
+		snprintf(d->why, sizeof d->why,
+			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
+			 "%s %.2f ms after the same operator in %d sibling %s groups: the machine computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank,
+			 bmissing ? "has not started" : "sent its first byte", (double)bdelay / 1e6, bn,
+			 an_par_label(bc->par), d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
+	return 1;
+}

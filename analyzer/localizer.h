@@ -1,0 +1,51 @@
+/* pulse-analyzer: the localization methods' interface.
+ *
+ * A method examines the window of operator instances around a trigger
+ * (window.c) and, when its evidence holds, fills the diagnosis and returns
+ * 1. localize.c runs Pulse's fail-slow methods in the order of a table
+ * (struct an_method), the way rdma-core puts providers behind
+ * verbs_context_ops: a new method is one file and one table line. Hangs
+ * are localized first and apart (loc_hang.c): a hang explains a slowdown.
+ *
+ *   loc_hang.c       hangs: where the waiting ends (fail-stop)
+ *   loc_comm_slow.c  communication fail-slow (per-transfer rate, actual
+ *                    time, rank-level rate, a transfer's share)
+ *   loc_comp_slow.c  computation fail-slow: delayed starts
+ *   loc_cpu.c        computation fail-slow in the CPU (proxy threads)
+ *   diagnosis.c      building, comparing and keeping diagnoses
+ *   window.c         the window around a trigger */
+#ifndef PULSE_ANALYZER_LOCALIZER_H
+#define PULSE_ANALYZER_LOCALIZER_H
+
+#include "an_internal.h"
+
+struct an_method {
+	const char *name;
+	int (*localize)(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+	/* the step it adds to the diagnosis, from the groups in the window
+	 * per parallelism (NULL: the method writes its own) */
+	void (*step)(const struct an_state *s, const int groups[6], struct an_diagnosis *d);
+};
+
+/* actual time this much above the operator's median is an outlier */
+#define AN_ACTIVE_OUTLIER 1.15
+
+/* loc_comm_slow.c */
+int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+/* an_rule_custom_rate: an_internal.h (the baseline uses it too) */
+
+/* loc_cpu.c */
+int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+
+/* loc_comp_slow.c: an_rule_delayed_start (an_internal.h); and a record
+ * that starts in the iteration a confirmation leaves out */
+int an_rec_excluded(const struct an_window *w, const struct an_rec *r);
+
+/* diagnosis.c */
+const char *an_par_label(uint8_t par);
+void an_diag_evidence(struct an_diagnosis *d, const struct an_comm *c, const struct an_rec *r,
+		      const char *metric, double value, double median, uint32_t nranks);
+
+#endif

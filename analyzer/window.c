@@ -1,0 +1,117 @@
+/* pulse-analyzer: the window of operator instances around a trigger that
+ * the localization methods examine. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_internal.h"
+#include "localizer.h"
+#include "pulse/hook_record.h"
+
+/* ---- the window around a trigger ---- */
+
+static int cmp_inst(const void *a, const void *b, void *ctx)
+{
+	(void)ctx;
+	const struct an_inst *x = *(struct an_inst *const *)a, *y = *(struct an_inst *const *)b;
+	uint64_t tx = x->first_call ? x->first_call : x->last_end;
+	uint64_t ty = y->first_call ? y->first_call : y->last_end;
+	return tx < ty ? -1 : tx > ty;
+}
+
+struct pair {
+	struct an_inst *in;
+	int comm;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	return cmp_inst(&x->in, &y->in, NULL);
+}
+
+uint64_t an_period_ns(const struct an_state *s)
+{
+	double best = 0;
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		for (uint32_t k = 0; k < s->comms[i]->nsigs; k++) {
+			double med;
+			if (an_roll_stats(&s->comms[i]->sigs[k].period, &med, NULL) == 0 && med > best)
+				best = med;
+		}
+	return (uint64_t)best;
+}
+
+static uint64_t lookback_ns(const struct an_state *s)
+{
+	/* a few iterations before the first evidence: the cause comes first */
+	double best = 4.0 * (double)an_period_ns(s);
+	if (best < 1e9)
+		best = 1e9;
+	if (best > 30e9)
+		best = 30e9;
+	return (uint64_t)best;
+}
+
+void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w)
+{
+	memset(w, 0, sizeof *w);
+	uint64_t back = lookback_ns(s);
+	uint64_t onset = t->onset_ns ? t->onset_ns : t->fired_ns;
+	w->t0 = onset > back ? onset - back : 0;
+	w->t1 = s->now_ns;
+	w->excl_a = t->excl_a;
+	w->excl_b = t->excl_b;
+	uint32_t cap = 0;
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		for (uint32_t k = 0; k < AN_HIST; k++)
+			cap += s->comms[i]->hist[k].used != 0;
+	if (!cap)
+		return;
+	struct pair *p = malloc(cap * sizeof *p);
+	if (!p)
+		return;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->ncomms; i++)
+		for (uint32_t k = 0; k < AN_HIST; k++) {
+			struct an_inst *in = &s->comms[i]->hist[k];
+			if (!in->used)
+				continue;
+			uint64_t a = in->first_call ? in->first_call : in->last_end;
+			uint64_t b = in->last_end > a ? in->last_end : a;
+			if (t->excl_b && ((a >= t->excl_a && a <= t->excl_b) ||
+					  (s->comms[i]->id == t->excl_comm && in->seq == t->excl_seq)))
+				continue; /* left out to confirm a verdict */
+			if (in->hung || (b >= w->t0 && a <= w->t1)) {
+				p[n].in = in;
+				p[n].comm = (int)i;
+				n++;
+			}
+		}
+	qsort(p, n, sizeof *p, cmp_pair);
+	w->inst = malloc((n ? n : 1) * sizeof *w->inst);
+	w->comm = malloc((n ? n : 1) * sizeof *w->comm);
+	if (!w->inst || !w->comm) {
+		free(w->inst);
+		free(w->comm);
+		free(p);
+		memset(w, 0, sizeof *w);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		w->inst[i] = p[i].in;
+		w->comm[i] = p[i].comm;
+	}
+	w->n = n;
+	free(p);
+}
+
+void an_window_free(struct an_window *w)
+{
+	free(w->inst);
+	free(w->comm);
+	memset(w, 0, sizeof *w);
+}
