@@ -352,9 +352,11 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 	}
 	const uint8_t *d;
 	uint32_t cap, wire;
-	uint64_t ts, prev = e->t0;
+	uint64_t ts, prev = e->t0, prev_rep = e->t0, nt = 0;
 	struct pulse_roce_pkt k;
 	int result = SIM_EXIT_OK;
+	/* As from the log: the replay's time (polls, jumps) moves with the
+	 * packets it replays, then up to the file's last record. */
 	for (;;) {
 		int r = sim_pcap_next(&in, &d, &cap, &wire, &ts);
 		if (r == 0)
@@ -366,11 +368,6 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		}
 		if (ts < prev)
 			ts = prev;
-		uint64_t nt;
-		if (nic_time(e, ts, prev, &nt, err, errlen) || polls_until(e, nt, err, errlen)) {
-			sim_pcap_close(&in);
-			return SIM_EXIT_RUNTIME;
-		}
 		prev = ts;
 		if (pulse_roce_decode(d, cap, wire, in.link, &k) != PULSE_ROCE_OK || sim_is_ctl(&k))
 			continue;
@@ -380,7 +377,16 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		uint32_t fi = sim_trace_find_flow(t, &k);
 		if (fi == SIM_NONE)
 			continue; /* counted as untracked in pass 1 */
+		if (nic_time(e, ts, prev_rep, &nt, err, errlen) || polls_until(e, nt, err, errlen)) {
+			sim_pcap_close(&in);
+			return SIM_EXIT_RUNTIME;
+		}
+		prev_rep = ts;
 		replay_packet(e, fi, b, nt);
+	}
+	if (nic_time(e, prev, prev_rep, &nt, err, errlen) || polls_until(e, nt, err, errlen)) {
+		sim_pcap_close(&in);
+		return SIM_EXIT_RUNTIME;
 	}
 	sim_pcap_close(&in);
 	if (replay_finish(e, err, errlen))

@@ -59,6 +59,13 @@ PY
 	fi
 done
 [ "$n" -ge 10 ] && ok "$n mutants" || bad "only $n mutants in $corpus"
+# re-reading the file (--replay-mem 0) replays exactly what pass 1's log does
+for f in "$corpus"/*.pcap; do
+	(ulimit -v 2097152; timeout 30 "$bin" --json "$f") >"$work/a.json" 2>/dev/null
+	(ulimit -v 2097152; timeout 30 "$bin" --json --replay-mem 0 "$f") >"$work/b.json" 2>/dev/null
+	cmp -s "$work/a.json" "$work/b.json" && ok "$(basename "$f" .pcap): the same from the log and the file" ||
+		bad "$(basename "$f" .pcap): --replay-mem 0 differs"
+done
 
 # the 194-day jump: a warning with its size, the empty windows skipped
 run "$work/log" "$corpus/jump_194d_rest.pcap"
