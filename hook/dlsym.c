@@ -3,7 +3,7 @@
  * plain LD_PRELOAD definition of ibv_modify_qp is never called on that
  * path. A lookup of ibv_modify_qp, ibv_create_qp or ibv_destroy_qp in a
  * real handle returns the wrapper in verbs.c (which remembers what the real
- * lookup found); every other lookup is a sibling call into glibc, so glibc
+ * lookup found; dlvsym only for version NULL or "IBVERBS_1.1"); every other lookup is a sibling call into glibc, so glibc
  * still sees the original caller and RTLD_NEXT keeps its meaning.
  *
  * Sanitizer runtimes and profilers call dlsym while they start, before
@@ -38,9 +38,17 @@ PULSE_EXPORT void *dlsym(void *handle, const char *name)
 	return f(handle, name); /* a sibling call: glibc sees our caller */
 }
 
+/* Only the version NCCL asks for (or none) is wrapped: the wrappers have
+ * the IBVERBS_1.1 ABI and keep one real pointer per function, so handing
+ * one out for "IBVERBS_1.0" would return a function of the wrong ABI and
+ * point later 1.1 calls at the 1.0 one. Other versions pass through. */
 PULSE_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
-	int w = handle == RTLD_NEXT ? PULSE_W_NONE : which(name);
+	/* glibc declares version nonnull, callers pass NULL all the same:
+	 * keep the compiler from dropping the test */
+	const char *v = version;
+	__asm__("" : "+r"(v));
+	int w = handle == RTLD_NEXT || (v && !pulse_str_eq(v, "IBVERBS_1.1")) ? PULSE_W_NONE : which(name);
 	if (w != PULSE_W_NONE)
 		return pulse_verbs_swap_in(w, pulse_real_dlvsym(handle, name, version), name);
 	void *(*f)(void *, const char *, const char *) = pulse_dlvsym_ptr();

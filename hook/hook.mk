@@ -52,8 +52,17 @@ $(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
 $(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1
 	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 -Wl,-rpath,'$$ORIGIN' -ldl
 
+# NCCL 2.22-2.29 entry points; NCCL's own-thread inits; a calloc that fails on demand.
+$(HOOK_TDIR)/newapis: $(BUILD)/obj/tests/hook/newapis.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+$(HOOK_TDIR)/inits: $(BUILD)/obj/tests/hook/inits.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+$(HOOK_TDIR)/libfailcalloc.so: $(BUILD)/obj/tests/hook/failcalloc.o
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $^ -ldl
+
 HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libnccl.so.2 \
-	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis
+	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis $(HOOK_TDIR)/newapis $(HOOK_TDIR)/inits $(HOOK_TDIR)/libfailcalloc.so
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \
 		| $(HOOK_FIXTURES)

@@ -36,10 +36,146 @@ static PULSE_TLS uint64_t t_group_id;
  * init: the profiler plugin's init (called inside it, on this thread, for
  * blocking communicators) reads it to tie NCCL's commHash to our id. */
 static PULSE_TLS uint64_t t_init_id;
+/* Set while this thread is inside one of our operator wrappers: NCCL's
+ * ncclBcast is `return ncclBroadcast(...)`, and its exports are weak with
+ * default visibility, so that inner call comes back through the PLT into
+ * our ncclBroadcast. Only the outermost call is recorded. */
+static PULSE_TLS uint32_t t_in_op;
+/* Operators called inside a group are held until the group closes: NCCL
+ * launches them at ncclGroupEnd, and never launches those of a group that
+ * ncclGroupSimulateEnd closes (they are dropped, not reported). They get
+ * their sequence numbers when released. A group with more than HELD_OPS
+ * operators releases the oldest early (then, if simulated, those were
+ * reported). Default TLS model: 10 KiB per thread. */
+#define HELD_OPS 80u
+struct held_op {
+	struct pulse_hook_record r;
+	ncclComm_t comm;
+};
+static __thread struct held_op t_held[HELD_OPS];
+static PULSE_TLS uint32_t t_nheld;
+
+/* ---------- inits waiting for the profiler plugin's join ----------
+ * NCCL runs a communicator's init (and the profiler plugin's init inside
+ * it) on the calling thread only for a blocking, ungrouped init. Grouped
+ * inits run at ncclGroupEnd, ncclCommInitAll's and non-blocking ones on
+ * NCCL's own threads, where t_init_id is 0. So every init we see also
+ * leaves (id, rank, nranks) here until the plugin claims it by the rank
+ * and size NCCL hands to its init, or the communicator goes away. A fixed
+ * table, a spin lock (inits are rare), no allocation. */
+#define PENDING_SLOTS 256u
+enum { PEND_FREE = 0, PEND_WAITING, PEND_CLAIMED };
+struct pending {
+	uint64_t id, order;
+	uintptr_t handle; /* the ncclComm_t, once the init call returned it */
+	int32_t rank, nranks;
+	int state;
+};
+static struct pending g_pend[PENDING_SLOTS];
+static uint64_t g_pend_order;
+static atomic_flag g_pend_lock = ATOMIC_FLAG_INIT;
+static _Atomic uint64_t g_pend_ambiguous;
+
+static void pend_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&g_pend_lock, memory_order_acquire))
+		;
+}
+
+static void pend_unlock(void)
+{
+	atomic_flag_clear_explicit(&g_pend_lock, memory_order_release);
+}
+
+/* Before the init call. Returns the slot (for pend_done). */
+static int pend_add(uint64_t id, int rank, int nranks)
+{
+	if (!id || rank < 0 || nranks < 1)
+		return -1;
+	pend_lock();
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < PENDING_SLOTS; i++) {
+		if (g_pend[i].state == PEND_FREE) {
+			best = i;
+			break;
+		}
+		if (g_pend[i].order < g_pend[best].order)
+			best = i; /* full: the oldest goes */
+	}
+	struct pending *p = &g_pend[best];
+	p->id = id;
+	p->rank = rank;
+	p->nranks = nranks;
+	p->handle = 0;
+	p->order = ++g_pend_order;
+	p->state = PEND_WAITING;
+	pend_unlock();
+	return (int)best;
+}
+
+/* After the init call: keep the entry while the init may still be running
+ * (success or ncclInProgress), drop it otherwise. */
+static void pend_done(int slot, uint64_t id, ncclComm_t c, ncclResult_t res)
+{
+	if (slot < 0)
+		return;
+	pend_lock();
+	struct pending *p = &g_pend[slot];
+	if (p->id == id && p->state != PEND_FREE) {
+		if ((res == ncclSuccess || res == ncclInProgress) && c)
+			p->handle = (uintptr_t)c;
+		else if (p->state == PEND_WAITING)
+			p->state = PEND_FREE;
+	}
+	pend_unlock();
+}
+
+static void pend_forget(ncclComm_t c)
+{
+	pend_lock();
+	for (uint32_t i = 0; i < PENDING_SLOTS; i++)
+		if (g_pend[i].state != PEND_FREE && g_pend[i].handle == (uintptr_t)c)
+			g_pend[i].state = PEND_FREE;
+	pend_unlock();
+}
 
 PULSE_EXPORT uint64_t pulse_hook_init_comm_id(void)
 {
 	return t_init_id;
+}
+
+/* For the profiler plugin's init, with the rank and size NCCL gives it:
+ * the id of the init this thread is running, or else the one waiting init
+ * of that rank and size; 0 when none or several match (then the agent
+ * joins by NCCL's hash). */
+PULSE_EXPORT uint64_t pulse_hook_claim_comm_id(int rank, int nranks)
+{
+	uint64_t mine = t_init_id, id = 0;
+	pend_lock();
+	struct pending *hit = NULL;
+	int n = 0;
+	for (uint32_t i = 0; i < PENDING_SLOTS; i++) {
+		struct pending *p = &g_pend[i];
+		if (p->state != PEND_WAITING || p->rank != rank || p->nranks != nranks)
+			continue;
+		if (mine && p->id != mine)
+			continue;
+		if (!hit || p->order < hit->order)
+			hit = p;
+		n++;
+	}
+	if (mine) {
+		id = mine;
+		if (hit)
+			hit->state = PEND_CLAIMED;
+	} else if (n == 1) {
+		id = hit->id;
+		hit->state = PEND_CLAIMED;
+	} else if (n > 1) {
+		atomic_fetch_add_explicit(&g_pend_ambiguous, 1, memory_order_relaxed);
+	}
+	pend_unlock();
+	return id;
 }
 
 static uint32_t slot_of(uintptr_t p)
@@ -116,6 +252,11 @@ void pulse_hook_nccl_atfork_child(void)
 	}
 	t_group_depth = 0;
 	t_group_id = 0;
+	t_in_op = 0;
+	t_nheld = 0;
+	for (uint32_t i = 0; i < PENDING_SLOTS; i++)
+		g_pend[i].state = PEND_FREE;
+	atomic_flag_clear(&g_pend_lock);
 }
 
 /* ---------- the real functions ---------- */
@@ -149,6 +290,14 @@ typedef ncclResult_t (*reduce_fn)(const void *, void *, size_t, ncclDataType_t, 
 				  ncclComm_t, cudaStream_t);
 typedef ncclResult_t (*send_fn)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 typedef ncclResult_t (*recv_fn)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*put_signal_fn)(const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int,
+				      int, unsigned int, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*signal_fn)(int, int, int, unsigned int, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*wait_signal_fn)(int, ncclWaitSignalDesc_t *, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*sim_end_fn)(ncclSimInfo_t *);
+typedef ncclResult_t (*shrink_fn)(ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int);
+typedef ncclResult_t (*grow_fn)(ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *);
+typedef ncclResult_t (*comm_flags_fn)(ncclComm_t, int);
 
 REAL(ncclCommInitRank, init_rank_fn)
 REAL(ncclCommInitRankConfig, init_rank_config_fn)
@@ -168,8 +317,25 @@ REAL(ncclBcast, bcast_inplace_fn)
 REAL(ncclReduce, reduce_fn)
 REAL(ncclSend, send_fn)
 REAL(ncclRecv, recv_fn)
+/* Newer entry points: resolved on first call like the others, so an older
+ * NCCL without them loads and runs; a program that calls one there gets
+ * ncclSystemError (it would not link or dlsym against that NCCL anyway). */
+REAL(ncclGather, bcast_fn)
+REAL(ncclScatter, bcast_fn)
+REAL(ncclPutSignal, put_signal_fn)
+REAL(ncclSignal, signal_fn)
+REAL(ncclWaitSignal, wait_signal_fn)
+REAL(ncclGroupSimulateEnd, sim_end_fn)
+REAL(ncclCommShrink, shrink_fn)
+REAL(ncclCommGrow, grow_fn)
+REAL(ncclCommFinalize, comm_fn)
+REAL(ncclCommRevoke, comm_flags_fn)
+REAL(ncclCommSuspend, comm_flags_fn)
+REAL(ncclCommResume, comm_fn)
 
 #define MISSING(fn) ncclSystemError /* no next definition: NCCL is not there */
+#define NO_REDOP 0xff
+#define NO_DATATYPE 0xff
 
 /* ---------- lifecycle ---------- */
 
@@ -216,9 +382,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUni
 		return f(comm, nranks, id, rank);
 	uint64_t t = pulse_hook_now_ns();
 	uint64_t cid = pulse_comm_id_from_bytes(id.internal, sizeof id.internal);
+	int slot = pend_add(cid, rank, nranks);
 	t_init_id = cid;
 	ncclResult_t res = f(comm, nranks, id, rank);
 	t_init_id = 0;
+	pend_done(slot, cid, comm ? *comm : NULL, res);
 	after_init(PULSE_HOOK_HOW_INIT_RANK, comm, cid, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
@@ -233,9 +401,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, n
 		return f(comm, nranks, id, rank, config);
 	uint64_t t = pulse_hook_now_ns();
 	uint64_t cid = pulse_comm_id_from_bytes(id.internal, sizeof id.internal);
+	int slot = pend_add(cid, rank, nranks);
 	t_init_id = cid;
 	ncclResult_t res = f(comm, nranks, id, rank, config);
 	t_init_id = 0;
+	pend_done(slot, cid, comm ? *comm : NULL, res);
 	after_init(PULSE_HOOK_HOW_INIT_RANK_CONFIG, comm, cid, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
@@ -253,9 +423,11 @@ PULSE_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
 	uint64_t id = 0;
 	if (ids && nId > 0 && nId <= 65536)
 		id = pulse_comm_id_from_bytes(ids, (size_t)nId * sizeof *ids);
+	int slot = pend_add(id, rank, nranks);
 	t_init_id = id;
 	ncclResult_t res = f(comm, nranks, rank, nId, ids, config);
 	t_init_id = 0;
+	pend_done(slot, id, comm ? *comm : NULL, res);
 	after_init(PULSE_HOOK_HOW_INIT_RANK_SCALABLE, comm, id, 0, rank, nranks, -1, -1, res, t);
 	return res;
 }
@@ -270,11 +442,17 @@ PULSE_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int
 	uint64_t t = pulse_hook_now_ns();
 	uint64_t call = atomic_fetch_add(&g_init_all_calls, 1);
 	uint64_t id = pulse_comm_id_local((uint32_t)getpid(), call, 0);
+	/* NCCL runs the ndev inits on threads of its own */
+	int slots[64];
+	for (int i = 0; i < ndev && i < 64; i++)
+		slots[i] = pend_add(id, i, ndev);
 	t_init_id = id;
 	ncclResult_t res = f(comms, ndev, devlist);
 	t_init_id = 0;
 	for (int i = 0; comms && i < ndev && i < 65536; i++) {
 		ncclComm_t c = comms[i];
+		if (i < 64)
+			pend_done(slots[i], id, c, res);
 		if (c)
 			comm_add(c, id, i, ndev);
 		struct pulse_hook_gpu gpu;
@@ -321,6 +499,7 @@ static ncclResult_t end_comm(comm_fn f, ncclComm_t comm, uint8_t how)
 	uint64_t id = s ? s->id : 0;
 	int rank = s ? s->rank : -1, nranks = s ? s->nranks : -1;
 	comm_remove(comm);
+	pend_forget(comm);
 	ncclResult_t res = f(comm);
 	emit_comm(PULSE_HOOK_COMM_DESTROY, how, comm, id, 0, rank, nranks, -1, -1, res, t, NULL);
 	return res;
@@ -338,13 +517,142 @@ PULSE_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
 	return f ? end_comm(f, comm, PULSE_HOOK_HOW_ABORT) : MISSING(ncclCommAbort);
 }
 
+/* ---------- communicators made from others, state changes (2.27-2.29) ---------- */
+
+/* The child of a shrink: every surviving rank calls it on its parent in
+ * the same order as its splits, so the parent's derivation counter gives
+ * an id equal on every rank, as for a split. */
+#define SHRINK_COLOR (-0x5348) /* never a split color: those are >= 0 */
+
+PULSE_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
+					 ncclConfig_t *config, int flags)
+{
+	shrink_fn f = get_ncclCommShrink();
+	if (!f)
+		return MISSING(ncclCommShrink);
+	if (!pulse_hook_ready())
+		return f(comm, exclude, nexclude, newcomm, config, flags);
+	uint64_t t = pulse_hook_now_ns();
+	struct comm_slot *p = comm_find(comm);
+	uint64_t parent = p ? p->id : 0;
+	uint64_t k = p ? atomic_fetch_add(&p->splits, 1) : 0;
+	uint64_t id = parent ? pulse_comm_id_split(parent, k, SHRINK_COLOR) : 0;
+	t_init_id = id;
+	ncclResult_t res = f(comm, exclude, nexclude, newcomm, config, flags);
+	t_init_id = 0;
+	/* rank and size are NCCL's to compute (-1), as for a split; key: the flags */
+	after_init(PULSE_HOOK_HOW_SHRINK, newcomm, id, parent, -1, -1, -1, flags, res, t);
+	return res;
+}
+
+/* Existing ranks pass their communicator (the root also the new id, the
+ * others NULL); new ranks pass NULL and the id. The id is the hash of the
+ * new unique id where this rank has it, else 0 (the agent then joins by
+ * NCCL's hash through the profiler). */
+PULSE_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nranks, const ncclUniqueId *uid, int rank,
+				       ncclComm_t *newcomm, ncclConfig_t *config)
+{
+	grow_fn f = get_ncclCommGrow();
+	if (!f)
+		return MISSING(ncclCommGrow);
+	if (!pulse_hook_ready())
+		return f(comm, nranks, uid, rank, newcomm, config);
+	uint64_t t = pulse_hook_now_ns();
+	struct comm_slot *p = comm_find(comm);
+	uint64_t parent = p ? p->id : 0;
+	uint64_t id = uid ? pulse_comm_id_from_bytes(uid->internal, sizeof uid->internal) : 0;
+	int slot = pend_add(id, rank, nranks);
+	t_init_id = id;
+	ncclResult_t res = f(comm, nranks, uid, rank, newcomm, config);
+	t_init_id = 0;
+	pend_done(slot, id, newcomm ? *newcomm : NULL, res);
+	after_init(PULSE_HOOK_HOW_GROW, newcomm, id, parent, rank, nranks, -1, -1, res, t);
+	return res;
+}
+
+static ncclResult_t comm_event(ncclComm_t comm, uint8_t how, int flags, ncclResult_t res, uint64_t t)
+{
+	struct comm_slot *s = comm_find(comm);
+	emit_comm(PULSE_HOOK_COMM_EVENT, how, comm, s ? s->id : 0, 0, s ? s->rank : -1, s ? s->nranks : -1,
+		  -1, flags, res, t, NULL);
+	return res;
+}
+
+PULSE_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm)
+{
+	comm_fn f = get_ncclCommFinalize();
+	if (!f)
+		return MISSING(ncclCommFinalize);
+	if (!pulse_hook_ready())
+		return f(comm);
+	uint64_t t = pulse_hook_now_ns();
+	return comm_event(comm, PULSE_HOOK_HOW_FINALIZE, 0, f(comm), t);
+}
+
+PULSE_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags)
+{
+	comm_flags_fn f = get_ncclCommRevoke();
+	if (!f)
+		return MISSING(ncclCommRevoke);
+	if (!pulse_hook_ready())
+		return f(comm, flags);
+	uint64_t t = pulse_hook_now_ns();
+	return comm_event(comm, PULSE_HOOK_HOW_REVOKE, flags, f(comm, flags), t);
+}
+
+PULSE_EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags)
+{
+	comm_flags_fn f = get_ncclCommSuspend();
+	if (!f)
+		return MISSING(ncclCommSuspend);
+	if (!pulse_hook_ready())
+		return f(comm, flags);
+	uint64_t t = pulse_hook_now_ns();
+	return comm_event(comm, PULSE_HOOK_HOW_SUSPEND, flags, f(comm, flags), t);
+}
+
+PULSE_EXPORT ncclResult_t ncclCommResume(ncclComm_t comm)
+{
+	comm_fn f = get_ncclCommResume();
+	if (!f)
+		return MISSING(ncclCommResume);
+	if (!pulse_hook_ready())
+		return f(comm);
+	uint64_t t = pulse_hook_now_ns();
+	return comm_event(comm, PULSE_HOOK_HOW_RESUME, 0, f(comm), t);
+}
+
+/* ---------- operators: record, hold, release ---------- */
+
+/* Give a finished record its sequence number and write it. */
+static void op_release(struct pulse_hook_record *r, ncclComm_t comm)
+{
+	struct comm_slot *s = (r->flags & PULSE_HOOK_F_UNKNOWN_COMM) ? NULL : comm_find(comm);
+	if (s && s->id == r->u.op.comm_id) {
+		r->u.op.seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
+	} else {
+		r->flags |= PULSE_HOOK_F_UNKNOWN_COMM;
+		r->u.op.seq = atomic_fetch_add_explicit(&g_unknown_seq, 1, memory_order_relaxed);
+	}
+	pulse_hook_emit(r, PULSE_HOOK_OP);
+}
+
+static void held_release_all(void)
+{
+	for (uint32_t i = 0; i < t_nheld; i++)
+		op_release(&t_held[i].r, t_held[i].comm);
+	t_nheld = 0;
+}
+
 /* ---------- groups ---------- */
 
-static void emit_group(uint8_t kind, uint64_t gid, uint32_t depth, ncclResult_t res, uint64_t t)
+static void emit_group(uint8_t kind, uint64_t gid, uint32_t depth, ncclResult_t res, uint64_t t,
+		       uint32_t flags)
 {
 	struct pulse_hook_record r;
 	memset(&r, 0, sizeof r);
 	r.time_ns = t;
+	r.flags = flags;
 	r.u.group.group_id = gid;
 	r.u.group.depth = depth;
 	r.u.group.result = res;
@@ -362,8 +670,26 @@ PULSE_EXPORT ncclResult_t ncclGroupStart(void)
 	if (t_group_depth++ == 0)
 		t_group_id = atomic_fetch_add_explicit(&g_group_ids, 1, memory_order_relaxed) + 1;
 	ncclResult_t res = f();
-	emit_group(PULSE_HOOK_GROUP_START, t_group_id, t_group_depth, res, t);
+	emit_group(PULSE_HOOK_GROUP_START, t_group_id, t_group_depth, res, t, 0);
 	return res;
+}
+
+/* Closing a level: the outermost one releases the held operators (End) or
+ * drops them (SimulateEnd: they never launch). */
+static void group_close(ncclResult_t res, uint64_t t, int simulated)
+{
+	uint64_t gid = t_group_id;
+	uint32_t depth = t_group_depth;
+	int outer = t_group_depth <= 1;
+	if (t_group_depth > 0 && --t_group_depth == 0)
+		t_group_id = 0;
+	if (outer) {
+		if (simulated)
+			t_nheld = 0;
+		else
+			held_release_all();
+	}
+	emit_group(PULSE_HOOK_GROUP_END, gid, depth, res, t, outer && simulated ? PULSE_HOOK_F_SIMULATED : 0);
 }
 
 PULSE_EXPORT ncclResult_t ncclGroupEnd(void)
@@ -374,12 +700,23 @@ PULSE_EXPORT ncclResult_t ncclGroupEnd(void)
 	if (!pulse_hook_ready())
 		return f();
 	uint64_t t = pulse_hook_now_ns();
-	uint64_t gid = t_group_id;
-	uint32_t depth = t_group_depth;
-	if (t_group_depth > 0 && --t_group_depth == 0)
-		t_group_id = 0;
 	ncclResult_t res = f();
-	emit_group(PULSE_HOOK_GROUP_END, gid, depth, res, t);
+	group_close(res, t, 0);
+	return res;
+}
+
+/* Since 2.22: closes the group like ncclGroupEnd; at the outermost level
+ * NCCL only estimates the group's time and launches nothing. */
+PULSE_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *info)
+{
+	sim_end_fn f = get_ncclGroupSimulateEnd();
+	if (!f)
+		return MISSING(ncclGroupSimulateEnd);
+	if (!pulse_hook_ready())
+		return f(info);
+	uint64_t t = pulse_hook_now_ns();
+	ncclResult_t res = f(info);
+	group_close(res, t, 1);
 	return res;
 }
 
@@ -387,7 +724,8 @@ PULSE_EXPORT ncclResult_t ncclGroupEnd(void)
 
 struct op_args {
 	uint8_t type;
-	uint8_t redop;
+	int has_redop;
+	ncclRedOp_t redop;
 	ncclDataType_t dt;
 	size_t count;
 	int root_peer;
@@ -395,35 +733,67 @@ struct op_args {
 	cudaStream_t stream;
 };
 
-/* Before the call: sequence number and time. */
+/* Before the call: time and communicator. */
 static void op_begin(struct pulse_hook_record *r, const struct op_args *a)
 {
 	memset(r, 0, sizeof *r);
 	r->time_ns = pulse_hook_now_ns();
 	struct comm_slot *s = comm_find(a->comm);
-	if (s) {
+	if (s)
 		r->u.op.comm_id = s->id;
-		r->u.op.seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
-	} else {
+	else
 		r->flags = PULSE_HOOK_F_UNKNOWN_COMM;
-		r->u.op.seq = atomic_fetch_add_explicit(&g_unknown_seq, 1, memory_order_relaxed);
-	}
 	r->u.op.count = a->count;
 	r->u.op.stream = (uint64_t)(uintptr_t)a->stream;
 	r->u.op.group_id = t_group_id;
 	r->u.op.root_peer = a->root_peer;
 	r->u.op.type = a->type;
 	r->u.op.datatype = (uint8_t)a->dt;
-	r->u.op.redop = a->redop;
+	r->u.op.redop = a->has_redop ? (uint8_t)a->redop : NO_REDOP;
+	if (a->has_redop) {
+		/* ncclRedOpCreatePreMulSum's handles do not fit 8 bits */
+		r->flags |= PULSE_HOOK_F_REDOP32;
+		r->u.op.redop32 = a->redop;
+	}
 }
 
-static void op_end(struct pulse_hook_record *r, ncclResult_t res)
+/* After the call: written now, or held until the group closes. */
+static void op_end(struct pulse_hook_record *r, ncclComm_t comm, ncclResult_t res)
 {
 	r->u.op.result = res;
-	pulse_hook_emit(r, PULSE_HOOK_OP);
+	if (t_group_depth == 0) {
+		op_release(r, comm);
+		return;
+	}
+	if (t_nheld == HELD_OPS) { /* release the oldest half early */
+		uint32_t k = HELD_OPS / 2;
+		for (uint32_t i = 0; i < k; i++)
+			op_release(&t_held[i].r, t_held[i].comm);
+		memmove(t_held, t_held + k, (HELD_OPS - k) * sizeof t_held[0]);
+		t_nheld -= k;
+	}
+	t_held[t_nheld].r = *r;
+	t_held[t_nheld].comm = comm;
+	t_nheld++;
 }
 
-#define NO_REDOP 0xff
+/* The body every operator wrapper shares: record the outermost call only. */
+#define OP_CALL(call, ...)                                    \
+	do {                                                  \
+		if (!pulse_hook_ready() || t_in_op)           \
+			return call;                          \
+		struct pulse_hook_record r;                   \
+		struct op_args a = { __VA_ARGS__ };           \
+		op_begin(&r, &a);                             \
+		t_in_op = 1;                                  \
+		ncclResult_t res = call;                      \
+		t_in_op = 0;                                  \
+		op_end(&r, a.comm, res);                      \
+		return res;                                   \
+	} while (0)
+
+#define RED 1
+#define NORED 0, 0
 
 PULSE_EXPORT ncclResult_t ncclAllReduce(const void *s, void *d, size_t count, ncclDataType_t dt,
 					ncclRedOp_t op, ncclComm_t comm, cudaStream_t st)
@@ -431,14 +801,7 @@ PULSE_EXPORT ncclResult_t ncclAllReduce(const void *s, void *d, size_t count, nc
 	allreduce_fn f = get_ncclAllReduce();
 	if (!f)
 		return MISSING(ncclAllReduce);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, op, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_ALLREDUCE, (uint8_t)op, dt, count, -1, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, op, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, op, comm, st), PULSE_HOOK_OP_ALLREDUCE, RED, op, dt, count, -1, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *d, size_t count, ncclDataType_t dt,
@@ -447,14 +810,8 @@ PULSE_EXPORT ncclResult_t ncclReduceScatter(const void *s, void *d, size_t count
 	allreduce_fn f = get_ncclReduceScatter();
 	if (!f)
 		return MISSING(ncclReduceScatter);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, op, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_REDUCESCATTER, (uint8_t)op, dt, count, -1, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, op, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, op, comm, st), PULSE_HOOK_OP_REDUCESCATTER, RED, op, dt, count, -1, comm,
+		st);
 }
 
 PULSE_EXPORT ncclResult_t ncclAllGather(const void *s, void *d, size_t count, ncclDataType_t dt,
@@ -463,14 +820,7 @@ PULSE_EXPORT ncclResult_t ncclAllGather(const void *s, void *d, size_t count, nc
 	gather_fn f = get_ncclAllGather();
 	if (!f)
 		return MISSING(ncclAllGather);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_ALLGATHER, NO_REDOP, dt, count, -1, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, comm, st), PULSE_HOOK_OP_ALLGATHER, NORED, dt, count, -1, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *d, size_t count, ncclDataType_t dt,
@@ -479,14 +829,7 @@ PULSE_EXPORT ncclResult_t ncclAlltoAll(const void *s, void *d, size_t count, ncc
 	gather_fn f = get_ncclAlltoAll();
 	if (!f)
 		return MISSING(ncclAlltoAll);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_ALLTOALL, NO_REDOP, dt, count, -1, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, comm, st), PULSE_HOOK_OP_ALLTOALL, NORED, dt, count, -1, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t count, ncclDataType_t dt,
@@ -495,14 +838,7 @@ PULSE_EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t count, nc
 	bcast_fn f = get_ncclBroadcast();
 	if (!f)
 		return MISSING(ncclBroadcast);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, root, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_BROADCAST, NO_REDOP, dt, count, root, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, root, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, root, comm, st), PULSE_HOOK_OP_BROADCAST, NORED, dt, count, root, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclBcast(void *buf, size_t count, ncclDataType_t dt, int root,
@@ -511,14 +847,7 @@ PULSE_EXPORT ncclResult_t ncclBcast(void *buf, size_t count, ncclDataType_t dt, 
 	bcast_inplace_fn f = get_ncclBcast();
 	if (!f)
 		return MISSING(ncclBcast);
-	if (!pulse_hook_ready())
-		return f(buf, count, dt, root, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_BROADCAST, NO_REDOP, dt, count, root, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(buf, count, dt, root, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(buf, count, dt, root, comm, st), PULSE_HOOK_OP_BROADCAST, NORED, dt, count, root, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t count, ncclDataType_t dt,
@@ -527,14 +856,26 @@ PULSE_EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t count, ncclD
 	reduce_fn f = get_ncclReduce();
 	if (!f)
 		return MISSING(ncclReduce);
-	if (!pulse_hook_ready())
-		return f(s, d, count, dt, op, root, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_REDUCE, (uint8_t)op, dt, count, root, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, d, count, dt, op, root, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, d, count, dt, op, root, comm, st), PULSE_HOOK_OP_REDUCE, RED, op, dt, count, root, comm,
+		st);
+}
+
+PULSE_EXPORT ncclResult_t ncclGather(const void *s, void *d, size_t count, ncclDataType_t dt, int root,
+				     ncclComm_t comm, cudaStream_t st)
+{
+	bcast_fn f = get_ncclGather();
+	if (!f)
+		return MISSING(ncclGather);
+	OP_CALL(f(s, d, count, dt, root, comm, st), PULSE_HOOK_OP_GATHER, NORED, dt, count, root, comm, st);
+}
+
+PULSE_EXPORT ncclResult_t ncclScatter(const void *s, void *d, size_t count, ncclDataType_t dt, int root,
+				      ncclComm_t comm, cudaStream_t st)
+{
+	bcast_fn f = get_ncclScatter();
+	if (!f)
+		return MISSING(ncclScatter);
+	OP_CALL(f(s, d, count, dt, root, comm, st), PULSE_HOOK_OP_SCATTER, NORED, dt, count, root, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclSend(const void *s, size_t count, ncclDataType_t dt, int peer,
@@ -543,14 +884,7 @@ PULSE_EXPORT ncclResult_t ncclSend(const void *s, size_t count, ncclDataType_t d
 	send_fn f = get_ncclSend();
 	if (!f)
 		return MISSING(ncclSend);
-	if (!pulse_hook_ready())
-		return f(s, count, dt, peer, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_SEND, NO_REDOP, dt, count, peer, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(s, count, dt, peer, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(s, count, dt, peer, comm, st), PULSE_HOOK_OP_SEND, NORED, dt, count, peer, comm, st);
 }
 
 PULSE_EXPORT ncclResult_t ncclRecv(void *d, size_t count, ncclDataType_t dt, int peer,
@@ -559,12 +893,36 @@ PULSE_EXPORT ncclResult_t ncclRecv(void *d, size_t count, ncclDataType_t dt, int
 	recv_fn f = get_ncclRecv();
 	if (!f)
 		return MISSING(ncclRecv);
-	if (!pulse_hook_ready())
-		return f(d, count, dt, peer, comm, st);
-	struct pulse_hook_record r;
-	struct op_args a = { PULSE_HOOK_OP_RECV, NO_REDOP, dt, count, peer, comm, st };
-	op_begin(&r, &a);
-	ncclResult_t res = f(d, count, dt, peer, comm, st);
-	op_end(&r, res);
-	return res;
+	OP_CALL(f(d, count, dt, peer, comm, st), PULSE_HOOK_OP_RECV, NORED, dt, count, peer, comm, st);
+}
+
+PULSE_EXPORT ncclResult_t ncclPutSignal(const void *buf, size_t count, ncclDataType_t dt, int peer,
+					ncclWindow_t win, size_t off, int sig, int ctx, unsigned int flags,
+					ncclComm_t comm, cudaStream_t st)
+{
+	put_signal_fn f = get_ncclPutSignal();
+	if (!f)
+		return MISSING(ncclPutSignal);
+	OP_CALL(f(buf, count, dt, peer, win, off, sig, ctx, flags, comm, st), PULSE_HOOK_OP_PUT_SIGNAL, NORED,
+		dt, count, peer, comm, st);
+}
+
+PULSE_EXPORT ncclResult_t ncclSignal(int peer, int sig, int ctx, unsigned int flags, ncclComm_t comm,
+				     cudaStream_t st)
+{
+	signal_fn f = get_ncclSignal();
+	if (!f)
+		return MISSING(ncclSignal);
+	OP_CALL(f(peer, sig, ctx, flags, comm, st), PULSE_HOOK_OP_SIGNAL, NORED, NO_DATATYPE, 0, peer, comm,
+		st);
+}
+
+PULSE_EXPORT ncclResult_t ncclWaitSignal(int ndesc, ncclWaitSignalDesc_t *descs, ncclComm_t comm,
+					 cudaStream_t st)
+{
+	wait_signal_fn f = get_ncclWaitSignal();
+	if (!f)
+		return MISSING(ncclWaitSignal);
+	OP_CALL(f(ndesc, descs, comm, st), PULSE_HOOK_OP_WAIT_SIGNAL, NORED, NO_DATATYPE,
+		ndesc > 0 ? (size_t)ndesc : 0, -1, comm, st);
 }

@@ -20,5 +20,10 @@ typedef void *cudaStream_t;
 #define ncclSuccess 0
 #define ncclSystemError 2
 #define ncclInvalidArgument 4
+#define ncclInProgress 7 /* non-blocking communicator: init or call still running */
+
+typedef void *ncclWindow_t;                             /* only passed through */
+typedef struct ncclWaitSignalDesc ncclWaitSignalDesc_t; /* only passed through */
+typedef struct ncclSimInfo ncclSimInfo_t;               /* only passed through */
 
 #endif

@@ -196,6 +196,31 @@ int as_expect_setup(struct assoc *a, struct as_rank *rs, struct as_op *op)
 		op->algo = PULSE_ALGO_P2P;
 		op->algo_source = PULSE_ALGO_SRC_ARGS;
 		break;
+	case PULSE_HOOK_OP_GATHER:
+		/* NCCL 2.28: every rank but the root sends its count elements
+		 * straight to the root; the root sends nothing */
+		op->algo = PULSE_ALGO_P2P;
+		op->algo_source = PULSE_ALGO_SRC_ARGS;
+		if (op->root_peer >= 0 && op->root_peer != rs->rank && rdma_peer(rs, op->root_peer))
+			as_op_add_peer(op, op->root_peer, n, 0);
+		break;
+	case PULSE_HOOK_OP_SCATTER:
+		/* the root sends count elements to every other rank; they send
+		 * nothing */
+		op->algo = PULSE_ALGO_P2P;
+		op->algo_source = PULSE_ALGO_SRC_ARGS;
+		if (rs->rank >= 0 && op->root_peer == rs->rank)
+			for (int32_t p = 0; p < rs->nranks; p++)
+				if (p != rs->rank && rdma_peer(rs, p))
+					as_op_add_peer(op, p, n, 0);
+		break;
+	case PULSE_HOOK_OP_PUT_SIGNAL:
+		/* one-sided: the data goes to the peer's window */
+		op->algo = PULSE_ALGO_P2P;
+		op->algo_source = PULSE_ALGO_SRC_ARGS;
+		if (op->root_peer >= 0 && rdma_peer(rs, op->root_peer))
+			as_op_add_peer(op, op->root_peer, n, 0);
+		break;
 	case PULSE_HOOK_OP_ALLTOALL:
 		op->algo = PULSE_ALGO_P2P;
 		op->algo_source = PULSE_ALGO_SRC_ARGS;

@@ -269,7 +269,9 @@ static void write_record(FILE *f, const struct pulse_hook_record *r)
 			o->comm_id, r->flags & PULSE_HOOK_F_NCCL_HASH_ID ? "nccl_hash" : "pulse",
 			r->flags & PULSE_HOOK_F_UNKNOWN_COMM ? "true" : "false", o->seq,
 			qp_map_op_name(o->type), o->count, o->datatype);
-		if (o->redop == 0xff)
+		if (r->flags & PULSE_HOOK_F_REDOP32)
+			fprintf(f, "%d", o->redop32); /* PreMulSum handles pass 255 */
+		else if (o->redop == 0xff)
 			fputs("null", f);
 		else
 			fprintf(f, "%u", o->redop);
@@ -283,9 +285,10 @@ static void write_record(FILE *f, const struct pulse_hook_record *r)
 	} else {
 		const struct pulse_hook_group_body *g = &r->u.group;
 		fprintf(f, "{\"type\":\"hook_group\",\"t_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"source\":\"%s\","
-			   "\"event\":\"%s\",\"group_id\":%" PRIu64 ",\"depth\":%u,\"result\":%d}\n",
+			   "\"event\":\"%s\",\"group_id\":%" PRIu64 ",\"depth\":%u,\"result\":%d%s}\n",
 			r->time_ns, r->pid, r->tid, src, r->kind == PULSE_HOOK_GROUP_START ? "start" : "end",
-			g->group_id, g->depth, g->result);
+			g->group_id, g->depth, g->result,
+			r->flags & PULSE_HOOK_F_SIMULATED ? ",\"simulated\":true" : "");
 	}
 }
 
@@ -304,6 +307,19 @@ int hooks_apply(struct agent *a, struct hooks *h, FILE *f, const struct pulse_ho
 		if (a->assoc)
 			assoc_call(a->assoc, r);
 		return r->kind == PULSE_HOOK_OP;
+	}
+	if (r->kind == PULSE_HOOK_COMM_EVENT) {
+		/* the communicator lives on: a line, no change to the mapping */
+		const struct pulse_hook_comm_body *c = &r->u.comm;
+		static const char *const ev[] = { "finalize", "revoke", "suspend", "resume" };
+		unsigned k = (unsigned)c->how - PULSE_HOOK_HOW_FINALIZE;
+		if (f)
+			fprintf(f, "{\"type\":\"hook_comm_event\",\"t_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,"
+				   "\"event\":\"%s\",\"comm_id\":\"0x%016" PRIx64 "\",\"rank\":%d,"
+				   "\"flags\":%d,\"result\":%d}\n",
+				r->time_ns, r->pid, r->tid, k < 4 ? ev[k] : "unknown", c->comm_id, c->rank,
+				c->key, c->result);
+		return 0;
 	}
 	qp_map_apply(&h->map, r);
 	return 0;

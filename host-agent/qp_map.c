@@ -335,7 +335,8 @@ void qp_map_drop_pid(struct qp_map *m, uint32_t pid)
 static const char *how_name(uint8_t how)
 {
 	static const char *const n[] = { "unknown", "init_rank", "init_rank_config", "init_all",
-					  "split", "init_rank_scalable", "destroy", "abort", "profiler" };
+					  "split", "init_rank_scalable", "destroy", "abort", "profiler",
+					  "shrink", "grow", "finalize", "revoke", "suspend", "resume" };
 	return how < sizeof n / sizeof n[0] ? n[how] : "unknown";
 }
 
@@ -350,6 +351,11 @@ const char *qp_map_op_name(uint8_t type)
 	case PULSE_HOOK_OP_ALLTOALL: return "alltoall";
 	case PULSE_HOOK_OP_SEND: return "send";
 	case PULSE_HOOK_OP_RECV: return "recv";
+	case PULSE_HOOK_OP_GATHER: return "gather";
+	case PULSE_HOOK_OP_SCATTER: return "scatter";
+	case PULSE_HOOK_OP_PUT_SIGNAL: return "put_signal";
+	case PULSE_HOOK_OP_SIGNAL: return "signal";
+	case PULSE_HOOK_OP_WAIT_SIGNAL: return "wait_signal";
 	default: return "other";
 	}
 }

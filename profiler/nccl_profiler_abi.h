@@ -83,7 +83,16 @@ struct pulse_nccl_net_ib_v1 {
 };
 
 /* Collective and P2P descriptors: identical in v4 and v5 up to nChannels
- * (v5 appends a parentGroup pointer to each). */
+ * (v5 appends a parentGroup pointer to each).
+ *
+ * `func` is NCCL's name of the operation: "AllReduce", "AllGather",
+ * "ReduceScatter", "Broadcast", "Reduce", "AlltoAll" (2.28), "Gather" and
+ * "Scatter" (2.28) for collectives; "Send", "Recv", and "PutSignal",
+ * "Signal", "WaitSignal" (2.29, one-sided) for P2P. `datatype` is the
+ * ncclDataType_t's name: "ncclInt8", "ncclUint8", "ncclInt32",
+ * "ncclUint32", "ncclInt64", "ncclUint64", "ncclFloat16", "ncclFloat32",
+ * "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2" (in
+ * ncclDataType_t order). */
 struct pulse_nccl_prof_coll {
 	uint64_t seq_number;
 	const char *func;

@@ -1,5 +1,5 @@
 /* libpulse-nccl-profiler.so: an NCCL profiler plugin (NCCL_PROFILER_PLUGIN,
- * ABI v4 from NCCL 2.25, v5 from 2.27, and v6) that writes Pulse interception
+ * ABI v4 from NCCL 2.27, v5 from 2.28, v6 from 2.29) that writes Pulse interception
  * records (include/pulse/hook_record.h, source PROFILER) into the process's
  * ring.
  *
@@ -38,8 +38,10 @@
  * PULSE_HOOK_F_ANNOTATION: the hook's records are the count of calls and
  * communicators, the plugin's only add NCCL's view of them (README
  * "Interception", the no-double-counting rule). Its communicator records
- * then carry the hook's comm_id (pulse_hook_init_comm_id, read inside
- * NCCL's init on the creating thread), so both join without guessing.
+ * then carry the hook's comm_id (pulse_hook_claim_comm_id: the init the
+ * calling thread runs, or, for inits NCCL runs on its own threads, the
+ * one init of that rank and size the hook saw start; 0 when ambiguous,
+ * and the agent joins by NCCL's hash).
  * Without the hook it creates /dev/shm/pulse-hook.<pid> itself.
  */
 #define _GNU_SOURCE
@@ -72,10 +74,12 @@ struct ctx {
 
 typedef int (*submit_fn)(const struct pulse_hook_record *);
 typedef uint64_t (*init_id_fn)(void);
+typedef uint64_t (*claim_id_fn)(int rank, int nranks);
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static submit_fn g_submit;        /* the hook's, when loaded */
 static init_id_fn g_init_id;
+static claim_id_fn g_claim_id; /* the hook's join that holds on NCCL's own init threads */
 static struct pulse_hook_ring *g_ring; /* our own, without the hook */
 static _Atomic uint64_t g_dropped;
 
@@ -112,7 +116,7 @@ static uint32_t g_task_mask;
 static _Atomic uint64_t g_task_next;
 static struct proxy *g_proxies, *g_free;
 static pthread_mutex_t g_free_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint32_t g_unknown, g_pool_drops;
+static _Atomic uint32_t g_unknown, g_pool_drops, g_ctx_fails;
 
 static unsigned long env_pow2(const char *name, unsigned long dflt, unsigned long max)
 {
@@ -175,6 +179,7 @@ static void setup(void)
 	net_setup();
 	g_submit = (submit_fn)dlsym(RTLD_DEFAULT, "pulse_hook_submit");
 	g_init_id = (init_id_fn)dlsym(RTLD_DEFAULT, "pulse_hook_init_comm_id");
+	g_claim_id = (claim_id_fn)dlsym(RTLD_DEFAULT, "pulse_hook_claim_comm_id");
 	if (g_submit)
 		return;
 	const char *v = getenv("PULSE_HOOK_RING_RECORDS");
@@ -220,7 +225,9 @@ static uint8_t op_type(const char *f)
 		{ "ReduceScatter", PULSE_HOOK_OP_REDUCESCATTER }, { "Broadcast", PULSE_HOOK_OP_BROADCAST },
 		{ "Reduce", PULSE_HOOK_OP_REDUCE }, { "AlltoAll", PULSE_HOOK_OP_ALLTOALL },
 		{ "Send", PULSE_HOOK_OP_SEND }, { "Recv", PULSE_HOOK_OP_RECV },
-		{ "SendRecv", PULSE_HOOK_OP_SEND },
+		{ "SendRecv", PULSE_HOOK_OP_SEND }, { "Gather", PULSE_HOOK_OP_GATHER },
+		{ "Scatter", PULSE_HOOK_OP_SCATTER }, { "PutSignal", PULSE_HOOK_OP_PUT_SIGNAL },
+		{ "Signal", PULSE_HOOK_OP_SIGNAL }, { "WaitSignal", PULSE_HOOK_OP_WAIT_SIGNAL },
 	};
 	for (size_t i = 0; f && i < sizeof map / sizeof map[0]; i++)
 		if (strcmp(f, map[i].name) == 0)
@@ -244,21 +251,28 @@ static ncclResult_t do_init(void **context, int *mask, uint64_t hash, int nnodes
 	if (!context || !mask)
 		return ncclInvalidArgument;
 	pthread_once(&g_once, setup);
-	struct ctx *c = calloc(1, sizeof *c);
-	*context = c;
-	if (!c) {
-		*mask = 0;
-		return ncclSuccess; /* fail open: profile nothing for this communicator */
-	}
-	c->magic = MAGIC_CTX;
-	c->nccl_hash = hash;
-	c->comm_id = g_init_id ? g_init_id() : 0;
-	c->rank = rank;
-	c->nranks = nranks;
-	c->nnodes = nnodes;
+	/* The mask is one NCCL global for every communicator: always the
+	 * same value, even for a communicator we cannot follow. */
 	*mask = PULSE_NCCL_PROF_COLL | PULSE_NCCL_PROF_P2P;
 	if (g_net == 2) /* NCCL then also starts the ProxyOp and ProxyStep parents */
 		*mask |= PULSE_NCCL_PROF_NET_PLUGIN;
+	struct ctx *c = calloc(1, sizeof *c);
+	*context = c;
+	if (!c) {
+		/* fail open for this communicator alone: its events come with a
+		 * NULL context and are ignored; the others go on */
+		atomic_fetch_add_explicit(&g_ctx_fails, 1, memory_order_relaxed);
+		return ncclSuccess;
+	}
+	c->magic = MAGIC_CTX;
+	c->nccl_hash = hash;
+	/* The hook's id: the init this thread runs, or, when NCCL runs the
+	 * init on a thread of its own (grouped, ncclCommInitAll,
+	 * non-blocking), the one waiting init of this rank and size. */
+	c->comm_id = g_claim_id ? g_claim_id(rank, nranks) : g_init_id ? g_init_id() : 0;
+	c->rank = rank;
+	c->nranks = nranks;
+	c->nnodes = nnodes;
 	struct pulse_hook_record r;
 	memset(&r, 0, sizeof r);
 	r.time_ns = pulse_real_ns();
@@ -430,9 +444,13 @@ static void net_event(void *parent, const struct pulse_nccl_prof_net *n)
 		q->first_ns = pulse_real_ns();
 	}
 	q->wrs++;
-	q->bytes += ib->qp.length;
-	if ((unsigned)ib->qp.opcode < 32)
-		q->opcodes |= 1u << ib->qp.opcode;
+	/* NCCL fills only device, wr_id and qpNum for a receive: its length
+	 * and opcode are stale */
+	if (p->is_send) {
+		q->bytes += ib->qp.length;
+		if ((unsigned)ib->qp.opcode < 32)
+			q->opcodes |= 1u << ib->qp.opcode;
+	}
 }
 
 static void proxy_op_stop(struct proxy *p)

@@ -214,7 +214,7 @@ int sim_emu_poll(struct sim_emu *e, struct sim_emu_nic *n, uint64_t ts)
 	uint64_t want_end = (uint64_t)t->cfg.nic_clock_start + (ts - e->t0);
 	if (w->nic_start_ns != want_start || w->nic_end_ns != want_end)
 		n->clock_mismatches++;
-	uint64_t cap_start = n->win_start_ns;
+	uint64_t cap_start = n->win_start_ns + e->shift_ns; /* capture time */
 	for (uint32_t i = 0; i < w->flow_count; i++) {
 		const struct pulse_qp_series *s = &w->flows[i];
 		uint32_t qi = sim_trace_find_qp(t, n->nic, s->qpn);
@@ -272,6 +272,26 @@ static int polls_until(struct sim_emu *e, uint64_t ts, char *err, size_t errlen)
 	return 0;
 }
 
+/* A record at capture time ts after one at prev: the NIC's time for it.
+ * Across a jump (more than SIM_JUMP_POLLS polls of silence) the window
+ * with the data before it is polled, and the replay's time moves on by
+ * whole poll periods so that ts lands in the next window: no empty window
+ * in between is polled or stored, whatever the jump's size. */
+static int nic_time(struct sim_emu *e, uint64_t ts, uint64_t prev, uint64_t *out, char *err, size_t errlen)
+{
+	uint64_t p = e->t->cfg.poll_ns;
+	if (ts > prev && ts - prev > SIM_JUMP_POLLS * p && ts - e->shift_ns >= e->next_poll_ns + p) {
+		if (polls_until(e, e->next_poll_ns, err, errlen)) /* the window before the jump */
+			return -1;
+		uint64_t open = e->next_poll_ns - p; /* the window now open starts here */
+		uint64_t k = (ts - e->shift_ns - open) / p;
+		e->shift_ns += k * p;
+		e->windows_skipped += k;
+	}
+	*out = ts - e->shift_ns;
+	return 0;
+}
+
 /* One counted packet of flow fi at ts. */
 static void replay_packet(struct sim_emu *e, uint32_t fi, uint32_t b, uint64_t ts)
 {
@@ -307,13 +327,16 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 	if (t->log && !t->log_overflow) {
 		/* Pass 2 from pass 1's log: the same packets, times and order as
 		 * re-reading the file, and polls up to the file's last record. */
+		uint64_t prev = e->t0, nt = 0;
 		for (uint64_t i = 0; i < t->nlog; i++) {
 			const struct sim_pkt_rec *r = &t->log[i];
-			if (polls_until(e, r->ts, err, errlen))
+			if (nic_time(e, r->ts, prev, &nt, err, errlen) || polls_until(e, nt, err, errlen))
 				return SIM_EXIT_RUNTIME;
-			replay_packet(e, r->flow, r->bytes, r->ts);
+			prev = r->ts;
+			replay_packet(e, r->flow, r->bytes, nt);
 		}
-		if (polls_until(e, t->last_ns, err, errlen) || replay_finish(e, err, errlen))
+		if (nic_time(e, t->last_ns, prev, &nt, err, errlen) || polls_until(e, nt, err, errlen) ||
+		    replay_finish(e, err, errlen))
 			return SIM_EXIT_RUNTIME;
 		if (t->truncated) {
 			snprintf(err, errlen, "%s", t->trunc_msg);
@@ -329,9 +352,11 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 	}
 	const uint8_t *d;
 	uint32_t cap, wire;
-	uint64_t ts, prev = e->t0;
+	uint64_t ts, prev = e->t0, prev_rep = e->t0, nt = 0;
 	struct pulse_roce_pkt k;
 	int result = SIM_EXIT_OK;
+	/* As from the log: the replay's time (polls, jumps) moves with the
+	 * packets it replays, then up to the file's last record. */
 	for (;;) {
 		int r = sim_pcap_next(&in, &d, &cap, &wire, &ts);
 		if (r == 0)
@@ -344,10 +369,6 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		if (ts < prev)
 			ts = prev;
 		prev = ts;
-		if (polls_until(e, ts, err, errlen)) {
-			sim_pcap_close(&in);
-			return SIM_EXIT_RUNTIME;
-		}
 		if (pulse_roce_decode(d, cap, wire, in.link, &k) != PULSE_ROCE_OK || sim_is_ctl(&k))
 			continue;
 		uint32_t b = sim_counted_bytes(&t->cfg, &k);
@@ -356,7 +377,16 @@ int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen)
 		uint32_t fi = sim_trace_find_flow(t, &k);
 		if (fi == SIM_NONE)
 			continue; /* counted as untracked in pass 1 */
-		replay_packet(e, fi, b, ts);
+		if (nic_time(e, ts, prev_rep, &nt, err, errlen) || polls_until(e, nt, err, errlen)) {
+			sim_pcap_close(&in);
+			return SIM_EXIT_RUNTIME;
+		}
+		prev_rep = ts;
+		replay_packet(e, fi, b, nt);
+	}
+	if (nic_time(e, prev, prev_rep, &nt, err, errlen) || polls_until(e, nt, err, errlen)) {
+		sim_pcap_close(&in);
+		return SIM_EXIT_RUNTIME;
 	}
 	sim_pcap_close(&in);
 	if (replay_finish(e, err, errlen))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim.h"
 
@@ -66,9 +67,20 @@ int sim_pcap_open(struct sim_pcap *in, const char *path)
 		snprintf(in->err, sizeof in->err, "%s: cannot open: %s", path, strerror(errno));
 		return SIM_EXIT_BAD_FILE;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(in->err, sizeof in->err, "%s: is a directory, not a capture file", path);
+		return SIM_EXIT_BAD_FILE;
+	}
 	uint8_t h[24];
 	size_t n = fread(h, 1, sizeof h, f);
+	int rerr = ferror(f) ? errno : 0;
 	fclose(f);
+	if (n < 4 && rerr) {
+		snprintf(in->err, sizeof in->err, "%s: cannot read: %s", path, strerror(rerr));
+		return SIM_EXIT_BAD_FILE;
+	}
 	if (n < 4) {
 		snprintf(in->err, sizeof in->err,
 			 "%s: not a capture: %zu bytes, too short for a file header", path, n);

@@ -3,11 +3,13 @@
 #define _GNU_SOURCE
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -169,6 +171,12 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 			   " times (at most %s): those packets were replayed at the previous "
 			   "timestamp\n",
 			t->cnt.ts_backwards, fmt_dur(b1, sizeof b1, t->cnt.ts_backwards_max_ns));
+	if (t->cnt.ts_jumps)
+		fprintf(f, "  WARNING   timestamps jumped forward %" PRIu64 " times (at most %s, first at "
+			   "record %" PRIu64 "): the %" PRIu64 " empty windows in between were skipped, "
+			   "not polled\n",
+			t->cnt.ts_jumps, fmt_dur(b1, sizeof b1, t->cnt.ts_jump_max_ns),
+			t->cnt.ts_jump_first_rec, e ? e->windows_skipped : 0);
 	fprintf(f, "  replay    epoch %s, poll every %s, a TX event per %u B sent (%s bytes), "
 		   "burst gap %s\n",
 		fmt_dur(b1, sizeof b1, c->epoch_ns), fmt_dur(b2, sizeof b2, c->poll_ns),
@@ -407,6 +415,9 @@ void *sim_summary_json(struct sim_trace *t, struct sim_emu *e)
 	add_u64(pk, "other_nic", t->cnt.other_nic_pkts);
 	add_u64(pk, "ts_backwards", t->cnt.ts_backwards);
 	add_u64(pk, "ts_backwards_max_ns", t->cnt.ts_backwards_max_ns);
+	add_u64(pk, "ts_jumps", t->cnt.ts_jumps);
+	add_u64(pk, "ts_jump_max_ns", t->cnt.ts_jump_max_ns);
+	add_u64(pk, "windows_skipped", e ? e->windows_skipped : 0);
 	cJSON *why = cJSON_AddObjectToObject(pk, "by_reason");
 	for (int s = 0; s < PULSE_ROCE_STATUS_COUNT; s++)
 		add_u64(why, pulse_roce_status_name((enum pulse_roce_status)s), t->cnt.status[s]);
@@ -506,9 +517,12 @@ void *sim_summary_json(struct sim_trace *t, struct sim_emu *e)
 }
 
 /* ---- --out DIR ---- */
+#define PART_NONE UINT64_MAX
+
 int sim_out_open(struct sim_out *o, const char *dir, struct sim_emu *e, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof *o);
+	o->part_fd = -1;
 	snprintf(o->dir, sizeof o->dir, "%s", dir);
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "--out %s: cannot create: %s", dir, strerror(errno));
@@ -522,24 +536,60 @@ int sim_out_open(struct sim_out *o, const char *dir, struct sim_emu *e, char *er
 		return -1;
 	}
 	fprintf(o->epochs_csv, "nic,qpn,synthetic,window_seq,epoch,epoch_ns,t_ns,nic_ns,bytes\n");
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "schema", "pulse.epochs.v1");
-	cJSON_AddStringToObject(root, "source", "run_trace");
-	cJSON_AddStringToObject(root, "capture", e->t->path);
-	add_u64(root, "epoch_ns", e->t->cfg.epoch_ns);
-	cJSON *nics = cJSON_AddArrayToObject(root, "nics");
-	o->json_root = root;
-	o->json_windows = calloc(e->nnics ? e->nnics : 1, sizeof(cJSON *));
-	for (uint32_t i = 0; i < e->nnics; i++) {
-		char a[46];
-		cJSON *n = cJSON_CreateObject();
-		cJSON_AddItemToArray(nics, n);
-		addr_of(e->t, e->t->nics[e->nics[i].nic].host, a);
-		cJSON_AddStringToObject(n, "nic", a);
-		cJSON_AddStringToObject(n, "platform", "x86-sim");
-		((cJSON **)o->json_windows)[i] = cJSON_AddArrayToObject(n, "windows");
+	snprintf(p, sizeof p, "%s/.epochs.json.part", dir);
+	o->part_fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (o->part_fd < 0) {
+		snprintf(err, errlen, "%s: cannot write: %s", p, strerror(errno));
+		return -1;
+	}
+	unlink(p); /* scratch: gone with the process */
+	o->nnics = e->nnics;
+	o->part_head = malloc(sizeof(uint64_t) * (e->nnics ? e->nnics : 1));
+	o->part_last = malloc(sizeof(uint64_t) * (e->nnics ? e->nnics : 1));
+	if (!o->part_head || !o->part_last) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < e->nnics; i++)
+		o->part_head[i] = o->part_last[i] = PART_NONE;
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t k = pwrite(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
+}
+
+/* A piece: u64 offset of this NIC's next piece, u32 length, the text. */
+static void part_append(struct sim_out *o, uint32_t nic, const char *txt)
+{
+	if (o->part_fd < 0 || o->part_error)
+		return;
+	uint32_t len = (uint32_t)strlen(txt);
+	uint64_t at = o->part_end, none = PART_NONE;
+	char hdr[12];
+	memcpy(hdr, &none, 8);
+	memcpy(hdr + 8, &len, 4);
+	if (pwrite_all(o->part_fd, hdr, sizeof hdr, at) || pwrite_all(o->part_fd, txt, len, at + 12) ||
+	    (o->part_last[nic] != PART_NONE && pwrite_all(o->part_fd, &at, 8, o->part_last[nic]))) {
+		o->part_error = errno ? errno : EIO;
+		return;
+	}
+	if (o->part_head[nic] == PART_NONE)
+		o->part_head[nic] = at;
+	o->part_last[nic] = at;
+	o->part_end = at + 12 + len;
 }
 
 int sim_out_window(void *ctx, struct sim_trace *t, struct sim_emu_nic *n,
@@ -548,9 +598,9 @@ int sim_out_window(void *ctx, struct sim_trace *t, struct sim_emu_nic *n,
 	struct sim_out *o = ctx;
 	char a[46];
 	addr_of(t, t->nics[n->nic].host, a);
-	cJSON *arr = ((cJSON **)o->json_windows)[n - n->emu->nics];
 	cJSON *wo = cJSON_CreateObject();
-	cJSON_AddItemToArray(arr, wo);
+	if (!wo)
+		return -1;
 	add_u64(wo, "window_seq", w->window_seq);
 	add_u64(wo, "nic_start_ns", w->nic_start_ns);
 	add_u64(wo, "nic_end_ns", w->nic_end_ns);
@@ -583,7 +633,13 @@ int sim_out_window(void *ctx, struct sim_trace *t, struct sim_emu_nic *n,
 				win_start_cap_ns + off, w->nic_start_ns + off, s->bytes[k]);
 		}
 	}
-	return ferror(o->epochs_csv) ? -1 : 0;
+	char *txt = cJSON_PrintUnformatted(wo);
+	cJSON_Delete(wo);
+	if (!txt)
+		return -1;
+	part_append(o, (uint32_t)(n - n->emu->nics), txt);
+	free(txt);
+	return ferror(o->epochs_csv) || o->part_error ? -1 : 0;
 }
 
 static int write_json(const char *path, cJSON *j, char *err, size_t errlen)
@@ -599,6 +655,91 @@ static int write_json(const char *path, cJSON *j, char *err, size_t errlen)
 	return bad ? -1 : 0;
 }
 
+/* A JSON string, escaped by cJSON. */
+static void put_json_str(FILE *f, const char *s)
+{
+	cJSON *x = cJSON_CreateString(s);
+	char *txt = x ? cJSON_PrintUnformatted(x) : NULL;
+	fputs(txt ? txt : "null", f);
+	free(txt);
+	cJSON_Delete(x);
+}
+
+/* epochs.json from the pieces, NIC by NIC, in window order. */
+static int assemble_epochs_json(struct sim_out *o, struct sim_emu *e, char *err, size_t errlen)
+{
+	char p[600], tmp[620];
+	snprintf(p, sizeof p, "%s/epochs.json", o->dir);
+	snprintf(tmp, sizeof tmp, "%s/.epochs.json.tmp", o->dir);
+	if (o->part_error) {
+		snprintf(err, errlen, "%s: cannot write: %s", p, strerror(o->part_error));
+		return -1;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot write: %s", p, strerror(errno));
+		return -1;
+	}
+	fputs("{\"schema\":\"pulse.epochs.v1\",\"source\":\"run_trace\",\"capture\":", f);
+	put_json_str(f, e->t->path);
+	fprintf(f, ",\"epoch_ns\":%" PRIu32 ",\"nics\":[", e->t->cfg.epoch_ns);
+	char *buf = NULL;
+	size_t cap = 0;
+	int bad = 0;
+	for (uint32_t i = 0; i < e->nnics && !bad; i++) {
+		char a[46];
+		addr_of(e->t, e->t->nics[e->nics[i].nic].host, a);
+		fputs(i ? ",{\"nic\":" : "{\"nic\":", f);
+		put_json_str(f, a);
+		fputs(",\"platform\":\"x86-sim\",\"windows\":[", f);
+		int first = 1;
+		for (uint64_t at = o->part_head[i]; at != PART_NONE && !bad;) {
+			char hdr[12];
+			uint64_t next;
+			uint32_t len;
+			if (pread(o->part_fd, hdr, 12, (off_t)at) != 12) {
+				bad = 1;
+				break;
+			}
+			memcpy(&next, hdr, 8);
+			memcpy(&len, hdr + 8, 4);
+			if (len + 1 > cap) {
+				char *nb = realloc(buf, len + 1);
+				if (!nb) {
+					bad = 1;
+					break;
+				}
+				buf = nb;
+				cap = len + 1;
+			}
+			if (pread(o->part_fd, buf, len, (off_t)(at + 12)) != (ssize_t)len) {
+				bad = 1;
+				break;
+			}
+			if (!first)
+				fputc(',', f);
+			first = 0;
+			fwrite(buf, 1, len, f);
+			at = next;
+		}
+		fputs("]}", f);
+	}
+	free(buf);
+	fputs("]}\n", f);
+	if (ferror(f))
+		bad = 1;
+	if (fclose(f) != 0)
+		bad = 1;
+	if (!bad && rename(tmp, p) != 0)
+		bad = 1;
+	if (bad) {
+		snprintf(err, errlen, "%s: cannot write: %s", p, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int sim_out_close(struct sim_out *o, struct sim_emu *e, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -608,15 +749,15 @@ int sim_out_close(struct sim_out *o, struct sim_emu *e, char *err, size_t errlen
 		rc = -1;
 	}
 	o->epochs_csv = NULL;
-	if (o->json_root) {
-		snprintf(p, sizeof p, "%s/epochs.json", o->dir);
-		if (write_json(p, o->json_root, err, errlen))
+	if (o->part_fd >= 0) {
+		if (assemble_epochs_json(o, e, err, errlen))
 			rc = -1;
-		cJSON_Delete(o->json_root);
-		o->json_root = NULL;
+		close(o->part_fd);
+		o->part_fd = -1;
 	}
-	free(o->json_windows);
-	o->json_windows = NULL;
+	free(o->part_head);
+	free(o->part_last);
+	o->part_head = o->part_last = NULL;
 	/* flows.csv and summary.json */
 	struct sim_trace *t = e->t;
 	snprintf(p, sizeof p, "%s/flows.csv", o->dir);
@@ -625,9 +766,10 @@ int sim_out_close(struct sim_out *o, struct sim_emu *e, char *err, size_t errlen
 		snprintf(err, errlen, "%s: cannot write: %s", p, strerror(errno));
 		return -1;
 	}
+	/* the JSON flow fields in their order, then the QP's measured bytes */
 	fprintf(f, "src,dst,transport,remote_qpn,local_qpn,local_qpn_synthetic,local_qpn_from,"
-		   "packets,tx_packets,tx_bytes,control_packets,first_ns,last_ns,measured_bytes,"
-		   "peak_epoch_bytes,opcodes\n");
+		   "peer_flow,packets,tx_packets,tx_bytes,wire_bytes,payload_bytes,control_packets,"
+		   "first_ns,last_ns,opcodes,qp,measured_bytes,peak_epoch_bytes\n");
 	for (uint32_t k = 0; k < t->nflows; k++) {
 		const struct sim_flow *fl = &t->flows[k];
 		char s[46], d[46], lq[16], ops[2048];
@@ -642,13 +784,18 @@ int sim_out_close(struct sim_out *o, struct sim_emu *e, char *err, size_t errlen
 			if (*c == ',')
 				*c = ';';
 		const struct sim_qp *q = fl->qp == SIM_NONE ? NULL : &t->qps[fl->qp];
-		fprintf(f, "%s,%s,%s,%u,%s,%d,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n",
+		char pf[16] = "", qs[16] = "";
+		if (fl->peer != SIM_NONE)
+			snprintf(pf, sizeof pf, "%u", fl->peer);
+		if (fl->qp != SIM_NONE)
+			snprintf(qs, sizeof qs, "%u", fl->qp);
+		fprintf(f, "%s,%s,%s,%u,%s,%d,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%" PRIu64 ",%" PRIu64 "\n",
 			s, d, transport_str(fl->transports), fl->dqpn, lq,
 			fl->method == SIM_QPN_SYNTHETIC,
-			sim_qpn_method_name((enum sim_qpn_method)fl->method), fl->pkts, fl->tx_pkts,
-			fl->tx_bytes, fl->ctl_pkts, fl->first_ns, fl->last_ns,
-			q ? q->meas_bytes : 0, q ? q->peak_epoch_bytes : 0, ops);
+			sim_qpn_method_name((enum sim_qpn_method)fl->method), pf, fl->pkts, fl->tx_pkts,
+			fl->tx_bytes, fl->wire_bytes, fl->payload_bytes, fl->ctl_pkts, fl->first_ns,
+			fl->last_ns, ops, qs, q ? q->meas_bytes : 0, q ? q->peak_epoch_bytes : 0);
 	}
 	if (fclose(f) != 0) {
 		snprintf(err, errlen, "%s: %s", p, strerror(errno));

@@ -283,6 +283,11 @@ int main(int argc, char **argv)
 		e.on_window_ctx = &out;
 	}
 	rc = sim_replay(&e, path, err, sizeof err);
+	if (t.cnt.ts_jumps)
+		fprintf(stderr, "run_trace: warning: timestamps jump forward %llu times, by up to %.3f s "
+				"(first at record %llu): %llu empty windows skipped\n",
+			(unsigned long long)t.cnt.ts_jumps, (double)t.cnt.ts_jump_max_ns / 1e9,
+			(unsigned long long)t.cnt.ts_jump_first_rec, (unsigned long long)e.windows_skipped);
 	int final = SIM_EXIT_OK;
 	if (rc == SIM_EXIT_RUNTIME || rc == SIM_EXIT_BAD_FILE) {
 		fprintf(stderr, "run_trace: error: %s\n", err);
@@ -313,6 +318,10 @@ int main(int argc, char **argv)
 	}
 	if (!final && scan_rc == SIM_EXIT_TRUNCATED)
 		final = SIM_EXIT_TRUNCATED;
+	if (!final && strict && t.cnt.ts_jumps) {
+		fprintf(stderr, "run_trace: --strict: timestamps jump forward (corrupt capture?)\n");
+		final = SIM_EXIT_TRUNCATED;
+	}
 	if (!final && strict && (t.cnt.malformed || t.cnt.ts_backwards)) {
 		fprintf(stderr, "run_trace: --strict: %llu malformed packets, timestamps went back %llu "
 				"times\n", (unsigned long long)t.cnt.malformed,

@@ -164,6 +164,9 @@ struct sim_counts {
 	uint64_t roce, not_roce, skipped, malformed;
 	uint64_t ts_backwards;
 	uint64_t ts_backwards_max_ns;
+	uint64_t ts_jumps;        /* forward steps longer than SIM_JUMP_POLLS polls */
+	uint64_t ts_jump_max_ns;
+	uint64_t ts_jump_first_rec; /* the record (from 1) of the first one */
 	uint64_t flows_untracked;  /* packets of flows beyond max_flows */
 	uint64_t other_nic_pkts;   /* --nic: packets of other NICs (pass 2) */
 	uint64_t ctl_pkts;         /* ACK/NAK/CNP: not TX-counted */
@@ -243,6 +246,10 @@ uint32_t sim_trace_find_qp(const struct sim_trace *t, uint32_t nic, uint32_t qpn
 uint32_t sim_trace_find_host(const struct sim_trace *t, const uint8_t addr[16]);
 
 /* ---- NIC emulation: aggregation, firmware, mailbox polls (sim/nic_emu.c) ---- */
+/* A forward step between two records longer than this many poll periods
+ * is a jump: its empty windows are skipped, not polled one by one. */
+#define SIM_JUMP_POLLS 64ull
+
 struct sim_emu;
 struct sim_emu_nic {
 	struct sim_emu *emu;
@@ -277,6 +284,13 @@ struct sim_emu {
 	uint32_t *nic_map; /* trace nic index -> emu index or SIM_NONE */
 	uint64_t t0;       /* capture time that maps to cfg.nic_clock_start */
 	uint64_t next_poll_ns;
+	/* Forward jumps in the capture's time (a corrupted timestamp, a
+	 * capture paused for days) are not replayed as the empty windows they
+	 * span: the replay runs SIM_JUMP_POLLS polls at most per jump, and
+	 * everything after it runs shift_ns earlier on the NIC's clock. Times
+	 * reported in capture time add shift_ns back. */
+	uint64_t shift_ns;
+	uint64_t windows_skipped;
 	sim_window_cb on_window;
 	void *on_window_ctx;
 	uint64_t host_now_ns;
@@ -310,10 +324,18 @@ int sim_emu_exchange(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *r
 int sim_replay(struct sim_emu *e, const char *path, char *err, size_t errlen);
 
 /* ---- output (sim/report.c) ---- */
+/* --out DIR. epochs.json is streamed: each window is written as it comes
+ * to a scratch file, chained per NIC (each piece holds the offset of its
+ * NIC's next one), and the document is assembled NIC by NIC at the end, so
+ * memory does not grow with the number of windows. */
 struct sim_out {
 	FILE *epochs_csv;
-	void *json_root;    /* cJSON */
-	void *json_windows; /* cJSON array per emu NIC (parallel to emu->nics) */
+	int part_fd;         /* the scratch file (unlinked), -1 none */
+	uint64_t part_end;   /* its size */
+	uint64_t *part_head; /* per emu NIC: first piece, UINT64_MAX none */
+	uint64_t *part_last; /* per emu NIC: last piece */
+	uint32_t nnics;
+	int part_error;      /* a write failed (errno) */
 	char dir[512];
 };
 int sim_out_open(struct sim_out *o, const char *dir, struct sim_emu *e, char *err, size_t errlen);

@@ -74,7 +74,8 @@ $(BUILD)/tests/test_tracegen: $(call objs,asan,tests/sim/test_tracegen.c) $(SIM_
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(SIM_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_tracegen
-TEST_SCRIPTS += tests/sim/run_trace_cli.sh tests/sim/run_trace_qps.sh tests/sim/serve_sigterm.sh
+TEST_SCRIPTS += tests/sim/run_trace_cli.sh tests/sim/run_trace_qps.sh tests/sim/serve_sigterm.sh \
+	tests/sim/run_trace_mutants.sh
 test: $(BUILD)/bin/pulse-run-trace $(BUILD)/bin/pulse-tracegen
 
 $(BUILD)/tests/test_serve: $(call objs,asan,tests/sim/test_serve.c) $(SIM_ASAN_LIBS) $(TRACEGEN_ASAN_LIB)

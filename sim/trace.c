@@ -655,6 +655,12 @@ int sim_trace_scan(struct sim_trace *t, const char *path, char *err, size_t errl
 				t->cnt.ts_backwards_max_ns = prev - ts;
 			ts = prev;
 		}
+		if (ts - prev > SIM_JUMP_POLLS * t->cfg.poll_ns) {
+			if (!t->cnt.ts_jumps++)
+				t->cnt.ts_jump_first_rec = t->cnt.read;
+			if (ts - prev > t->cnt.ts_jump_max_ns)
+				t->cnt.ts_jump_max_ns = ts - prev;
+		}
 		prev = ts;
 		enum pulse_roce_status st = pulse_roce_decode(d, cap, wire, in.link, &k);
 		sim_trace_add(t, st, &k, ts);

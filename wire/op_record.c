@@ -17,7 +17,9 @@ static const char *const type_names[] = {
 	[PULSE_HOOK_OP_REDUCESCATTER] = "reducescatter", [PULSE_HOOK_OP_BROADCAST] = "broadcast",
 	[PULSE_HOOK_OP_REDUCE] = "reduce", [PULSE_HOOK_OP_ALLTOALL] = "alltoall",
 	[PULSE_HOOK_OP_SEND] = "send", [PULSE_HOOK_OP_RECV] = "recv",
-	[PULSE_HOOK_OP_OTHER] = "other", [PULSE_OP_GROUP] = "group",
+	[PULSE_HOOK_OP_GATHER] = "gather", [PULSE_HOOK_OP_SCATTER] = "scatter",
+	[PULSE_HOOK_OP_PUT_SIGNAL] = "put_signal", [PULSE_HOOK_OP_SIGNAL] = "signal",
+	[PULSE_HOOK_OP_WAIT_SIGNAL] = "wait_signal", [PULSE_HOOK_OP_OTHER] = "other", [PULSE_OP_GROUP] = "group",
 };
 static const char *const algo_names[] = { "unknown", "ring", "tree", "p2p" };
 static const char *const algo_source_names[] = { "none", "inferred", "reused", "profiler",

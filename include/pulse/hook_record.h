@@ -12,7 +12,9 @@
  * reader must skip, and count, records of a kind it does not know, and must
  * not reject the ring for them. Kinds 1-8 are the first set; kind 9
  * (NET_QP) was added later in version 1: a reader built before it counts
- * those records as unknown and loses only the net view.
+ * those records as unknown and loses only the net view. Kind 10 (COMM_EVENT)
+ * came with NCCL 2.27-2.29's communicator calls; the op body's redop32 (and
+ * flag REDOP32) sits in what was trailing padding, zero in older writers.
  */
 #ifndef PULSE_HOOK_RECORD_H
 #define PULSE_HOOK_RECORD_H
@@ -32,8 +34,11 @@ enum pulse_hook_kind {
 	PULSE_HOOK_QP_DESTROY = 8,   /* body: qp (dest fields zero) */
 	PULSE_HOOK_NET_QP = 9,       /* body: net_qp: profiler net events of one
 				      * (operator, channel, direction, QP), aggregated */
+	PULSE_HOOK_COMM_EVENT = 10,  /* body: comm (how = FINALIZE, REVOKE, SUSPEND or
+				      * RESUME; key = the call's flags): the communicator
+				      * lives on, its state changed */
 };
-#define PULSE_HOOK_KIND_MAX PULSE_HOOK_NET_QP /* the newest kind this header knows */
+#define PULSE_HOOK_KIND_MAX PULSE_HOOK_COMM_EVENT /* the newest kind this header knows */
 
 /* Who wrote the record. */
 enum pulse_hook_source {
@@ -49,6 +54,12 @@ enum pulse_hook_source {
 #define PULSE_HOOK_F_UNKNOWN_COMM 0x2u /* op on a communicator the hook never saw created */
 #define PULSE_HOOK_F_NCCL_HASH_ID 0x4u /* profiler without the hook: op.comm_id holds NCCL's
 	* commHash (join with the profiler's COMM_INIT nccl_hash), not a Pulse id */
+#define PULSE_HOOK_F_REDOP32 0x8u /* op.redop32 holds the whole ncclRedOp_t (op.redop
+	* is its low 8 bits, 0xff none): ncclRedOpCreatePreMulSum hands out
+	* values above 255 */
+#define PULSE_HOOK_F_SIMULATED 0x10u /* GROUP_END: the group was closed by
+	* ncclGroupSimulateEnd; its operators never launched and were not
+	* recorded */
 
 /* How a communicator came to be (comm.how). */
 enum pulse_hook_comm_how {
@@ -60,6 +71,12 @@ enum pulse_hook_comm_how {
 	PULSE_HOOK_HOW_DESTROY = 6,
 	PULSE_HOOK_HOW_ABORT = 7,
 	PULSE_HOOK_HOW_PROFILER = 8, /* seen through the profiler's init */
+	PULSE_HOOK_HOW_SHRINK = 9,   /* ncclCommShrink (2.27): child of parent_id */
+	PULSE_HOOK_HOW_GROW = 10,    /* ncclCommGrow (2.29) */
+	PULSE_HOOK_HOW_FINALIZE = 11, /* COMM_EVENT: ncclCommFinalize */
+	PULSE_HOOK_HOW_REVOKE = 12,   /* COMM_EVENT: ncclCommRevoke (2.29) */
+	PULSE_HOOK_HOW_SUSPEND = 13,  /* COMM_EVENT: ncclCommSuspend */
+	PULSE_HOOK_HOW_RESUME = 14,   /* COMM_EVENT: ncclCommResume */
 };
 
 /* Operator type (op.type). */
@@ -72,6 +89,11 @@ enum pulse_hook_op_type {
 	PULSE_HOOK_OP_ALLTOALL = 6,
 	PULSE_HOOK_OP_SEND = 7,
 	PULSE_HOOK_OP_RECV = 8,
+	PULSE_HOOK_OP_GATHER = 9,      /* ncclGather (2.28): root_peer = root */
+	PULSE_HOOK_OP_SCATTER = 10,    /* ncclScatter (2.28): root_peer = root */
+	PULSE_HOOK_OP_PUT_SIGNAL = 11, /* ncclPutSignal (2.29): root_peer = peer */
+	PULSE_HOOK_OP_SIGNAL = 12,     /* ncclSignal (2.29): root_peer = peer, count 0 */
+	PULSE_HOOK_OP_WAIT_SIGNAL = 13, /* ncclWaitSignal (2.29): count = nDesc */
 	PULSE_HOOK_OP_OTHER = 15, /* profiler: a func name we do not map */
 };
 
@@ -119,7 +141,8 @@ struct pulse_hook_op_body {
 	uint8_t nchannels;  /* profiler only */
 	char algo[8];       /* profiler only, e.g. "Ring" */
 	char proto[8];      /* profiler only, e.g. "Simple" */
-}; /* 76 bytes */
+	int32_t redop32;    /* the whole ncclRedOp_t when flags has PULSE_HOOK_F_REDOP32 */
+}; /* 80 bytes */
 
 struct pulse_hook_group_body {
 	uint64_t group_id;  /* process-wide counter, from 1 */

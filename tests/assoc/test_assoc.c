@@ -641,6 +641,50 @@ static void test_group_alltoall(void **state)
 	assoc_free(a);
 }
 
+/* NCCL 2.28's Gather and Scatter: the expected volume per peer comes from
+ * the arguments. Local rank 1 of 4; a gather to root 0 (rank 1 sends its
+ * count to 0), then a scatter from rank 1 (count to each of 0, 2, 3). */
+#define GSCOMM 0x65ull
+static void test_gather_scatter(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, GSCOMM, 4, 1);
+	qp(a, 40, GSCOMM, 1, 0);
+	qp(a, 41, GSCOMM, 1, 2);
+	qp(a, 42, GSCOMM, 1, 3);
+	struct traffic t = { 0 };
+	call(a, GSCOMM, 0, PULSE_HOOK_OP_GATHER, 300000, 0, 0, 0, host_ns(95));
+	tsend(&t, 0, 40, 100, 300000, 50000);
+	call(a, GSCOMM, 1, PULSE_HOOK_OP_SCATTER, 40000, 7, 1, 0, host_ns(995)); /* float32 */
+	for (uint32_t q = 40; q <= 42; q++)
+		tsend(&t, 0, q, 1000, 160000, 40000);
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 4, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	const struct pulse_op_record *g = &out.v[0], *s = &out.v[1];
+	assert_int_equal(g->op, PULSE_HOOK_OP_GATHER);
+	assert_int_equal(g->algo, PULSE_ALGO_P2P);
+	assert_int_equal(g->npeers, 1);
+	assert_int_equal(peer_of(g, 0)->expected_bytes, 300000);
+	assert_int_equal(g->expected_bytes, 300000);
+	assert_int_equal(g->actual_bytes, 300000);
+	assert_int_equal(g->status, PULSE_OP_COMPLETE);
+	assert_int_equal(g->start_ns, host_ns(100));
+	assert_int_equal(g->end_ns, host_ns(106));
+	assert_int_equal(s->op, PULSE_HOOK_OP_SCATTER);
+	assert_int_equal(s->npeers, 3);
+	for (int p = 0; p < 4; p++)
+		if (p != 1)
+			assert_int_equal(peer_of(s, p)->expected_bytes, 160000);
+	assert_int_equal(s->expected_bytes, 480000);
+	assert_int_equal(s->actual_bytes, 480000);
+	assert_int_equal(s->status, PULSE_OP_COMPLETE);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* 100 back-to-back all-reduces (2 ms windows): 0-8% extra bytes each
  * (retransmissions), a 2-epoch NCCL gap inside each, 5-30 idle epochs
  * between them, each called while the previous one still runs. Every
@@ -1107,6 +1151,7 @@ int main(void)
 		cmocka_unit_test(test_spanning_windows),
 		cmocka_unit_test(test_poll_gap),
 		cmocka_unit_test(test_group_alltoall),
+		cmocka_unit_test(test_gather_scatter),
 		cmocka_unit_test(test_no_drift_100_ops),
 		cmocka_unit_test(test_no_rdma_and_labels),
 		cmocka_unit_test(test_pp_label),

@@ -7,6 +7,9 @@
  * one line per verbs call result so a test can compare them with records. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +27,19 @@ struct ibv_qp_init_attr {
 	char rest[64];
 };
 
+/* The leading members of NCCL's ncclConfig_t (nccl.h): the stand-in reads
+ * only `blocking`. */
+struct ncclConfig {
+	size_t size;
+	unsigned int magic, version;
+	int blocking;
+};
+
 struct ncclComm {
 	int rank, nranks;
+	uint32_t salt;
+	_Atomic int state;  /* ncclInProgress while a non-blocking init runs */
+	struct ncclComm *next_deferred;
 	struct ibv_qp *qp;
 	struct ibv_qp *qp2; /* channel 1's QP, connected at the first net-profiled op */
 	uint64_t hash;     /* this stand-in's "commHash" */
@@ -146,12 +160,16 @@ static void prof_proxy(struct ncclComm *c, void *task, int ch, int peer, int is_
 		.is_send = is_send };
 	void *op = prof_start(c, PULSE_NCCL_PROF_PROXY_OP, pxn ? (void *)0x10 : task, &po, sizeof po);
 	pulse_nccl_prof_state_args_t a;
+	/* NCCL's IB plugin reuses its request descriptors: a receive fills in
+	 * only device, wr_id and qpNum (src/transport/net_ib/p2p.cc), so its
+	 * length and opcode are whatever the descriptor last held; here, a
+	 * send's. */
+	static _Thread_local struct pulse_nccl_net_ib_v1 ib;
 	for (int s = 0; s < steps; s++) {
 		struct pulse_nccl_prof_proxy_step ps = { .step = s };
 		void *st = op ? prof_start(c, PULSE_NCCL_PROF_PROXY_STEP, op, &ps, sizeof ps) : NULL;
-		struct pulse_nccl_net_ib_v1 ib;
-		memset(&ib, 0, sizeof ib);
 		ib.type = PULSE_NCCL_NET_IB_QP;
+		ib.qp.device = 0;
 		ib.qp.qp_num = (int)qpn;
 		struct pulse_nccl_prof_net ne = { .id = (int64_t)(PULSE_NCCL_NET_TYPE_IB | PULSE_NCCL_NET_IB_VER),
 			.data = &ib };
@@ -163,8 +181,13 @@ static void prof_proxy(struct ncclComm *c, void *task, int ch, int peer, int is_
 		}
 		for (int w = 0; w < (is_send ? 2 : 1); w++) {
 			ib.qp.wr_id = (uint64_t)(s * 2 + w);
-			ib.qp.opcode = is_send ? w : 0; /* IBV_WR_RDMA_WRITE, _WITH_IMM */
-			ib.qp.length = is_send ? (w ? 4 : (size_t)(1000 + 100 * ch)) : 0;
+			if (is_send) {
+				ib.qp.opcode = w; /* IBV_WR_RDMA_WRITE, _WITH_IMM */
+				ib.qp.length = w ? 4 : (size_t)(1000 + 100 * ch);
+			} else if (s == 0 && !ib.qp.length) {
+				ib.qp.opcode = 4; /* nothing sent yet on this thread: stale all the same */
+				ib.qp.length = 77;
+			}
 			void *ne_h = prof_start(c, PULSE_NCCL_PROF_NET_PLUGIN, st, &ne, sizeof ne);
 			a.data = &ib;
 			prof_state(ne_h, 21 /* NetPluginUpdate */, &a);
@@ -357,7 +380,53 @@ EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 	return ncclSuccess;
 }
 
-static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t salt)
+/* NCCL serialises little here; the stand-in serialises its whole init
+ * (verbs loading, the plugin) so inits on several threads stay simple. */
+static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The init proper: connect, then the profiler plugin's init, on whatever
+ * thread NCCL runs it. */
+static ncclResult_t comm_setup(struct ncclComm *c)
+{
+	pthread_mutex_lock(&g_init_lock);
+	ncclResult_t r = connect_qp(c, c->salt);
+	if (r == ncclSuccess)
+		prof_init(c);
+	pthread_mutex_unlock(&g_init_lock);
+	atomic_store(&c->state, r);
+	return r;
+}
+
+static void *setup_thread(void *arg)
+{
+	comm_setup(arg);
+	return NULL;
+}
+
+/* Run comm_setup on a thread of the stand-in's own, as NCCL does for
+ * grouped, ncclCommInitAll and non-blocking inits; wait for it unless
+ * detached. */
+static ncclResult_t setup_on_thread(struct ncclComm *c, int detach)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, setup_thread, c) != 0)
+		return ncclSystemError;
+	if (detach)
+		return pthread_detach(t) == 0 ? ncclSuccess : ncclSystemError;
+	pthread_join(t, NULL);
+	return atomic_load(&c->state);
+}
+
+static _Thread_local struct ncclComm *g_deferred; /* grouped inits, run at the outermost ncclGroupEnd */
+
+static int config_blocking(const ncclConfig_t *config)
+{
+	return !config || config->size < offsetof(struct ncclConfig, blocking) + sizeof(int) ||
+	       config->blocking != 0;
+}
+
+static ncclResult_t new_comm_cfg(ncclComm_t *out, int nranks, int rank, uint32_t salt,
+				 const ncclConfig_t *config)
 {
 	if (!out || nranks < 1 || rank < 0 || rank >= nranks)
 		return ncclInvalidArgument;
@@ -366,14 +435,39 @@ static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t sal
 		return ncclSystemError;
 	c->rank = rank;
 	c->nranks = nranks;
+	c->salt = salt;
 	c->hash = 0x9000000000000000ull ^ salt;
-	ncclResult_t r = connect_qp(c, salt);
+	atomic_store(&c->state, ncclInProgress);
+	if (g_group > 0) { /* NCCL runs it at ncclGroupEnd */
+		c->next_deferred = g_deferred;
+		g_deferred = c;
+		*out = c;
+		return ncclSuccess;
+	}
+	if (!config_blocking(config)) { /* runs on in the background */
+		*out = c;
+		ncclResult_t r = setup_on_thread(c, 1);
+		return r == ncclSuccess ? ncclInProgress : r;
+	}
+	ncclResult_t r = comm_setup(c);
 	if (r != ncclSuccess) {
 		free(c);
 		return r;
 	}
-	prof_init(c);
 	*out = c;
+	return ncclSuccess;
+}
+
+static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t salt)
+{
+	return new_comm_cfg(out, nranks, rank, salt, NULL);
+}
+
+EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *res)
+{
+	if (!comm || !res)
+		return ncclInvalidArgument;
+	*res = atomic_load(&comm->state);
 	return ncclSuccess;
 }
 
@@ -385,28 +479,37 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId 
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
 					   ncclConfig_t *config)
 {
-	(void)config;
-	return new_comm(comm, nranks, rank, uid_word(&id));
+	return new_comm_cfg(comm, nranks, rank, uid_word(&id), config);
 }
 
 EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
 					     ncclUniqueId *ids, ncclConfig_t *config)
 {
-	(void)config;
 	if (nId < 1 || !ids)
 		return ncclInvalidArgument;
-	return new_comm(comm, nranks, rank, uid_word(&ids[0]));
+	return new_comm_cfg(comm, nranks, rank, uid_word(&ids[0]), config);
 }
 
+/* As NCCL: one init per device, each on a thread of its own. */
 EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
 	(void)devlist;
 	if (!comms || ndev < 1)
 		return ncclInvalidArgument;
 	for (int i = 0; i < ndev; i++) {
-		ncclResult_t r = new_comm(&comms[i], ndev, i, 0xa11);
-		if (r != ncclSuccess)
+		struct ncclComm *c = calloc(1, sizeof *c);
+		if (!c)
+			return ncclSystemError;
+		c->rank = i;
+		c->nranks = ndev;
+		c->salt = 0xa11;
+		c->hash = 0x9000000000000000ull ^ 0xa11u ^ ((uint64_t)i << 32);
+		ncclResult_t r = setup_on_thread(c, 0);
+		if (r != ncclSuccess) {
+			free(c);
 			return r;
+		}
+		comms[i] = c;
 	}
 	return ncclSuccess;
 }
@@ -415,7 +518,6 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
 				  ncclConfig_t *config)
 {
 	(void)key;
-	(void)config;
 	if (!comm || !newcomm)
 		return ncclInvalidArgument;
 	if (color < 0) { /* NCCL_SPLIT_NOCOLOR */
@@ -423,8 +525,30 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
 		return ncclSuccess;
 	}
 	/* Stand-in for the collective: ranks alternate between two colors. */
-	return new_comm(newcomm, (comm->nranks + 1 - (comm->rank % 2)) / 2, comm->rank / 2,
-			0x5000u + (uint32_t)color);
+	return new_comm_cfg(newcomm, (comm->nranks + 1 - (comm->rank % 2)) / 2, comm->rank / 2,
+			    0x5000u + (uint32_t)color, config);
+}
+
+/* 2.27: the ranks left after excluding some; here the excluded ranks are
+ * taken off the top. */
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
+				   ncclConfig_t *config, int flags)
+{
+	(void)exclude;
+	(void)flags;
+	if (!comm || !newcomm || nexclude < 0 || nexclude >= comm->nranks)
+		return ncclInvalidArgument;
+	return new_comm_cfg(newcomm, comm->nranks - nexclude, comm->rank % (comm->nranks - nexclude),
+			    0x6000u + (uint32_t)nexclude, config);
+}
+
+/* 2.29 */
+EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nranks, const ncclUniqueId *uid, int rank,
+				 ncclComm_t *newcomm, ncclConfig_t *config)
+{
+	if (!newcomm || (!comm && !uid) || (comm && nranks < comm->nranks))
+		return ncclInvalidArgument;
+	return new_comm_cfg(newcomm, nranks, rank, uid ? uid_word(uid) : 0x7000u, config);
 }
 
 static ncclResult_t end_comm(ncclComm_t comm)
@@ -441,6 +565,16 @@ static ncclResult_t end_comm(ncclComm_t comm)
 
 EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) { return end_comm(comm); }
 EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) { return end_comm(comm); }
+EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags)
+{
+	return comm && flags >= 0 ? ncclSuccess : ncclInvalidArgument;
+}
+EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags)
+{
+	return comm && flags >= 0 ? ncclSuccess : ncclInvalidArgument;
+}
+EXPORT ncclResult_t ncclCommResume(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
 
 EXPORT ncclResult_t ncclGroupStart(void)
 {
@@ -448,12 +582,35 @@ EXPORT ncclResult_t ncclGroupStart(void)
 	return ncclSuccess;
 }
 
-EXPORT ncclResult_t ncclGroupEnd(void)
+static ncclResult_t group_end(void)
 {
 	if (g_group <= 0)
 		return ncclInvalidArgument;
-	g_group--;
-	return ncclSuccess;
+	if (--g_group > 0)
+		return ncclSuccess;
+	/* grouped inits, in call order, each on a thread of its own */
+	struct ncclComm *l = NULL;
+	while (g_deferred) {
+		struct ncclComm *c = g_deferred;
+		g_deferred = c->next_deferred;
+		c->next_deferred = l;
+		l = c;
+	}
+	ncclResult_t r = ncclSuccess;
+	for (; l; l = l->next_deferred)
+		if (setup_on_thread(l, 0) != ncclSuccess)
+			r = ncclSystemError;
+	return r;
+}
+
+EXPORT ncclResult_t ncclGroupEnd(void) { return group_end(); }
+
+/* 2.22: closes the group; at the outermost level only estimates its time
+ * (here: launches nothing, as the stand-in never does). */
+EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *info)
+{
+	(void)info;
+	return group_end();
 }
 
 static ncclResult_t check(const void *buf, ncclDataType_t dt, ncclComm_t comm)
@@ -521,16 +678,13 @@ EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t n, ncclDataType
 	return r;
 }
 
+/* As NCCL's src/collectives.cc: `return ncclBroadcast(...)`. The call is
+ * to an exported, interposable function, so it goes through the PLT and
+ * reaches an interposer's ncclBroadcast too. */
 EXPORT ncclResult_t ncclBcast(void *b, size_t n, ncclDataType_t dt, int root, ncclComm_t comm,
 			      cudaStream_t st)
 {
-	(void)st;
-	ncclResult_t r = check(b, dt, comm);
-	if (r == ncclSuccess)
-		r = check_peer(comm, root);
-	if (r == ncclSuccess)
-		prof_event(comm, 1, "Broadcast", n, root, dt);
-	return r;
+	return ncclBroadcast(b, b, n, dt, root, comm, st);
 }
 
 EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
@@ -567,4 +721,47 @@ EXPORT ncclResult_t ncclRecv(void *d, size_t n, ncclDataType_t dt, int peer, ncc
 	if (r == ncclSuccess)
 		prof_event(comm, 0, "Recv", n, peer, dt);
 	return r;
+}
+
+/* 2.28 */
+EXPORT ncclResult_t ncclGather(const void *s, void *d, size_t n, ncclDataType_t dt, int root,
+			       ncclComm_t comm, cudaStream_t st)
+{
+	(void)d; (void)n; (void)st;
+	ncclResult_t r = check(s, dt, comm);
+	return r == ncclSuccess ? check_peer(comm, root) : r;
+}
+
+EXPORT ncclResult_t ncclScatter(const void *s, void *d, size_t n, ncclDataType_t dt, int root,
+				ncclComm_t comm, cudaStream_t st)
+{
+	(void)s; (void)n; (void)st;
+	ncclResult_t r = check(d, dt, comm);
+	return r == ncclSuccess ? check_peer(comm, root) : r;
+}
+
+/* 2.29 */
+EXPORT ncclResult_t ncclPutSignal(const void *buf, size_t n, ncclDataType_t dt, int peer, ncclWindow_t win,
+				  size_t off, int sig, int ctx, unsigned int flags, ncclComm_t comm,
+				  cudaStream_t st)
+{
+	(void)n; (void)off; (void)st;
+	ncclResult_t r = check(buf, dt, comm);
+	if (r == ncclSuccess && (!win || sig != 0 || ctx != 0 || flags != 0))
+		r = ncclInvalidArgument;
+	return r == ncclSuccess ? check_peer(comm, peer) : r;
+}
+
+EXPORT ncclResult_t ncclSignal(int peer, int sig, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t st)
+{
+	(void)st;
+	if (!comm || sig != 0 || ctx != 0 || flags != 0)
+		return ncclInvalidArgument;
+	return check_peer(comm, peer);
+}
+
+EXPORT ncclResult_t ncclWaitSignal(int ndesc, ncclWaitSignalDesc_t *descs, ncclComm_t comm, cudaStream_t st)
+{
+	(void)st;
+	return comm && ndesc >= 0 && (ndesc == 0 || descs) ? ncclSuccess : ncclInvalidArgument;
 }

@@ -57,7 +57,10 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 	return qp;
 }
 
-int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+/* The default version, as rdma-core exports it (the 1.0 one is below). */
+__attribute__((symver("ibv_modify_qp@@IBVERBS_1.1"))) int ibv_modify_qp_1_1(struct ibv_qp *qp,
+									   struct ibv_qp_attr *attr, int mask);
+int ibv_modify_qp_1_1(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	if (!qp || !attr)
 		return EINVAL;
@@ -75,4 +78,17 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		return EINVAL;
 	free(qp);
 	return 0;
+}
+
+/* rdma-core keeps ibv_modify_qp@IBVERBS_1.0 for binaries built against the
+ * old ABI (a different struct layout). This one refuses everything with
+ * ENOSYS, so a caller handed it instead of the 1.1 function notices. */
+__attribute__((symver("ibv_modify_qp@IBVERBS_1.0"))) int ibv_modify_qp_1_0(struct ibv_qp *qp,
+									  struct ibv_qp_attr *attr, int mask);
+int ibv_modify_qp_1_0(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	(void)qp;
+	(void)attr;
+	(void)mask;
+	return ENOSYS;
 }

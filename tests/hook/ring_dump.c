@@ -36,14 +36,16 @@ static void gpu(const struct pulse_hook_gpu *g)
 static void dump(const struct pulse_hook_record *r)
 {
 	static const char *const kinds[] = { "?", "comm_init", "comm_destroy", "op", "group_start", "group_end",
-					     "qp_create", "qp_rtr", "qp_destroy", "net_qp" };
+					     "qp_create", "qp_rtr", "qp_destroy", "net_qp", "comm_event" };
+	_Static_assert(sizeof kinds / sizeof kinds[0] == PULSE_HOOK_KIND_MAX + 1, "a name per kind");
 	printf("{\"kind\":\"%s\",\"kind_n\":%u,\"source\":\"%s\",\"flags\":%u,\"pid\":%u,\"tid\":%u,\"t_ns\":%" PRIu64,
 	       r->kind <= PULSE_HOOK_KIND_MAX ? kinds[r->kind] : "unknown", r->kind,
 	       r->source == PULSE_HOOK_SRC_PROFILER ? "profiler" : r->source == PULSE_HOOK_SRC_HOOK ? "hook" : "?",
 	       r->flags, r->pid, r->tid, r->time_ns);
 	switch (r->kind) {
 	case PULSE_HOOK_COMM_INIT:
-	case PULSE_HOOK_COMM_DESTROY: {
+	case PULSE_HOOK_COMM_DESTROY:
+	case PULSE_HOOK_COMM_EVENT: {
 		const struct pulse_hook_comm_body *b = &r->u.comm;
 		printf(",\"comm_id\":\"0x%016" PRIx64 "\",\"parent_id\":\"0x%016" PRIx64 "\",\"nccl_hash\":\"0x%016" PRIx64
 		       "\",\"rank\":%d,\"nranks\":%d,\"nnodes\":%u,\"how\":%u,\"result\":%d",

@@ -151,7 +151,10 @@ static void check_op(struct cursor *c, uint64_t comm, uint64_t seq, uint8_t type
 	assert_int_equal(x->u.op.stream, 0x5000);
 	assert_int_equal(x->u.op.group_id, group);
 	assert_int_equal(x->u.op.result, 0);
-	assert_int_equal(x->flags, 0);
+	/* the whole ncclRedOp_t rides in redop32 for the ops that have one */
+	assert_int_equal(x->flags, redop == 0xff ? 0 : PULSE_HOOK_F_REDOP32);
+	if (redop != 0xff)
+		assert_int_equal(x->u.op.redop32, redop);
 }
 
 struct ids {
@@ -376,6 +379,14 @@ static void test_other_entry_points_fork_and_direct_verbs(void **state)
 	assert_int_equal(x->u.op.root_peer, 5);
 	assert_int_equal(x->u.op.result, 4); /* NCCL's ncclInvalidArgument, unchanged */
 	assert_int_equal(x->u.op.seq, 1);
+	/* ncclBcast calls ncclBroadcast through the PLT (the stand-in as NCCL):
+	 * each call is one record, never two */
+	size_t ops_before_initall = 0;
+	for (size_t k = 0; k < r->n && !(r->rec[k].kind == PULSE_HOOK_COMM_INIT &&
+					 r->rec[k].u.comm.how == PULSE_HOOK_HOW_INIT_ALL); k++)
+		ops_before_initall += r->rec[k].kind == PULSE_HOOK_OP;
+	assert_int_equal(ops_before_initall, 2);
+	assert_non_null(strstr(r->out, "apis: dlvsym 1.0 passed through"));
 	/* The NOCOLOR split makes no communicator and no record; InitAll: two. */
 	x = find(r, &i, PULSE_HOOK_COMM_INIT);
 	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_INIT_ALL);
@@ -414,6 +425,19 @@ static void test_other_entry_points_fork_and_direct_verbs(void **state)
 	assert_int_equal(x->u.qp.result, 0);
 	x = find(r, &j, PULSE_HOOK_QP_DESTROY);
 	assert_int_equal(x->u.qp.qpn, qpn);
+	/* dlvsym of IBVERBS_1.0 went past the hook; the 1.1 lookup after it is
+	 * still the wrapper, and still reaches the 1.1 function: its RTR is
+	 * recorded with the 1.1 function's result */
+	p = strstr(r->out, "apis: dlvsym qpn=");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "apis: dlvsym qpn=%u", &qpn), 1);
+	for (;;) {
+		x = find(r, &j, PULSE_HOOK_QP_RTR);
+		if (x->u.qp.qpn == qpn)
+			break;
+	}
+	assert_int_equal(x->u.qp.dest_qpn, 0x1234);
+	assert_int_equal(x->u.qp.result, 0);
 	/* After fork the parent's sequence goes on (the child's op is not in
 	 * the parent's ring): AllReduce is op 2 of communicator a. */
 	x = find(r, &j, PULSE_HOOK_OP);
@@ -437,7 +461,117 @@ static void test_other_entry_points_fork_and_direct_verbs(void **state)
 	assert_int_equal(cr[0].kind, PULSE_HOOK_OP);
 	assert_int_equal(cr[0].pid, (uint32_t)child);
 	assert_int_equal(cr[0].u.op.count, 7);
-	assert_int_equal(cr[0].flags, PULSE_HOOK_F_UNKNOWN_COMM);
+	assert_int_equal(cr[0].flags, PULSE_HOOK_F_UNKNOWN_COMM | PULSE_HOOK_F_REDOP32);
+	free(r);
+}
+
+/* The next record that is not about a QP. */
+static const struct pulse_hook_record *next_nq(struct cursor *c, uint8_t kind)
+{
+	while (c->i < c->r->n && (c->r->rec[c->i].kind == PULSE_HOOK_QP_CREATE ||
+				  c->r->rec[c->i].kind == PULSE_HOOK_QP_RTR ||
+				  c->r->rec[c->i].kind == PULSE_HOOK_QP_DESTROY))
+		c->i++;
+	return next(c, kind);
+}
+
+static const struct pulse_hook_record *next_op(struct cursor *c, uint64_t comm, uint64_t seq, uint8_t type,
+					       uint64_t count, uint8_t dt, int root_peer, uint64_t group)
+{
+	const struct pulse_hook_record *x = next_nq(c, PULSE_HOOK_OP);
+	assert_int_equal(x->u.op.comm_id, comm);
+	assert_int_equal(x->u.op.seq, seq);
+	assert_int_equal(x->u.op.type, type);
+	assert_int_equal(x->u.op.count, count);
+	assert_int_equal(x->u.op.datatype, dt);
+	assert_int_equal(x->u.op.root_peer, root_peer);
+	assert_int_equal(x->u.op.group_id, group);
+	assert_int_equal(x->u.op.result, 0);
+	assert_int_equal(x->u.op.stream, 0x5000);
+	return x;
+}
+
+/* NCCL 2.22-2.29 entry points (newapis.c): every call is recorded once,
+ * with its arguments; a simulated group leaves its bracket but no
+ * operators; communicators made by shrink and grow carry their parent. */
+static void test_new_entry_points(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	const char *argv[] = { "newapis", NULL };
+	run(r, argv, NULL);
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0);
+	assert_int_equal(r->open_rc, 0);
+	struct cursor c = { r, 0 };
+	const struct pulse_hook_record *x = next_nq(&c, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.rank, 1);
+	uint64_t a = x->u.comm.comm_id;
+	next_op(&c, a, 0, PULSE_HOOK_OP_GATHER, 16, 7, 2, 0);
+	next_op(&c, a, 1, PULSE_HOOK_OP_SCATTER, 32, 7, 0, 0);
+	next_op(&c, a, 2, PULSE_HOOK_OP_PUT_SIGNAL, 64, 1, 3, 0);
+	x = next_op(&c, a, 3, PULSE_HOOK_OP_SIGNAL, 0, 0xff, 2, 0);
+	assert_int_equal(x->u.op.redop, 0xff);
+	assert_int_equal(x->flags, 0);
+	next_op(&c, a, 4, PULSE_HOOK_OP_WAIT_SIGNAL, 3, 0xff, -1, 0);
+	/* a PreMulSum handle above 255: whole in redop32 */
+	x = next_op(&c, a, 5, PULSE_HOOK_OP_ALLREDUCE, 8, 7, -1, 0);
+	assert_int_equal(x->flags, PULSE_HOOK_F_REDOP32);
+	assert_int_equal(x->u.op.redop32, 0x105);
+	assert_int_equal(x->u.op.redop, 0x05);
+	/* the simulated group: its bracket, marked, and nothing inside */
+	x = next_nq(&c, PULSE_HOOK_GROUP_START);
+	uint64_t g1 = x->u.group.group_id;
+	x = next_nq(&c, PULSE_HOOK_GROUP_END);
+	assert_int_equal(x->u.group.group_id, g1);
+	assert_int_equal(x->u.group.depth, 1);
+	assert_int_equal(x->flags, PULSE_HOOK_F_SIMULATED);
+	/* the real one: depth back to 0 before it, a new id, seq goes on */
+	x = next_nq(&c, PULSE_HOOK_GROUP_START);
+	uint64_t g2 = x->u.group.group_id;
+	assert_true(g2 > g1);
+	assert_int_equal(x->u.group.depth, 1);
+	next_op(&c, a, 6, PULSE_HOOK_OP_ALLREDUCE, 300, 7, -1, g2);
+	next_op(&c, a, 7, PULSE_HOOK_OP_SEND, 400, 7, 0, g2);
+	x = next_nq(&c, PULSE_HOOK_GROUP_END);
+	assert_int_equal(x->u.group.group_id, g2);
+	assert_int_equal(x->flags, 0);
+	x = next_nq(&c, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_SHRINK);
+	assert_int_equal(x->u.comm.parent_id, a);
+	assert_int_equal(x->u.comm.result, 0);
+	uint64_t sh = x->u.comm.comm_id;
+	assert_true(sh != 0 && sh != a);
+	next_op(&c, sh, 0, PULSE_HOOK_OP_ALLREDUCE, 5, 7, -1, 0);
+	x = next_nq(&c, PULSE_HOOK_COMM_INIT);
+	assert_int_equal(x->u.comm.how, PULSE_HOOK_HOW_GROW);
+	assert_int_equal(x->u.comm.parent_id, a);
+	assert_int_equal(x->u.comm.rank, 1);
+	assert_int_equal(x->u.comm.nranks, 6);
+	uint64_t gr = x->u.comm.comm_id;
+	assert_true(gr != 0 && gr != a && gr != sh);
+	next_op(&c, gr, 0, PULSE_HOOK_OP_ALLREDUCE, 6, 7, -1, 0);
+	static const struct {
+		uint8_t how;
+		int key;
+	} ev[] = { { PULSE_HOOK_HOW_SUSPEND, 1 }, { PULSE_HOOK_HOW_RESUME, 0 },
+		   { PULSE_HOOK_HOW_REVOKE, 0 }, { PULSE_HOOK_HOW_FINALIZE, 0 } };
+	for (int k = 0; k < 4; k++) {
+		x = next_nq(&c, PULSE_HOOK_COMM_EVENT);
+		assert_int_equal(x->u.comm.how, ev[k].how);
+		assert_int_equal(x->u.comm.key, ev[k].key);
+		assert_int_equal(x->u.comm.comm_id, ev[k].how == PULSE_HOOK_HOW_REVOKE ? sh : a);
+		assert_int_equal(x->u.comm.result, 0);
+	}
+	uint64_t destroyed[3] = { gr, sh, a };
+	for (int k = 0; k < 3; k++) {
+		x = next_nq(&c, PULSE_HOOK_COMM_DESTROY);
+		assert_int_equal(x->u.comm.comm_id, destroyed[k]);
+	}
+	while (c.i < r->n && r->rec[c.i].kind == PULSE_HOOK_QP_DESTROY)
+		c.i++;
+	assert_int_equal(c.i, r->n);
 	free(r);
 }
 
@@ -636,7 +770,9 @@ static void check_net(const struct pulse_hook_record *x, const struct net_expect
 	/* sums of the work requests, one record for all of them */
 	assert_int_equal(b->wrs, (uint32_t)(e->send ? 2 * steps : steps));
 	assert_int_equal(b->bytes, e->send ? (uint64_t)steps * (1000 + 100 * e->ch + 4) : 0);
-	assert_int_equal(b->opcodes, e->send ? 0x3u : 0x1u);
+	/* a receive's length and opcode are stale in NCCL's descriptor (the
+	 * stand-in leaves a send's there): never counted */
+	assert_int_equal(b->opcodes, e->send ? 0x3u : 0x0u);
 	assert_int_equal(b->qp_overflow_wrs, 0);
 	assert_int_equal(b->pool_drops_total, 0);
 	assert_true(b->last_ns >= x->time_ns && x->time_ns > 0);
@@ -855,6 +991,96 @@ static void test_profiler_net_with_hook(void **state)
 	free(r);
 }
 
+/* NCCL runs grouped, ncclCommInitAll and non-blocking inits on threads of
+ * its own: the plugin's communicator records still carry the hook's ids
+ * (inits.c). Two grouped inits of the same rank and size cannot be told
+ * apart: both keep NCCL's hash rather than a guessed id. */
+static void test_profiler_join_on_nccl_threads(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char env_plugin[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	const char *env[] = { env_plugin, "PULSE_PROFILER_NET=0", NULL };
+	const char *argv[] = { "inits", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0);
+	assert_int_equal(r->open_rc, 0);
+	const struct pulse_hook_record *hook[8], *prof[8];
+	size_t nh = 0, np = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct pulse_hook_record *x = &r->rec[i];
+		if (x->kind != PULSE_HOOK_COMM_INIT)
+			continue;
+		if (x->source == PULSE_HOOK_SRC_HOOK && nh < 8)
+			hook[nh++] = x;
+		else if (x->source == PULSE_HOOK_SRC_PROFILER && np < 8)
+			prof[np++] = x;
+	}
+	assert_int_equal(nh, 6);
+	assert_int_equal(np, 6);
+	/* hook: grouped, InitAll 0 and 1, non-blocking, the two alike */
+	assert_int_equal(hook[0]->u.comm.how, PULSE_HOOK_HOW_INIT_RANK);
+	assert_int_equal(hook[1]->u.comm.how, PULSE_HOOK_HOW_INIT_ALL);
+	assert_int_equal(hook[3]->u.comm.how, PULSE_HOOK_HOW_INIT_RANK_CONFIG);
+	assert_int_equal(hook[3]->u.comm.result, 7); /* ncclInProgress, unchanged */
+	static const int rank[6] = { 1, 0, 1, 3, 1, 1 }, nranks[6] = { 2, 2, 2, 4, 2, 2 };
+	for (int k = 0; k < 6; k++) {
+		assert_int_equal(prof[k]->u.comm.rank, rank[k]);
+		assert_int_equal(prof[k]->u.comm.nranks, nranks[k]);
+		assert_int_not_equal(prof[k]->tid, (uint32_t)r->pid); /* on NCCL's threads */
+		if (k < 4) {
+			assert_int_equal(prof[k]->flags, PULSE_HOOK_F_ANNOTATION);
+			assert_int_equal(prof[k]->u.comm.comm_id, hook[k]->u.comm.comm_id);
+		} else {
+			assert_int_equal(prof[k]->flags, PULSE_HOOK_F_ANNOTATION | PULSE_HOOK_F_NCCL_HASH_ID);
+			assert_int_equal(prof[k]->u.comm.comm_id, prof[k]->u.comm.nccl_hash);
+		}
+	}
+	assert_int_equal(hook[1]->u.comm.comm_id, hook[2]->u.comm.comm_id);
+	free(r);
+}
+
+/* NCCL's activation mask is one global: a communicator whose context
+ * cannot be allocated must not turn profiling off for the others. The
+ * plugin alone, its second context allocation (the split's) failing. */
+static void test_profiler_alloc_failure_one_comm(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char env_plugin[4400], preload[4400];
+	snprintf(env_plugin, sizeof env_plugin, "NCCL_PROFILER_PLUGIN=%s", g_plugin);
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libfailcalloc.so", g_dir);
+	const char *env[] = { preload, env_plugin, "PULSE_PROFILER_NET=0",
+		"FAILCALLOC_FROM=libpulse-nccl-profiler", "FAILCALLOC_NTH=2", NULL };
+	const char *argv[] = { "train", "0", "2", "1", NULL };
+	run(r, argv, env);
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0);
+	assert_int_equal(r->open_rc, 0);
+	size_t inits = 0, ops = 0, destroys = 0;
+	uint64_t world = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct pulse_hook_record *x = &r->rec[i];
+		assert_int_equal(x->source, PULSE_HOOK_SRC_PROFILER);
+		if (x->kind == PULSE_HOOK_COMM_INIT)
+			inits++, world = x->u.comm.comm_id;
+		if (x->kind == PULSE_HOOK_OP) {
+			ops++;
+			assert_int_equal(x->u.op.comm_id, world); /* the world's only */
+		}
+		destroys += x->kind == PULSE_HOOK_COMM_DESTROY;
+	}
+	assert_int_equal(inits, 1);
+	assert_int_equal(destroys, 1);
+	/* world: AllReduce, AllGather, Reduce, AlltoAll, 2 x (Send, Recv) */
+	assert_int_equal(ops, 8);
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -882,6 +1108,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_profiler_net_alone),
 		cmocka_unit_test(test_profiler_net_bounded),
 		cmocka_unit_test(test_profiler_net_with_hook),
+		cmocka_unit_test(test_new_entry_points),
+		cmocka_unit_test(test_profiler_join_on_nccl_threads),
+		cmocka_unit_test(test_profiler_alloc_failure_one_comm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,8 @@ printf 'this is not a capture file at all' >"$work/magic.pcap"
 expect 3 "wrong magic" "wrong magic" -- "$work/magic.pcap"
 : >"$work/empty.pcap"
 expect 3 "too short" "empty file" -- "$work/empty.pcap"
+mkdir -p "$work/adir"
+expect 3 "is a directory" "a directory given as the capture" -- "$work/adir"
 head -c 20 "$ring" >"$work/hdr.pcap"
 expect 3 "truncated pcap file header" "truncated file header" -- "$work/hdr.pcap"
 cp "$ring" "$work/lt.pcap"
@@ -96,9 +98,21 @@ done
 head -n 1 "$work/out.d/epochs.csv" | grep -q '^nic,qpn,synthetic,window_seq,epoch,epoch_ns,t_ns,nic_ns,bytes$' &&
 	ok "epochs.csv header" || bad "epochs.csv header"
 [ "$(wc -l <"$work/out.d/flows.csv")" -eq 17 ] && ok "flows.csv: 16 flows" || bad "flows.csv rows"
+# the JSON flow fields (README), then the QP's measured bytes
+head -n 1 "$work/out.d/flows.csv" | grep -q '^src,dst,transport,remote_qpn,local_qpn,local_qpn_synthetic,local_qpn_from,peer_flow,packets,tx_packets,tx_bytes,wire_bytes,payload_bytes,control_packets,first_ns,last_ns,opcodes,qp,measured_bytes,peak_epoch_bytes$' &&
+	ok "flows.csv header" || bad "flows.csv header: $(head -n 1 "$work/out.d/flows.csv")"
+col() { head -n 1 "$1" | tr , '\n' | grep -n "^$2\$" | cut -d: -f1; }
+# every flow of ring.pcap is paired (peer_flow) and sends on a QP; wire bytes
+# (all its packets) exceed the IB payload; each flow's peer names it back
+awk -F, -v pf="$(col "$work/out.d/flows.csv" peer_flow)" -v qp="$(col "$work/out.d/flows.csv" qp)" \
+	-v wb="$(col "$work/out.d/flows.csv" wire_bytes)" -v pb="$(col "$work/out.d/flows.csv" payload_bytes)" '
+	NR > 1 { n++; peer[NR - 2] = $pf; if ($pf == "" || $qp == "" || $wb + 0 <= $pb + 0 || $pb + 0 <= 0) badrow++ }
+	END { for (i in peer) if (peer[peer[i]] != i) badrow++; exit !(n == 16 && !badrow) }' \
+	"$work/out.d/flows.csv" && ok "flows.csv: peer_flow, qp, wire_bytes, payload_bytes" ||
+	bad "flows.csv: peer_flow/qp/wire_bytes/payload_bytes"
 # the epochs add up to what the firmware measured per flow
 sum_e=$(awk -F, 'NR>1 {s+=$9} END {print s}' "$work/out.d/epochs.csv")
-sum_f=$(awk -F, 'NR>1 {s+=$14} END {print s}' "$work/out.d/flows.csv")
+sum_f=$(awk -F, -v m="$(col "$work/out.d/flows.csv" measured_bytes)" 'NR>1 {s+=$m} END {print s}' "$work/out.d/flows.csv")
 [ "$sum_e" = "$sum_f" ] && [ "$sum_e" -gt 100000000 ] && ok "epochs.csv sums to the measured bytes ($sum_e)" ||
 	bad "epochs.csv sum $sum_e vs flows.csv $sum_f"
 expect 1 "cannot" "--out in an unwritable place" -- --out /proc/nope/dir "$ring"
