@@ -120,6 +120,10 @@ struct an_comm {
 	uint8_t par;
 	int custom;              /* P2P / group operators seen */
 	int builtin;             /* built-in collectives seen */
+	uint64_t born_ns;        /* data time it was first seen */
+	uint64_t done_ns;        /* the last end of a complete record on it */
+	int retired;             /* a job restarted after a hang left it behind: its open calls
+	                          * wait for nothing any more */
 	struct an_member *m;     /* [nranks] */
 	struct an_inst hist[AN_HIST];
 	struct an_sig sigs[AN_SIG_MAX];
@@ -226,7 +230,13 @@ struct an_state {
 	uint64_t now_ns;         /* latest data time seen */
 	uint64_t last_tick;
 	uint64_t slow_rearm;     /* no new slow trigger before (data time) */
-	int hang_done;           /* a hang was localized: the job is stopped */
+	/* A hang was diagnosed at this data time (0: none open): the job is
+	 * stopped, and every call that waits from now on is that hang, not a
+	 * new one. It closes when the job runs again: an operator completes
+	 * on its communicator after the hung one, or on a communicator that
+	 * appeared after the diagnosis (a restarted job). */
+	uint64_t hang_open_ns;
+	uint64_t hang_comm, hang_seq;
 	int finishing;           /* an_finish: localize what is pending */
 	uint64_t report_ns;      /* data time of the localization running now */
 	uint64_t base_before;    /* nonzero: rules judge records against the baselines as
@@ -310,6 +320,7 @@ void an_diag_suspect(const struct an_state *s, struct an_diagnosis *d, int node,
 void an_diag_members(const struct an_state *s, struct an_diagnosis *d, const struct an_comm *c);
 void an_diag_step(struct an_diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int an_diag_commit(struct an_state *s, const struct an_diagnosis *d); /* dedup; 1 if kept */
+void an_diag_seen_again(struct an_state *s, struct an_diagnosis *e, const struct an_diagnosis *d);
 int an_same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b);
 int an_is_p2p(uint8_t op);
 int an_is_builtin(uint8_t op);

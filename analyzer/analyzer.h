@@ -59,6 +59,16 @@ enum an_level {
 	AN_LEVEL_GROUP = 2,   /* only a communicator's members */
 };
 
+/* What a hang's culprit was doing (CCL-D's H1-H3), for fail-stop verdicts */
+enum an_hang_kind {
+	AN_HANG_NONE = 0,
+	AN_HANG_NOT_ENTERED = 1,     /* it never entered the operator: in no call, or its GPU never
+	                              * started it (H1) */
+	AN_HANG_INCONSISTENT = 2,    /* it called another operator or count than its peers (H2) */
+	AN_HANG_STOPPED_IN_COMM = 3, /* inside the operator, its NIC stopped sending (H3) */
+};
+const char *an_hang_kind_key(int k); /* "not_entered", "inconsistent", "stopped_in_comm", "" */
+
 #define AN_MAX_SUSPECTS 8
 #define AN_MAX_MEMBERS 256
 
@@ -91,6 +101,17 @@ struct an_diagnosis {
 	uint32_t evidence_ranks; /* ranks compared in the evidence */
 	int persistent;          /* the evidence already spans two iterations (needs no
 	                          * confirmation, trigger.c) */
+	int hang_kind;           /* enum an_hang_kind (fail-stop verdicts) */
+	/* How far past its rule's threshold the evidence lies: (value -
+	 * baseline) / (threshold - baseline), 1 at the threshold, larger
+	 * farther; for a hang, how long the culprit has been waiting over the
+	 * hang bound. 0: the rule has no threshold (a group verdict). */
+	double margin;
+	double score;            /* margin / (1 + margin): 0.5 at the threshold, 0.9 at 9x: one
+	                          * scale for an alert threshold across rules */
+	/* the episode: identical verdicts merge into one (an_same_verdict) */
+	uint64_t first_seen_ns, last_seen_ns; /* data time */
+	uint32_t times_seen;
 };
 
 struct an_state;

@@ -119,6 +119,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, ev->rank);
 		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
+		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
 		d->onset_ns = ev->call;
 		snprintf(d->why, sizeof d->why,
 			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
@@ -238,6 +239,7 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 			ev = &e[i];
 	double mine = srate[best] / slow[best];
 	an_diag_evidence(d, ev->c, ev->rec, "actual_rate_gbps", mine, G, (uint32_t)n);
+	an_diag_margin(d, mine, G, G / AN_ACTIVE_OUTLIER);
 	d->onset_ns = ev->rec->call;
 	snprintf(d->why, sizeof d->why,
 		 "%s GPU %d is an end of %d of the %d transfers slower than the median (%.0f against %.0f "
@@ -328,6 +330,7 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 				an_diag_suspect(s, d, x->node, x->rank);
 				an_diag_evidence(d, c, x, observed ? "observed_rate_gbps" : "rank_rate_gbps", avg[lo], med,
 					 (uint32_t)n);
+				an_diag_margin(d, avg[lo], med, med / RATE_OUTLIER);
 				d->onset_ns = x->call;
 				snprintf(d->why, sizeof d->why,
 					 "in the %s group's %s operators, rank %d's %s averaged over its last %u is "
@@ -429,6 +432,7 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 		an_diag_suspect(s, d, best, -1);
 		double rate = an_xfer_rate(wr, &wr->peers[wp]);
 		an_diag_evidence(d, wcm, wr, "transfer_rate_gbps", rate, win->xmed, wcm->nranks);
+		an_diag_margin(d, bf, 0, 0.5); /* its share of slow transfers over the half it needs */
 		snprintf(d->why, sizeof d->why,
 			 "%s GPU %d is an end of %d of the %d transfers slower than their usual share of "
 			 "their operator's median rate (worst %.0f against %.0f Gb/s, %.0f%% below usual): "

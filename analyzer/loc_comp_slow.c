@@ -147,14 +147,17 @@ static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, 
 	return sibling_delay2(s, (struct an_comm *)c, in->seq, k, in->recs[k], t0, nsib, &ex);
 }
 
-static int delay_significant(const struct an_state *s, int64_t dl)
+static double delay_floor(const struct an_state *s)
 {
 	/* a start delay must exceed a millisecond (twice the trigger floor):
 	 * kernel launch and proxy jitter move first bytes by hundreds of µs */
 	double thr = 2.0 * (double)s->cfg.min_slow_ns;
-	if (thr < 1e6)
-		thr = 1e6;
-	return (double)dl > thr;
+	return thr < 1e6 ? 1e6 : thr;
+}
+
+static int delay_significant(const struct an_state *s, int64_t dl)
+{
+	return (double)dl > delay_floor(s);
 }
 
 /* The median, over up to 16 earlier instances of group c, of how much
@@ -393,6 +396,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	snprintf(d->metric, sizeof d->metric, "start_delay_ns");
 	d->value = (double)bdelay;
 	d->median = 0;
+	an_diag_margin(d, (double)bdelay, 0, delay_floor(s));
 	d->evidence_ranks = (uint32_t)bn + 1;
 	d->onset_ns = bexp;
 	if (binst)

@@ -47,5 +47,8 @@ int an_rec_excluded(const struct an_window *w, const struct an_rec *r);
 const char *an_par_label(uint8_t par);
 void an_diag_evidence(struct an_diagnosis *d, const struct an_comm *c, const struct an_rec *r,
 		      const char *metric, double value, double median, uint32_t nranks);
+/* the evidence's margin past its rule's threshold (struct an_diagnosis):
+ * value against baseline, as far as threshold is from baseline */
+void an_diag_margin(struct an_diagnosis *d, double value, double baseline, double threshold);
 
 #endif

@@ -262,6 +262,7 @@ static struct an_comm *comm_get(struct an_state *s, uint64_t id, int32_t nranks)
 		c->m[i].node = -1;
 	c->id = id;
 	c->nranks = nranks;
+	c->born_ns = s->now_ns > s->last_tick ? s->now_ns : s->last_tick;
 	s->comms[s->ncomms++] = c;
 	return c;
 }

@@ -34,8 +34,8 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
 		 const char *fmt, ...)
 {
-	if (s->hang_done)
-		return; /* the job is stopped; a diagnosis is out */
+	if (s->hang_open_ns)
+		return; /* the job is stopped: what waits now is the hang diagnosed */
 	for (uint32_t i = 0; i < s->ntrig; i++)
 		if (s->trig[i].kind == kind) {
 			if (onset && onset < s->trig[i].onset_ns)
@@ -74,6 +74,25 @@ static double thr_of(const struct an_state *s, double med, double mad)
 	return t;
 }
 
+/* The job runs again after a hang: an operator completed on the hung
+ * communicator after the hung one, or on a communicator born after the
+ * diagnosis (a restarted job). A restart leaves the old job's
+ * communicators behind with their open calls: retired, they are no
+ * evidence of a new hang. */
+static void hang_close(struct an_state *s, struct an_comm *c, const struct an_rec *r)
+{
+	an_log(s, "the job runs again (%s #%" PRIu64 " on communicator 0x%016" PRIx64
+		  " completed after the hang): watching for new anomalies",
+	       pulse_op_type_name(r->op), r->seq, c->id);
+	if (c->born_ns > s->hang_open_ns)
+		for (uint32_t i = 0; i < s->ncomms; i++) {
+			struct an_comm *x = s->comms[i];
+			if (x->born_ns <= s->hang_open_ns && x->done_ns <= s->hang_open_ns)
+				x->retired = 1;
+		}
+	s->hang_open_ns = 0;
+}
+
 void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst *in,
 			  struct an_rec *r)
 {
@@ -86,6 +105,11 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 		c->xpending = 1;
 	}
 	struct an_member *m = &c->m[r->rank];
+	if (r->status == PULSE_OP_COMPLETE && r->end > c->done_ns)
+		c->done_ns = r->end;
+	if (s->hang_open_ns && r->status == PULSE_OP_COMPLETE && r->end > s->hang_open_ns &&
+	    ((c->id == s->hang_comm && r->seq > s->hang_seq) || c->born_ns > s->hang_open_ns))
+		hang_close(s, c, r);
 	if (r->status == PULSE_OP_HUNG || r->status == PULSE_OP_NOT_STARTED) {
 		fire(s, AN_TRIG_HANG, c, r->seq, r->call,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " rank %d %s (called, not complete)",
@@ -414,7 +438,7 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 		if (rank < 0)
 			continue;
 		struct an_comm *c = an_comm_find(s, p->comm);
-		if (c && rank >= c->nranks)
+		if (c && (rank >= c->nranks || c->retired))
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			const struct an_call *x = &p->calls[k];
@@ -438,6 +462,18 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 static int is_stop(const struct an_diagnosis *d)
 {
 	return d->cls == AN_COMP_STOP || d->cls == AN_COMM_STOP;
+}
+
+/* A fail-stop verdict: the job is stopped. No new trigger until it runs
+ * again (a hang localized with nothing found is tried again instead). */
+static void hang_open(struct an_state *s, uint64_t comm, uint64_t seq, uint64_t now)
+{
+	s->hang_open_ns = now > s->now_ns ? now : s->now_ns;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "hang open at %.3f s: comm %016" PRIx64 " #%" PRIu64 "\n",
+			(double)(s->hang_open_ns % 1000000000000ull) / 1e9, comm, seq);
+	s->hang_comm = comm;
+	s->hang_seq = seq;
 }
 
 /* Runs one localizer into s->tent (not into the diagnoses). */
@@ -530,6 +566,8 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 						      : s->finishing || now < s->now_ns ? s->now_ns : now;
 				if (!is_stop(&d))
 					an_diag_step(&d, "confirmed on the operators after the evidence");
+				else
+					hang_open(s, d.comm_id, d.seq, now);
 				added += an_diag_commit(s, &d);
 				s->st.confirmed++;
 			} else {
@@ -578,8 +616,8 @@ static void pending_add(struct an_state *s, const struct an_diagnosis *d, uint64
 			return; /* already waiting */
 	for (uint32_t i = 0; i < s->ndiags; i++)
 		if (an_same_verdict(&s->diags[i], d)) {
-			s->st.diag_dups++;
-			return; /* already reported */
+			an_diag_seen_again(s, &s->diags[i], d);
+			return; /* already reported: the same episode */
 		}
 	if (s->npend >= AN_PENDING_MAX)
 		return;
@@ -604,6 +642,8 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 		s->report_ns = now < s->now_ns ? s->now_ns : now;
 		if (s->finishing && s->report_ns > copy.fired_ns + s->cfg.settle_ns)
 			s->report_ns = s->now_ns;
+		int stopped = 0;
+		uint64_t stop_comm = 0, stop_seq = 0;
 		for (int oplevel = 0; oplevel <= 1; oplevel++) {
 			localize_tentative(s, &copy, oplevel);
 			for (uint32_t k = 0; k < s->ntent; k++) {
@@ -611,11 +651,16 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 					added += an_diag_commit(s, &s->tent[k]);
 				else
 					pending_add(s, &s->tent[k], copy.onset_ns ? copy.onset_ns : copy.fired_ns, now);
+				if (!oplevel && is_stop(&s->tent[k]) && !stopped) {
+					stopped = 1;
+					stop_comm = s->tent[k].comm_id;
+					stop_seq = s->tent[k].seq;
+				}
 			}
 		}
-		if (copy.kind == AN_TRIG_HANG)
-			s->hang_done = 1;
-		else
+		if (stopped)
+			hang_open(s, stop_comm, stop_seq, now);
+		if (copy.kind != AN_TRIG_HANG)
 			s->slow_rearm = s->now_ns + s->cfg.settle_ns;
 	}
 	added += pending_confirm(s, now);
