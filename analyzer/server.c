@@ -23,6 +23,7 @@
 
 #include "analyzer.h"
 #include "pulse/analyzer_wire.h"
+#include "pulse/hook_map.h"
 #include "pulse/qp_join.h"
 #include "server.h"
 
@@ -493,124 +494,58 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 
 /* ---- the join ---- */
 
-static int jnum(const cJSON *o, const char *k, double *v)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (!cJSON_IsNumber(x))
-		return -1;
-	*v = x->valuedouble;
-	return 0;
-}
-
-static int jid(const cJSON *o, const char *k, uint64_t *v)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (cJSON_IsNull(x) || !x) {
-		*v = 0;
-		return 0;
-	}
-	if (!cJSON_IsString(x) || strncmp(x->valuestring, "0x", 2))
-		return -1;
-	char *end;
-	errno = 0;
-	*v = strtoull(x->valuestring + 2, &end, 16);
-	return errno || *end || !x->valuestring[2] ? -1 : 0;
-}
-
-static int32_t jgpu(const cJSON *o)
-{
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
-	double d;
-	if (cJSON_IsObject(g) && !jnum(g, "cuda_dev", &d) && d >= -1 && d < 1 << 20)
-		return (int32_t)d;
-	if (cJSON_IsNumber(g) && g->valuedouble >= -1 && g->valuedouble < 1 << 20)
-		return (int32_t)g->valuedouble;
-	return -1;
-}
-
-/* Parses a hook_map line (host-agent/qp_map.c) into h's join input. */
+/* A hook_map line (wire/hook_map.c) into h's join input. */
 static int parse_map(struct host_ent *h, const char *line, size_t len, char *err, size_t errlen)
 {
-	cJSON *o = cJSON_ParseWithLength(line, len);
-	const cJSON *qa = cJSON_GetObjectItemCaseSensitive(o, "qps");
-	const cJSON *ca = cJSON_GetObjectItemCaseSensitive(o, "comms");
-	if (!cJSON_IsObject(o) || !cJSON_IsArray(qa) || !cJSON_IsArray(ca)) {
-		snprintf(err, errlen, "hook_map: not an object with \"qps\" and \"comms\" arrays");
-		cJSON_Delete(o);
+	struct pulse_hook_map m;
+	if (pulse_hook_map_from_json(line, len, &m, err, errlen))
 		return -1;
-	}
-	double tmap = 0;
-	jnum(o, "t_ns", &tmap);
-	int nq = cJSON_GetArraySize(qa), nc = cJSON_GetArraySize(ca);
-	if (nq > 1 << 20 || nc > 1 << 20) {
-		snprintf(err, errlen, "hook_map: %d QPs / %d communicators, too many", nq, nc);
-		cJSON_Delete(o);
-		return -1;
-	}
-	struct pulse_join_qp *qps = calloc((size_t)nq + 1, sizeof *qps);
-	struct pulse_join_comm *comms = calloc((size_t)nc + 1, sizeof *comms);
-	uint32_t iq = 0, ic = 0;
+	struct pulse_join_qp *qps = calloc((size_t)m.nqps + 1, sizeof *qps);
+	struct pulse_join_comm *comms = calloc((size_t)m.ncomms + 1, sizeof *comms);
 	if (!qps || !comms) {
 		snprintf(err, errlen, "hook_map: out of memory");
-		goto bad;
+		free(qps);
+		free(comms);
+		pulse_hook_map_free(&m);
+		return -1;
 	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, qa)
-	{
-		struct pulse_join_qp *q = &qps[iq];
-		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(e, "dev");
-		const cJSON *stt = cJSON_GetObjectItemCaseSensitive(e, "state");
-		const cJSON *rq = cJSON_GetObjectItemCaseSensitive(e, "remote_qpn");
-		const cJSON *rg = cJSON_GetObjectItemCaseSensitive(e, "remote_gid");
-		double qpn, pid, rank = -1;
-		if (!cJSON_IsString(dev) || strlen(dev->valuestring) >= sizeof q->dev ||
-		    !cJSON_IsString(stt) || jnum(e, "qpn", &qpn) || qpn < 0 || qpn > 0xffffff ||
-		    jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 ||
-		    jid(e, "comm_id", &q->comm_id)) {
-			snprintf(err, errlen, "hook_map: QP entry %u malformed", iq);
-			goto bad;
-		}
-		jnum(e, "rank", &rank);
+	uint32_t iq = 0, ic = 0;
+	for (uint32_t i = 0; i < m.nqps; i++) {
+		const struct pulse_hook_map_qp *e = &m.qps[i];
+		struct pulse_join_qp *q = &qps[iq++];
 		snprintf(q->host, sizeof q->host, "%s", h->name);
-		snprintf(q->dev, sizeof q->dev, "%s", dev->valuestring);
-		q->qpn = (uint32_t)qpn;
-		q->pid = (uint32_t)pid;
-		q->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
-		q->gpu = jgpu(e);
-		q->destroyed = !strcmp(stt->valuestring, "destroyed");
-		if (cJSON_IsNumber(rq) && rq->valuedouble >= 0 && rq->valuedouble <= 0xffffff) {
+		snprintf(q->dev, sizeof q->dev, "%s", e->dev);
+		q->qpn = e->qpn;
+		q->pid = e->pid;
+		q->comm_id = e->has_comm ? e->comm_id : 0;
+		q->rank = e->rank >= -1 && e->rank < 1 << 24 ? e->rank : -1;
+		q->gpu = e->gpu.cuda_dev;
+		q->destroyed = e->state == PULSE_HOOK_MAP_QP_DESTROYED;
+		if (e->remote_qpn_known) {
 			q->connected = 1;
-			q->dest_qpn = (uint32_t)rq->valuedouble;
+			q->dest_qpn = e->remote_qpn;
 		}
-		if (cJSON_IsString(rg) && !pulse_join_parse_gid(rg->valuestring, q->remote_gid))
+		if (e->gid_valid) {
+			memcpy(q->remote_gid, e->remote_gid, sizeof q->remote_gid);
 			q->gid_valid = 1;
-		q->first_ns = 0;
-		q->last_ns = q->destroyed && tmap > 0 ? (uint64_t)tmap : UINT64_MAX;
-		iq++;
-	}
-	cJSON_ArrayForEach(e, ca)
-	{
-		struct pulse_join_comm *m = &comms[ic];
-		double pid, rank = -1, nranks = -1, t = 0;
-		if (jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 || jid(e, "comm_id", &m->comm_id)) {
-			snprintf(err, errlen, "hook_map: communicator entry %u malformed", ic);
-			goto bad;
 		}
-		const cJSON *des = cJSON_GetObjectItemCaseSensitive(e, "destroyed");
-		if (cJSON_IsTrue(des))
-			continue; /* gone: not a member any more */
-		jnum(e, "rank", &rank);
-		jnum(e, "nranks", &nranks);
-		jnum(e, "t_ns", &t);
-		m->pid = (uint32_t)pid;
-		m->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
-		m->nranks = nranks >= -1 && nranks < 1 << 24 ? (int32_t)nranks : -1;
-		snprintf(m->host, sizeof m->host, "%s", h->name);
-		m->gpu = jgpu(e);
-		m->time_ns = t > 0 ? (uint64_t)t : 0;
-		ic++;
+		q->first_ns = 0;
+		q->last_ns = q->destroyed && m.t_ns > 0 ? m.t_ns : UINT64_MAX;
 	}
-	cJSON_Delete(o);
+	for (uint32_t i = 0; i < m.ncomms; i++) {
+		const struct pulse_hook_map_comm *e = &m.comms[i];
+		if (e->destroyed)
+			continue; /* gone: not a member any more */
+		struct pulse_join_comm *c = &comms[ic++];
+		c->comm_id = e->comm_id;
+		c->pid = e->pid;
+		c->rank = e->rank >= -1 && e->rank < 1 << 24 ? e->rank : -1;
+		c->nranks = e->nranks >= -1 && e->nranks < 1 << 24 ? e->nranks : -1;
+		snprintf(c->host, sizeof c->host, "%s", h->name);
+		c->gpu = e->gpu.cuda_dev;
+		c->time_ns = e->t_ns;
+	}
+	pulse_hook_map_free(&m);
 	free(h->qps);
 	free(h->comms);
 	h->qps = qps;
@@ -619,11 +554,6 @@ static int parse_map(struct host_ent *h, const char *line, size_t len, char *err
 	h->ncomms = ic;
 	h->have_map = 1;
 	return 0;
-bad:
-	cJSON_Delete(o);
-	free(qps);
-	free(comms);
-	return -1;
 }
 
 static void run_join(struct an_srv *s)
