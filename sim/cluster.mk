@@ -6,7 +6,7 @@ CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -
 CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
 CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
 CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
-	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c
+	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
 $(BUILD)/lib/libpulse_cluster.a: $(call objs,obj,$(CLUSTER_LIB_SRCS))

@@ -4,6 +4,7 @@
 #define PULSE_SIM_CLUSTER_INTERNAL_H
 
 #include "cluster.h"
+#include "../util.h" /* xcalloc, xrealloc */
 
 #define SC_INF 1e300
 
@@ -296,7 +297,5 @@ int out_mkdirs(const char *dir, const struct sim *sm);
 
 /* pcap_out.c */
 int pcap_write_nic(struct sim *sm, const char *path, int nic, uint64_t *npkts);
-void *xcalloc(size_t n, size_t sz);
-void *xrealloc(void *p, size_t sz);
 
 #endif

@@ -11,26 +11,6 @@
 
 #include "internal.h"
 
-void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "run_cluster: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t sz)
-{
-	void *q = realloc(p, sz ? sz : 1);
-	if (!q) {
-		fprintf(stderr, "run_cluster: out of memory\n");
-		exit(1);
-	}
-	return q;
-}
-
 void prog_add(struct rankst *rk, struct instr in)
 {
 	if (rk->nprog == rk->capprog) {
