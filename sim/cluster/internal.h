@@ -71,9 +71,8 @@ struct path {
 	struct flow *l;
 };
 
-struct conn;
 struct flow {
-	struct conn *cn;
+	void *owner;   /* whoever started it (a struct conn), handed back at its end */
 	int item;
 	int src, dst, path;
 	double total, prog, rate, t_last, last_ev, t_start;
@@ -228,8 +227,14 @@ struct host {
 	double poll_phase;
 };
 
+struct sim;
+/* The fabric (engine.c) reports each finished network flow here: its owner
+ * and item as given to net_start_flow, and when it started. */
+typedef void (*sim_flow_end_fn)(struct sim *sm, void *owner, int item, double t_start);
+
 struct sim {
 	const struct sc_scenario *s;
+	sim_flow_end_fn on_flow_end; /* set by run.c: nccl.c's conn_flow_end */
 	struct pulse_rng rng;
 	double now;
 	struct heap q;
@@ -261,7 +266,7 @@ struct sim {
 /* engine.c */
 void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);
 int heap_pop(struct heap *h, struct ev *out);
-void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, int src, int dst,
+void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int src, int dst,
 		    uint32_t qpn);
 void net_flow_done(struct sim *sm, struct flow *f);
 void net_refresh_nic(struct sim *sm, int nic);
@@ -277,13 +282,15 @@ void op_launch(struct sim *sm, struct part *pt);
 void op_posted(struct sim *sm, struct part *pt);
 void op_intra_done(struct sim *sm, struct opinst *op);
 void conn_proxy_done(struct sim *sm, struct conn *cn);
-void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t);
+/* a slice transfer ended (owner: its struct conn); sim_flow_end_fn */
+void conn_flow_end(struct sim *sm, void *owner, int item, double first_t);
 void conn_arrive(struct sim *sm, struct conn *cn, int item);
 void ops_flush_truth(struct sim *sm);
 
 /* workload.c */
 int workload_build(struct sim *sm);
 void prog_add(struct rankst *rk, struct instr in);
+
 
 /* run.c */
 void rank_part_done(struct sim *sm, struct part *pt);

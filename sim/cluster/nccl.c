@@ -627,8 +627,9 @@ void conn_proxy_done(struct sim *sm, struct conn *cn)
 	try_post(sm, cn);
 }
 
-void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t)
+void conn_flow_end(struct sim *sm, void *owner, int item, double first_t)
 {
+	struct conn *cn = owner;
 	const struct qpc *q = &sm->qpcs[cn->qpc];
 	cn->tx_busy = 0;
 	if (q->inter && cn->bytes[item] > 0) {

@@ -381,6 +381,8 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 {
 	memset(sm, 0, sizeof *sm);
 	sm->s = s;
+	/* the fabric reports finished flows to nccl.c */
+	sm->on_flow_end = conn_flow_end;
 	sc_rng_seed(&sm->rng, s->seed);
 	sm->nhosts = s->hosts;
 	sm->ngpus = s->gpus;
