@@ -228,13 +228,23 @@ struct host {
 };
 
 struct sim;
+struct rankst;
+struct part;
 /* The fabric (engine.c) reports each finished network flow here: its owner
  * and item as given to net_start_flow, and when it started. */
 typedef void (*sim_flow_end_fn)(struct sim *sm, void *owner, int item, double t_start);
+/* How nccl.c reaches the ranks (run.c): a hook record of a rank, and a
+ * part of an operator that finished on its rank. */
+struct rank_sink {
+	void (*record)(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
+		       double t, uint32_t tid);
+	void (*part_done)(struct sim *sm, struct part *pt);
+};
 
 struct sim {
 	const struct sc_scenario *s;
 	sim_flow_end_fn on_flow_end; /* set by run.c: nccl.c's conn_flow_end */
+	struct rank_sink sink;       /* set by run.c: its ranks */
 	struct pulse_rng rng;
 	double now;
 	struct heap q;
@@ -290,13 +300,6 @@ void ops_flush_truth(struct sim *sm);
 /* workload.c */
 int workload_build(struct sim *sm);
 void prog_add(struct rankst *rk, struct instr in);
-
-
-/* run.c */
-void rank_part_done(struct sim *sm, struct part *pt);
-void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
-		 double t, uint32_t tid);
-void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter);
 
 /* output.c */
 int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st);
