@@ -53,3 +53,10 @@ $(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scena
 		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c -lcjson -lm
 TEST_SCRIPTS += tests/sim-cluster/fuzz_scenario.sh
 test: $(BUILD)/fuzz/fuzz_scenario
+
+# the fluid fabric alone: engine.c and the allocation helpers, nothing of
+# the NCCL model or the ranks (they call the fabric, never the reverse)
+$(BUILD)/tests/test_fabric: $(call objs,asan,tests/sim-cluster/test_fabric.c sim/cluster/engine.c sim/util.c)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lm
+TEST_PROGS += $(BUILD)/tests/test_fabric
