@@ -41,6 +41,17 @@ $(BUILD)/tsan/%.o: %.c
 # objs VARIANT, SOURCES -> object paths
 objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
+# $(call static_lib,NAME,SOURCES[,VARIANTS]): one archive of SOURCES per
+# variant (obj, asan, tsan; default obj asan): $(BUILD)/lib/libNAME.a for
+# the plain build, $(BUILD)/lib/VARIANT/libNAME.a for the others.
+lib_path = $(BUILD)/lib/$(if $(filter obj,$(2)),,$(2)/)lib$(1).a
+define static_lib_rule
+$(call lib_path,$(1),$(2)): $(call objs,$(2),$(3))
+	@mkdir -p $$(@D)
+	ar rcs $$@ $$^
+endef
+static_lib = $(foreach v,$(or $(3),obj asan),$(eval $(call static_lib_rule,$(1),$(v),$(2))))
+
 ALL :=
 TEST_PROGS :=
 TEST_SCRIPTS :=

@@ -16,12 +16,7 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/localize.c analyze
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
 ANALYZER_LDLIBS := -lcjson -lm
 
-$(BUILD)/lib/libpulse_analyzer.a: $(call objs,obj,$(ANALYZER_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_analyzer.a: $(call objs,asan,$(ANALYZER_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))
 
 $(BUILD)/bin/pulse-analyzer: $(call objs,obj,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
 		$(BUILD)/lib/libpulse_analyzer.a $(BUILD)/lib/libpulse_wire.a

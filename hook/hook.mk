@@ -20,15 +20,7 @@ $(HOOK_SO): $(call objs,obj,$(HOOK_SRCS))
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libpulse-hook.so -o $@ $^ -ldl $(HOST_LDLIBS)
 
 # The reader side for the host agent: pulse_hook_ring_open/drain/stats/scan.
-$(BUILD)/lib/libpulse_hookring.a: $(call objs,obj,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_hookring.a: $(call objs,asan,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/tsan/libpulse_hookring.a: $(call objs,tsan,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_hookring,$(HOOK_RING_SRCS),obj asan tsan)
 
 ALL += $(HOOK_SO) $(BUILD)/lib/libpulse_hookring.a
 

@@ -9,12 +9,7 @@ CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl
 	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
-$(BUILD)/lib/libpulse_cluster.a: $(call objs,obj,$(CLUSTER_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_cluster.a: $(call objs,asan,$(CLUSTER_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_cluster,$(CLUSTER_LIB_SRCS))
 
 $(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib/libpulse_cluster.a
 	@mkdir -p $(@D)

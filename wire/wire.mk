@@ -6,12 +6,7 @@ CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
 WIRE_SRCS := wire/op_record.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c
 WIRE_LDLIBS := -lcjson -lm
 
-$(BUILD)/lib/libpulse_wire.a: $(call objs,obj,$(WIRE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_wire.a: $(call objs,asan,$(WIRE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_wire,$(WIRE_SRCS))
 
 $(BUILD)/tests/test_op_record: $(call objs,asan,tests/wire/test_op_record.c) $(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $(@D)
