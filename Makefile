@@ -83,8 +83,20 @@ test: ensure-deps
 # GPT job with one hidden failure -> NIC events -> the firmware core ->
 # pulse-host-agent per host -> pulse-analyzer, which names the machine; its
 # verdict next to the OP-level baseline's, then the truth.
+# The build is quiet here: one line, its full output only when it fails
+# (or with V=1), so that the story starts at once.
 demo: ensure-deps
+ifeq ($(V),1)
 	@$(MAKE) --no-print-directory all
+else
+	@mkdir -p $(BUILD); printf 'demo: building (make all; V=1 shows the compiler lines) ... '; \
+	t0=$$(date +%s); \
+	if $(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1; then \
+		echo "ok ($$(($$(date +%s) - t0)) s, log: $(BUILD)/demo-build.log)"; \
+	else \
+		echo failed; cat $(BUILD)/demo-build.log; exit 1; \
+	fi
+endif
 	@tools/demo.sh
 TEST_SCRIPTS += tests/demo/demo.sh
 
