@@ -1,5 +1,6 @@
 /* libpulse-nccl-profiler.so: an NCCL profiler plugin (NCCL_PROFILER_PLUGIN,
- * ABI v4 from NCCL 2.25, v5 from 2.27, and v6) that writes Pulse interception
+ * ABI v4 in NCCL 2.27, v5 in 2.28, v6 in 2.29 and later; see
+ * profiler/nccl_profiler_abi.h) that writes Pulse interception
  * records (include/pulse/hook_record.h, source PROFILER) into the process's
  * ring.
  *

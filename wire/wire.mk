@@ -1,5 +1,13 @@
-# wire/: what the host agent and the analyzer exchange, shared by both
-# sides: the operator record's JSON codec (include/pulse/op_record.h).
+# wire/: what the host agent and the analyzer exchange, one codec per
+# payload, shared by both sides (libpulse_wire.a):
+#   op_record.c  the operator record (include/pulse/op_record.h)
+#   hook_map.c   the interception mapping, MAP (include/pulse/hook_map.h)
+#   frame.c      the analyzer wire protocol: frames, HELLO, status, JOIN
+#                (include/pulse/analyzer_wire.h)
+#   qp_join.c    the cross-host QP join (include/pulse/qp_join.h)
+#   hex_id.c     64-bit hex ids, for all of them (include/pulse/hex_id.h)
+# Tests: test_op_record, test_hook_map, fuzz_hook_map (here);
+# test_analyzer_wire and fuzz_analyzer_wire (analyzer/server.mk).
 
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
