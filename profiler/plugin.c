@@ -37,8 +37,8 @@
  * With libpulse-hook.so loaded in the same process, the plugin writes
  * through the hook (pulse_hook_submit, same ring) and marks every record
  * PULSE_HOOK_F_ANNOTATION: the hook's records are the count of calls and
- * communicators, the plugin's only add NCCL's view of them (README
- * "Interception", the no-double-counting rule). Its communicator records
+ * communicators, the plugin's only add NCCL's view of them (hook/README.md,
+ * the no-double-counting rule). Its communicator records
  * then carry the hook's comm_id (pulse_hook_init_comm_id, read inside
  * NCCL's init on the creating thread), so both join without guessing.
  * Without the hook it creates /dev/shm/pulse-hook.<pid> itself.
