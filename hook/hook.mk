@@ -33,6 +33,10 @@ $(HOOK_TDIR)/libibverbs.so.1: $(BUILD)/obj/tests/hook/fake_verbs.o tests/hook/fa
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=tests/hook/fake_verbs.map \
 		-o $@ $(BUILD)/obj/tests/hook/fake_verbs.o
+# Its unversioned name too: the stand-in NCCL, like NCCL, dlopens
+# "libibverbs.so" first, which must not find a system libibverbs-dev's.
+$(HOOK_TDIR)/libibverbs.so: $(HOOK_TDIR)/libibverbs.so.1
+	ln -sf libibverbs.so.1 $@
 # Stand-in libnccl.so.2: dlopens libibverbs.so.1 from its own directory.
 $(HOOK_TDIR)/libnccl.so.2: $(BUILD)/obj/tests/hook/fake_nccl.o
 	@mkdir -p $(@D)
@@ -44,7 +48,8 @@ $(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
 $(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1
 	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 -Wl,-rpath,'$$ORIGIN' -ldl
 
-HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libnccl.so.2 \
+HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 \
+	$(HOOK_TDIR)/libibverbs.so $(HOOK_TDIR)/libnccl.so.2 \
 	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \
