@@ -15,7 +15,10 @@
  *   report.c     diagnosis as text and as JSON (--json)
  *   timeline.c   Chrome trace-event export of the window around a diagnosis
  *   replay.c     --replay DIR: agent outputs, or runs pulse-host-agent --replay
- *   server.c     TCP service for live agents (wire format: include/pulse/analyzer_wire.h)
+ *   server_conn.c  TCP service for live agents: connections and the loop
+ *                (wire format: include/pulse/analyzer_wire.h)
+ *   server_join.c  the service's cross-host QP join
+ *   server_main.c  the service's configuration, statistics, signals, an_serve
  *   main.c       options and wiring
  * Hosted C11 + POSIX, libcjson. */
 #ifndef PULSE_ANALYZER_H
@@ -177,7 +180,7 @@ struct an_replay_opts {
  * order. Returns 0, or -1 with a reason in err. */
 int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, size_t errlen);
 
-/* Live service (analyzer/server.c, H-ANSVC): serves agents on addr
+/* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
 

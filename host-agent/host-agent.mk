@@ -1,5 +1,5 @@
 # host-agent/: pulse-host-agent, the per-host collection daemon, its tests
-# and benchmarks. See README.md ("pulse-host-agent") and BENCHMARKS.md.
+# and benchmarks. See host-agent/README.md and BENCHMARKS.md.
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \

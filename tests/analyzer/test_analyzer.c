@@ -879,6 +879,29 @@ static void test_hang_then_restart(void **state)
 	an_state_free(st);
 }
 
+/* The server's QP join and state.c once parsed hook_map twice and
+ * disagreed (a bare number for "gpu" was the server's only); both now use
+ * wire/hook_map.c: the GPU is taken in either form. */
+static void test_map_gpu_both_forms(void **st0)
+{
+	(void)st0;
+	static const char *lines[] = {
+		"{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":10,\"comm_id\":"
+		"\"0x00000000000000aa\",\"rank\":0,\"nranks\":2,\"gpu\":{\"cuda_dev\":3}}],\"qps\":[]}",
+		"{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":10,\"comm_id\":"
+		"\"0x00000000000000aa\",\"rank\":0,\"nranks\":2,\"gpu\":3}],\"qps\":[]}",
+	};
+	for (int i = 0; i < 2; i++) {
+		struct an_state *st = an_state_new(NULL);
+		char err[256];
+		assert_int_equal(an_ingest(st, "host0", lines[i], strlen(lines[i]), err, sizeof err), 0);
+		assert_int_equal(st->nhmap, 1);
+		assert_int_equal(st->hmap[0].gpu, 3);
+		assert_int_equal(st->hmap[0].rank, 0);
+		an_state_free(st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -907,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_replay_dir),
 		cmocka_unit_test(test_hang_from_calls),
 		cmocka_unit_test(test_hang_then_restart),
+		cmocka_unit_test(test_map_gpu_both_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
