@@ -27,13 +27,11 @@ struct an_method {
 	void (*step)(const struct an_state *s, const int groups[6], struct an_diagnosis *d);
 };
 
-/* actual time this much above the operator's median is an outlier */
-#define AN_ACTIVE_OUTLIER 1.15
-
 /* loc_comm_slow.c */
 int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 /* an_rule_custom_rate: an_internal.h (the baseline uses it too) */
 
 /* loc_cpu.c */

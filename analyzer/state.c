@@ -299,6 +299,8 @@ static int sig_index(struct an_comm *c, uint8_t op, uint64_t count)
 		if (c->sigs[i].op == op && c->sigs[i].count == count)
 			return (int)i;
 	if (c->nsigs < AN_SIG_MAX) {
+		c->sigs[c->nsigs].peer_node = -1;
+		c->sigs[c->nsigs].cap_node = -1;
 		c->sigs[c->nsigs].op = op;
 		c->sigs[c->nsigs].count = count;
 		return (int)c->nsigs++;
@@ -590,6 +592,34 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 int an_rec_finished(const struct an_rec *r)
 {
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
+}
+
+/* A transfer long enough for its peak epoch to be its path's capacity:
+ * a MiB over eight active epochs or more. */
+int an_peer_peak_measured(const struct an_rec *r, const struct an_peer *q)
+{
+	uint64_t ep = r->epoch_ns ? r->epoch_ns : 32000;
+	return q->peak && q->actual >= (1u << 20) && q->active >= 8 * ep;
+}
+
+/* The median peak epoch of an instance's measured transfers; -1 with
+ * fewer than three. */
+int an_inst_peak_median(const struct an_inst *in, const struct an_comm *c, double *med)
+{
+	double pk[512];
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		for (uint32_t p = 0; p < r->npeers && n < 512; p++)
+			if (an_peer_peak_measured(r, &r->peers[p]))
+				pk[n++] = (double)r->peers[p].peak;
+	}
+	if (n < 3)
+		return -1;
+	*med = an_median(pk, (size_t)n);
+	return 0;
 }
 
 /* A member whose NIC has nothing to show for this operator: it never had a
@@ -931,6 +961,7 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 			q->start = p->start_ns;
 			q->end = p->end_ns;
 			q->active = p->active_ns;
+			q->peak = p->peak_epoch_bytes;
 			q->complete = p->complete;
 		}
 	}

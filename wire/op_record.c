@@ -149,6 +149,7 @@ char *pulse_op_record_to_json(const struct pulse_op_record *r)
 		add_time(q, "start_ns", p->start_ns);
 		add_time(q, "end_ns", p->end_ns);
 		add_u64(q, "active_ns", p->active_ns);
+		add_u64(q, "peak_epoch_bytes", p->peak_epoch_bytes);
 		cJSON_AddBoolToObject(q, "complete", p->complete);
 		cJSON_AddItemToArray(peers, q);
 	}
@@ -315,6 +316,9 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 		p->start_ns = get_time(&d, q, "start_ns");
 		p->end_ns = get_time(&d, q, "end_ns");
 		p->active_ns = get_u64(&d, q, "active_ns");
+		/* (added later: absent from older agents' lines, then 0) */
+		if (cJSON_GetObjectItemCaseSensitive(q, "peak_epoch_bytes"))
+			p->peak_epoch_bytes = get_u64(&d, q, "peak_epoch_bytes");
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(q, "complete");
 		if (!cJSON_IsBool(c))
 			fail(&d, "missing or non-boolean", "complete");

@@ -79,6 +79,9 @@ struct pulse_op_peer {
 	uint64_t actual_bytes;    /* measured to this peer, over all channels' QPs */
 	uint64_t start_ns, end_ns;
 	uint64_t active_ns;       /* epochs with a non-zero rate x epoch length */
+	uint64_t peak_epoch_bytes; /* most bytes to this peer in one epoch on one QP (0: not
+	                            * measured): a capped NIC or path never reaches its
+	                            * peers' peak, even where pacing evens out the averages */
 	uint8_t complete;
 };
 
