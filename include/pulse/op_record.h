@@ -18,7 +18,10 @@
  *    "rank_active_ns":D,"rank_rate_gbps":R,
  *    "peers":[{"rank":6,"host":"host3","gpu":3,"expected_bytes":B,
  *              "actual_bytes":B,"start_ns":"T","end_ns":"T","active_ns":D,
- *              "complete":true}]}
+ *              "peak_epoch_bytes":B,"complete":true}]}
+ *
+ * peak_epoch_bytes came later: a reader takes a line without it (peak 0,
+ * not measured).
  *
  * Times are the agent host's CLOCK_REALTIME in ns (NIC times converted
  * through the POLL clock sync); 0 means unknown (e.g. no traffic yet).
