@@ -13,7 +13,9 @@
  *      instance's peers (loc_comp_slow.c);
  *   5. computation in the CPU (proxy threads, loc_cpu.c);
  *   6. a transfer slower than its usual share of its operator instance
- *      (too small for the window's medians). */
+ *      (too small for the window's medians);
+ *   7. peers only, no history: the transfers whose peak epoch stays below
+ *      their instance's (a capped NIC or path, from the first iteration). */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -61,8 +63,9 @@ static void step_peak(const struct an_state *s, const int g[6], struct an_diagno
 {
 	(void)s;
 	(void)g;
-	an_diag_step(d, "no outlier in actual time or rate; per operator instance: the transfers whose peak "
-			"epoch stays below their peers', node common to them");
+	an_diag_step(d, "no outlier in actual time, rate or a transfer's share, no delayed start; per "
+			"operator instance: the transfers whose peak epoch stays below their peers', node common "
+			"to them");
 }
 
 static void step_delayed(const struct an_state *s, const int g[6], struct an_diagnosis *d)
@@ -84,10 +87,12 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comm-slow: per-transfer rate", an_comm_slow_edge_rate, step_edge },
 	{ "comm-slow: actual-time outlier", an_comm_slow_active_outlier, step_active },
 	{ "comm-slow: rank-level rate", custom_rate, step_custom },
-	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
 	{ "comp-slow: delayed start", an_rule_delayed_start, step_delayed },
 	{ "comp-slow: CPU", an_comp_slow_cpu, NULL },
 	{ "comm-slow: transfer share", an_comm_slow_xfer_shift, step_xfer },
+	/* last: peaks of short transfers are noisy; what the others find
+	 * with their history comes first */
+	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
 };
 
 int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
