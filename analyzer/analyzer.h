@@ -115,6 +115,10 @@ struct an_diagnosis {
 	/* the episode: identical verdicts merge into one (an_same_verdict) */
 	uint64_t first_seen_ns, last_seen_ns; /* data time */
 	uint32_t times_seen;
+	/* A fail-stop verdict whose job went on (its communicator completed a
+	 * later operator): a stall, not a hang. The class becomes the
+	 * fail-slow one and this is how long it stood still (0: none). */
+	uint64_t stall_ns;
 };
 
 struct an_state;

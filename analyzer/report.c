@@ -83,7 +83,10 @@ void an_diag_print(const struct an_diagnosis *d, FILE *f)
 			pulse_op_type_name(d->op), d->seq, d->comm_id, d->metric, a, b);
 	}
 	if (d->hang_kind)
-		fprintf(f, "    hang:     %s\n", an_hang_kind_key(d->hang_kind));
+		fprintf(f, "    hang:     %s%s\n", an_hang_kind_key(d->hang_kind),
+			d->stall_ns ? " (it ended: a stall)" : "");
+	if (d->stall_ns)
+		fprintf(f, "    stall:    %.3f s\n", (double)d->stall_ns / 1e9);
 	if (d->margin > 0)
 		fprintf(f, "    score:    %.2f (evidence %.2fx as far from the baseline as the rule's threshold)\n",
 			d->score, d->margin);
@@ -189,6 +192,10 @@ static cJSON *diag_json(const struct an_diagnosis *d)
 		cJSON_AddStringToObject(o, "hang_kind", an_hang_kind_key(d->hang_kind));
 	else
 		cJSON_AddNullToObject(o, "hang_kind");
+	if (d->stall_ns)
+		cJSON_AddNumberToObject(o, "stall_s", (double)d->stall_ns / 1e9);
+	else
+		cJSON_AddNullToObject(o, "stall_s");
 	cJSON_AddNumberToObject(o, "score", d->score);
 	cJSON_AddNumberToObject(o, "margin", d->margin);
 	cJSON *ep = cJSON_AddObjectToObject(o, "episode");

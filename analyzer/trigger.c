@@ -74,6 +74,27 @@ static double thr_of(const struct an_state *s, double med, double mad)
 	return t;
 }
 
+/* The hung communicator completed a later operator: what was diagnosed as
+ * a hang was a stall. Its verdicts become fail-slow, with the stall's
+ * length (a rank whose operators complete later is never fail-stop). */
+static void stall_ended(struct an_state *s, uint64_t end)
+{
+	for (uint32_t i = 0; i < s->ndiags; i++) {
+		struct an_diagnosis *d = &s->diags[i];
+		if (d->comm_id != s->hang_comm || d->seq != s->hang_seq || d->stall_ns ||
+		    (d->cls != AN_COMP_STOP && d->cls != AN_COMM_STOP))
+			continue;
+		uint64_t from = d->onset_ns && d->onset_ns < end ? d->onset_ns : d->report_ns;
+		d->stall_ns = end > from ? end - from : 0;
+		d->cls = d->cls == AN_COMP_STOP ? AN_COMP_SLOW : AN_COMM_SLOW;
+		size_t l = strlen(d->why);
+		snprintf(d->why + l, sizeof d->why - l, "; then it went on after %.2f s: a stall, not a hang",
+			 (double)d->stall_ns / 1e9);
+		an_log(s, "the hang on communicator 0x%016" PRIx64 " ended after %.2f s: a stall, reported as %s",
+		       d->comm_id, (double)d->stall_ns / 1e9, an_class_name(d->cls));
+	}
+}
+
 /* The job runs again after a hang: an operator completed on the hung
  * communicator after the hung one, or on a communicator born after the
  * diagnosis (a restarted job). A restart leaves the old job's
@@ -84,6 +105,8 @@ static void hang_close(struct an_state *s, struct an_comm *c, const struct an_re
 	an_log(s, "the job runs again (%s #%" PRIu64 " on communicator 0x%016" PRIx64
 		  " completed after the hang): watching for new anomalies",
 	       pulse_op_type_name(r->op), r->seq, c->id);
+	if (c->id == s->hang_comm)
+		stall_ended(s, r->end);
 	if (c->born_ns > s->hang_open_ns)
 		for (uint32_t i = 0; i < s->ncomms; i++) {
 			struct an_comm *x = s->comms[i];

@@ -947,6 +947,74 @@ static void test_peak_cap_from_start(void **state)
 	an_state_free(st);
 }
 
+/* A stall that ends is not a hang: host3 does not call the 7th all-reduce
+ * for five seconds (taken for a stopped machine meanwhile), then calls it
+ * and the job goes on. The verdict becomes a computation fail-slow with
+ * the stall's length. */
+static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
+{
+	const uint64_t MB = 1000000;
+	char h[16], line[512];
+	snprintf(h, sizeof h, "host%d", r);
+	snprintf(line, sizeof line,
+		 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%llu,"
+		 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
+		 (unsigned long long)call, pid0 + r, (unsigned long long)comm, (unsigned long long)seq,
+		 (unsigned long long)(50 * MB));
+	feed_line(st, h, line);
+	struct pulse_op_record o;
+	memset(&o, 0, sizeof o);
+	snprintf(o.host, sizeof o.host, "host%d", r);
+	o.pid = (uint32_t)(pid0 + r);
+	o.comm_id = comm;
+	o.rank = r;
+	o.nranks = 4;
+	o.seq = seq;
+	o.op = PULSE_HOOK_OP_ALLREDUCE;
+	o.count = 50 * MB;
+	o.status = PULSE_OP_COMPLETE;
+	o.epoch_ns = 32000;
+	o.call_ns = call;
+	o.start_ns = call + 1 * MB;
+	o.end_ns = o.start_ns + 5 * MB;
+	o.duration_ns = 5 * MB;
+	o.expected_bytes = o.actual_bytes = 100 * MB;
+	o.active_ns = o.rank_active_ns = 4 * MB;
+	char *j = pulse_op_record_to_json(&o);
+	feed_line(st, h, j);
+	free(j);
+}
+
+static void test_stall_not_hang(void **state)
+{
+	(void)state;
+	const uint64_t S = 1000000000ull, MB = 1000000;
+	struct an_state *st = an_state_new(NULL);
+	hang_job(st, 0xabcull, SYN_T0, 100, 10, 0, 3, -1);
+	an_tick(st, SYN_T0 + 5 * S);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMP_STOP, "host3"); /* a hang, as far as anyone can tell yet */
+	/* host3 calls it at last; #6 and #7 complete on every rank */
+	uint64_t t = SYN_T0 + 6 * S;
+	feed_allreduce(st, 0xabcull, 100, 3, 6, t);
+	for (int r = 0; r < 3; r++)
+		feed_allreduce(st, 0xabcull, 100, r, 6, SYN_T0 + 600 * MB);
+	for (int r = 0; r < 4; r++)
+		feed_allreduce(st, 0xabcull, 100, r, 7, t + 100 * MB);
+	an_tick(st, t + 1 * S);
+	an_finish(st);
+	uint32_t n = 0, pulse = 0;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	for (uint32_t i = 0; i < n; i++)
+		pulse += !strcmp(d[i].localizer, "pulse");
+	assert_int_equal(pulse, 1);
+	p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMP_SLOW, "host3");
+	assert_true(p->stall_ns > 4 * S && p->stall_ns < 7 * S);
+	assert_non_null(strstr(p->why, "a stall, not a hang"));
+	an_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -975,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_replay_dir),
 		cmocka_unit_test(test_hang_from_calls),
 		cmocka_unit_test(test_hang_then_restart),
+		cmocka_unit_test(test_stall_not_hang),
 		cmocka_unit_test(test_map_gpu_both_forms),
 		cmocka_unit_test(test_peak_cap_from_start),
 	};
