@@ -728,6 +728,41 @@ static void feed_line(struct an_state *st, const char *host, const char *line)
 	assert_true(rc >= 0);
 }
 
+/* one rank's complete all-reduce seq of a 4-rank job: its call and its record */
+static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
+{
+	const uint64_t MB = 1000000;
+	char h[16], line[512];
+	snprintf(h, sizeof h, "host%d", r);
+	snprintf(line, sizeof line,
+		 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%llu,"
+		 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
+		 (unsigned long long)call, pid0 + r, (unsigned long long)comm, (unsigned long long)seq,
+		 (unsigned long long)(50 * MB));
+	feed_line(st, h, line);
+	struct pulse_op_record o;
+	memset(&o, 0, sizeof o);
+	snprintf(o.host, sizeof o.host, "host%d", r);
+	o.pid = (uint32_t)(pid0 + r);
+	o.comm_id = comm;
+	o.rank = r;
+	o.nranks = 4;
+	o.seq = seq;
+	o.op = PULSE_HOOK_OP_ALLREDUCE;
+	o.count = 50 * MB;
+	o.status = PULSE_OP_COMPLETE;
+	o.epoch_ns = 32000;
+	o.call_ns = call;
+	o.start_ns = call + 1 * MB;
+	o.end_ns = o.start_ns + 5 * MB;
+	o.duration_ns = 5 * MB;
+	o.expected_bytes = o.actual_bytes = 100 * MB;
+	o.active_ns = o.rank_active_ns = 4 * MB;
+	char *j = pulse_op_record_to_json(&o);
+	feed_line(st, h, j);
+	free(j);
+}
+
 /* A 4-rank job (processes pid0.., QPs qp0..) of six all-reduces from T0 whose
  * seventh hangs; its agents' poll windows are numbered from wseq0. */
 static void hang_job(struct an_state *st, uint64_t comm, uint64_t T0, int pid0, int qp0, int wseq0,
@@ -744,39 +779,9 @@ static void hang_job(struct an_state *st, uint64_t comm, uint64_t T0, int pid0, 
 			 pid0 + r, (unsigned long long)comm, r, qp0 + r, pid0 + r, (unsigned long long)comm, r);
 		feed_line(st, h, line);
 	}
-	struct pulse_op_record o;
 	for (int it = 0; it < 6; it++)
-		for (int r = 0; r < 4; r++) {
-			memset(&o, 0, sizeof o);
-			snprintf(o.host, sizeof o.host, "host%d", r);
-			o.gpu = 0;
-			o.pid = (uint32_t)(pid0 + r);
-			o.comm_id = comm;
-			o.rank = r;
-			o.nranks = 4;
-			o.seq = (uint64_t)it;
-			o.op = PULSE_HOOK_OP_ALLREDUCE;
-			o.count = 50 * MB;
-			o.status = PULSE_OP_COMPLETE;
-			o.epoch_ns = 32000;
-			o.call_ns = T0 + (uint64_t)it * 100 * MB;
-			o.start_ns = o.call_ns + 1 * MB;
-			o.end_ns = o.start_ns + 5 * MB;
-			o.duration_ns = 5 * MB;
-			o.expected_bytes = o.actual_bytes = 100 * MB;
-			o.active_ns = o.rank_active_ns = 4 * MB;
-			char *j = pulse_op_record_to_json(&o);
-			snprintf(h, sizeof h, "host%d", r);
-			char t[64];
-			snprintf(t, sizeof t, "%llu", (unsigned long long)(o.call_ns));
-			snprintf(line, sizeof line,
-				 "{\"type\":\"hook_op\",\"t_ns\":%s,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%d,"
-				 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
-				 t, pid0 + r, (unsigned long long)comm, it, (unsigned long long)(50 * MB));
-			feed_line(st, h, line);
-			feed_line(st, h, j);
-			free(j);
-		}
+		for (int r = 0; r < 4; r++)
+			feed_allreduce(st, comm, pid0, r, (uint64_t)it, T0 + (uint64_t)it * 100 * MB);
 	/* the 7th all-reduce: called (or not), a little traffic, no record */
 	for (int r = 0; r < 4; r++) {
 		snprintf(h, sizeof h, "host%d", r);
@@ -951,39 +956,6 @@ static void test_peak_cap_from_start(void **state)
  * for five seconds (taken for a stopped machine meanwhile), then calls it
  * and the job goes on. The verdict becomes a computation fail-slow with
  * the stall's length. */
-static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
-{
-	const uint64_t MB = 1000000;
-	char h[16], line[512];
-	snprintf(h, sizeof h, "host%d", r);
-	snprintf(line, sizeof line,
-		 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%llu,"
-		 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
-		 (unsigned long long)call, pid0 + r, (unsigned long long)comm, (unsigned long long)seq,
-		 (unsigned long long)(50 * MB));
-	feed_line(st, h, line);
-	struct pulse_op_record o;
-	memset(&o, 0, sizeof o);
-	snprintf(o.host, sizeof o.host, "host%d", r);
-	o.pid = (uint32_t)(pid0 + r);
-	o.comm_id = comm;
-	o.rank = r;
-	o.nranks = 4;
-	o.seq = seq;
-	o.op = PULSE_HOOK_OP_ALLREDUCE;
-	o.count = 50 * MB;
-	o.status = PULSE_OP_COMPLETE;
-	o.epoch_ns = 32000;
-	o.call_ns = call;
-	o.start_ns = call + 1 * MB;
-	o.end_ns = o.start_ns + 5 * MB;
-	o.duration_ns = 5 * MB;
-	o.expected_bytes = o.actual_bytes = 100 * MB;
-	o.active_ns = o.rank_active_ns = 4 * MB;
-	char *j = pulse_op_record_to_json(&o);
-	feed_line(st, h, j);
-	free(j);
-}
 
 static void test_stall_not_hang(void **state)
 {
