@@ -57,6 +57,8 @@ enum pulse_hook_source {
 #define PULSE_HOOK_F_REDOP32 0x8u /* op.redop32 holds the whole ncclRedOp_t (op.redop
 	* is its low 8 bits, 0xff none): ncclRedOpCreatePreMulSum hands out
 	* values above 255 */
+#define PULSE_HOOK_F_MLX5DV 0x20u /* QP_CREATE: the QP came from mlx5dv_create_qp
+	* (libmlx5), not ibv_create_qp */
 #define PULSE_HOOK_F_SIMULATED 0x10u /* GROUP_END: the group was closed by
 	* ncclGroupSimulateEnd; its operators never launched and were not
 	* recorded */
