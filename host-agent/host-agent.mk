@@ -4,10 +4,14 @@
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
 	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
-	host-agent/replay.c host-agent/analyzer_link.c
+	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
+	host-agent/rdma_find.c
+# libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
+# libnl-route-3-dev): make deps installs them.
+NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
-AGENT_LDLIBS := -lmicrohttpd -lcjson -lm $(HOST_LDLIBS) -lrt
+AGENT_LDLIBS := -lmicrohttpd -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
 
 # Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,
 # interception ring reader, firmware core (replay), wire codecs and QP join.
@@ -40,6 +44,14 @@ $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agen
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_host_agent
+
+# Discovery, findings and netlink parsers (tests/host-agent/sysfs: the fixture).
+RDMA_TEST_SRCS := tests/host-agent/test_rdma.c
+$(BUILD)/tests/test_rdma: $(call objs,asan,$(RDMA_TEST_SRCS) $(AGENT_SRCS) \
+		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_rdma
 
 # A misbehaving simulated NIC for the end-to-end tests.
 $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/lib/asan/libpulse_unix.a \
