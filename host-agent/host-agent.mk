@@ -5,10 +5,13 @@ AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
 	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
 	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
-	host-agent/rdma_find.c
+	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c
 # libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
 # libnl-route-3-dev): make deps installs them.
 NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+CFLAGS_host-agent/link_watch.c := $(NL_CFLAGS)
+CFLAGS_host-agent/rdma_res.c := $(NL_CFLAGS)
+CFLAGS_tests/host-agent/test_rdma_nl.c := $(NL_CFLAGS)
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
 AGENT_LDLIBS := -lmicrohttpd -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
@@ -46,7 +49,7 @@ $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agen
 TEST_PROGS += $(BUILD)/tests/test_host_agent
 
 # Discovery, findings and netlink parsers (tests/host-agent/sysfs: the fixture).
-RDMA_TEST_SRCS := tests/host-agent/test_rdma.c
+RDMA_TEST_SRCS := tests/host-agent/test_rdma.c tests/host-agent/test_rdma_nl.c
 $(BUILD)/tests/test_rdma: $(call objs,asan,$(RDMA_TEST_SRCS) $(AGENT_SRCS) \
 		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
 	@mkdir -p $(@D)
