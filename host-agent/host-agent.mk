@@ -5,7 +5,8 @@ AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
 	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
 	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
-	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c
+	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c \
+	host-agent/probe.c
 # libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
 # libnl-route-3-dev): make deps installs them.
 NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
@@ -64,7 +65,8 @@ $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/li
 
 # End to end against run_trace --serve and bad_nic (shell; 77 skips).
 TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh \
-	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh
+	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh \
+	tests/host-agent/agent_links.sh
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
 # agent_hooks.sh: the hook and the unmodified training program (hook/hook.mk)
