@@ -66,11 +66,13 @@ $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/li
 # End to end against run_trace --serve and bad_nic (shell; 77 skips).
 TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh \
 	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh \
-	tests/host-agent/agent_links.sh
+	tests/host-agent/agent_links.sh tests/host-agent/agent_pairing.sh
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
 # agent_hooks.sh: the hook and the unmodified training program (hook/hook.mk)
 test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1
+# agent_pairing.sh: and the stand-in CUDA runtime (the GPU's PCI bus id)
+test: $(BUILD)/tests/hook/libcudart.so.12
 
 # ---- benchmarks (BENCHMARKS.md, "pulse-host-agent") ----
 $(BUILD)/bench/bench_host_agent: $(call objs,obj,tests/host-agent/bench_host_agent.c $(AGENT_SRCS) \

@@ -32,9 +32,9 @@ struct probe {
 	struct rdma_inventory inv;
 	struct rdma_finding find[PROBE_MAX_FINDINGS];
 	int nfind;
+	int nemitted;                /* findings logged and written so far */
 	struct { char gpu[16]; char nic[64]; } pairs[PROBE_MAX_PAIRS];
 	int npairs;
-	uint64_t map_version_seen;
 	struct link_watch *lw;
 	char nd_name[LINK_WATCH_MAX][16];
 	char nd_dev[LINK_WATCH_MAX][64];
@@ -184,6 +184,7 @@ void probe_start(struct agent *a)
 	p->nfind = rdma_findings_pcie(&p->inv, p->find, PROBE_MAX_FINDINGS);
 	for (int i = 0; i < p->nfind; i++)
 		emit_finding(p, &p->find[i]);
+	p->nemitted = p->nfind;
 
 	/* link state: the devices' netdevs, then --netdev ones */
 	const char *names[LINK_WATCH_MAX], *devs[LINK_WATCH_MAX];
@@ -223,52 +224,56 @@ void probe_start(struct agent *a)
 				LOGW("%s: link up/down of the NICs' netdevs is not reported", err);
 		}
 		p->res = rdma_res_open(err, sizeof err);
-		if (!p->res)
-			LOGW("%s: cannot see QPs outside the hook (processes it did not load into, QPs made "
-			     "past verbs); the hook's map is not checked",
+		if (!p->res && a->opt.no_hooks)
+			LOGW("%s: the host's QPs (QPN -> process) are not listed", err);
+		else if (!p->res)
+			LOGW("%s: cannot see QPs the interception missed (processes libpulse-hook.so was not "
+			     "loaded into, QPs made past verbs); the interception map is not checked",
 			     err);
 	}
 }
 
-/* GPU <-> NIC pairs the hook's map shows: each QP carries its process's GPU
- * (COMM_INIT's PCI bus id) and the device it was made on. */
-static void check_pairs(struct agent *a, struct probe *p)
+/* GPU <-> NIC pairs as the interception records show them: each QP record
+ * carries the device it was made on and its process's GPU (the PCI bus id
+ * the hook also puts in COMM_INIT). Checked as the records arrive, so a
+ * process that has already exited is paired all the same. */
+void probe_note_qp(struct agent *a, const char *devf, size_t devlen, const char *busf, size_t buslen)
 {
-	if (!a->hooks || a->hooks->map.version == p->map_version_seen)
+	struct probe *p = a->probe;
+	if (!p)
 		return;
-	p->map_version_seen = a->hooks->map.version;
-	const struct qp_map *m = &a->hooks->map;
-	for (uint32_t i = 0; i < m->nqps; i++) {
-		const struct map_qp *q = &m->qps[i];
-		if (!q->dev[0] || !q->gpu.pci_bus_id[0])
-			continue;
-		char bus[sizeof q->gpu.pci_bus_id + 1];
-		memcpy(bus, q->gpu.pci_bus_id, sizeof q->gpu.pci_bus_id);
-		bus[sizeof q->gpu.pci_bus_id] = '\0';
-		int known = 0;
-		for (int k = 0; k < p->npairs && !known; k++)
-			known = !strcmp(p->pairs[k].gpu, bus) && !strcmp(p->pairs[k].nic, q->dev);
-		if (known || p->npairs == PROBE_MAX_PAIRS)
-			continue;
-		rdma_copy(p->pairs[p->npairs].gpu, sizeof p->pairs[0].gpu, bus);
-		rdma_copy(p->pairs[p->npairs].nic, sizeof p->pairs[0].nic, q->dev);
-		p->npairs++;
-		struct rdma_finding f;
-		char detail[400];
-		int rc = rdma_pair_gpu(&p->inv, bus, q->dev, &f, detail, sizeof detail);
-		if (rc < 0) {
-			LOGI("GPU %s uses %s: %s; no NUMA check", bus, q->dev, detail);
-			continue;
-		}
-		LOGI("GPU pairing: %s", detail);
-		if (rc == 1) {
-			pthread_mutex_lock(&p->mu);
-			int slot = p->nfind < PROBE_MAX_FINDINGS;
-			if (slot)
-				p->find[p->nfind++] = f;
-			pthread_mutex_unlock(&p->mu);
-			emit_finding(p, &f);
-		}
+	char dev[64], bus[32];
+	size_t dl = strnlen(devf, devlen < sizeof dev ? devlen : sizeof dev - 1);
+	size_t bl = strnlen(busf, buslen < sizeof bus ? buslen : sizeof bus - 1);
+	memcpy(dev, devf, dl);
+	dev[dl] = '\0';
+	memcpy(bus, busf, bl);
+	bus[bl] = '\0';
+	if (!dev[0] || !bus[0])
+		return;
+	for (int k = 0; k < p->npairs; k++)
+		if (!strcmp(p->pairs[k].gpu, bus) && !strcmp(p->pairs[k].nic, dev))
+			return;
+	if (p->npairs == PROBE_MAX_PAIRS)
+		return;
+	rdma_copy(p->pairs[p->npairs].gpu, sizeof p->pairs[0].gpu, bus);
+	rdma_copy(p->pairs[p->npairs].nic, sizeof p->pairs[0].nic, dev);
+	p->npairs++;
+	struct rdma_finding f;
+	char detail[400];
+	int rc = rdma_pair_gpu(&p->inv, bus, dev, &f, detail, sizeof detail);
+	if (rc < 0) {
+		LOGI("GPU %s uses %s: %s; no NUMA check", bus, dev, detail);
+		return;
+	}
+	LOGI("GPU pairing: %s", detail);
+	if (rc == 1) {
+		/* logged and written at the next probe_cycle: the caller
+		 * (hooks_apply) may hold the output stream */
+		pthread_mutex_lock(&p->mu);
+		if (p->nfind < PROBE_MAX_FINDINGS)
+			p->find[p->nfind++] = f;
+		pthread_mutex_unlock(&p->mu);
 	}
 }
 
@@ -277,7 +282,8 @@ void probe_cycle(struct agent *a)
 	struct probe *p = a->probe;
 	if (!p)
 		return;
-	check_pairs(a, p);
+	while (p->nemitted < p->nfind) /* pairing findings since the last cycle */
+		emit_finding(p, &p->find[p->nemitted++]);
 	if (!p->res)
 		return;
 	struct rdma_qp_ent *e = NULL;
@@ -296,7 +302,9 @@ void probe_cycle(struct agent *a)
 		     (unsigned long long)bad);
 	if (rc) {
 		if (!p->res_logged)
-			LOGW("%s: the hook's QP map is not checked (logged once; retried every cycle)", err);
+			LOGW("%s: the interception map is not checked against the kernel's QPs (logged once; "
+			     "retried every cycle)",
+			     err);
 		p->res_logged = 1;
 		p->res_ok = 0;
 		return;

@@ -16,6 +16,11 @@ void probe_start(struct agent *a);
 /* Each cycle, after the hook rings: GPU pairing findings, QP dump check. */
 void probe_cycle(struct agent *a);
 void probe_stop(struct agent *a);
+/* A QP record the interception gave: its device and its process's GPU
+ * (fixed-size fields, not necessarily terminated). The first time a
+ * (GPU, device) pair is seen it is checked: log line, and a cross_numa
+ * finding when the two are on different NUMA nodes. No-op without a probe. */
+void probe_note_qp(struct agent *a, const char *dev, size_t devlen, const char *bus, size_t buslen);
 /* Metrics text (malloc'd; "" when the probe is not running). Called with
  * the agent lock held. */
 char *probe_metrics(struct agent *a);

@@ -1,10 +1,12 @@
 /* Stand-in libibverbs.so.1 for the interception tests: the handful of entry
  * points NCCL uses, exported with the IBVERBS_1.0/1.1 symbol versions (see
- * fake_verbs.map), over rdma-core's own structs (<infiniband/verbs.h>).
+ * fake_verbs.map), over rdma-core's own structs (<infiniband/verbs.h>). Its
+ * one device is "mlx5_fake0", or FAKE_VERBS_DEV.
  * No RDMA device is involved. ibv_modify_qp applies the
  * state, and refuses (EINVAL) an RTR transition with dest_qp_num 0, so a
  * caller can see that results come back unchanged. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,10 @@ static uint32_t g_next_qpn = 0x100;
 /* verbs.h wraps ibv_get_device_list in a macro: the parentheses define the function */
 struct ibv_device **(ibv_get_device_list)(int *n)
 {
+	/* FAKE_VERBS_DEV names the device (tests of the agent's GPU pairing) */
+	const char *name = getenv("FAKE_VERBS_DEV");
+	if (name && *name)
+		snprintf(g_dev.name, sizeof g_dev.name, "%s", name);
 	if (n)
 		*n = 1;
 	return g_list;
