@@ -57,6 +57,18 @@ $(BUILD)/tests/test_rdma: $(call objs,asan,$(RDMA_TEST_SRCS) $(AGENT_SRCS) \
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_rdma
 
+# libFuzzer target (clang only) for the netlink and sysfs parsers; the
+# sources are compiled straight into the fuzzer with its flags.
+HA_FUZZ_BIN := $(BUILD)/fuzz/fuzz_host_netlink
+HA_FUZZ_SRCS := host-agent/link_watch.c host-agent/rdma_res.c host-agent/rdma_sysfs.c host-agent/log.c
+$(HA_FUZZ_BIN): tests/fuzz/fuzz_host_netlink.c $(HA_FUZZ_SRCS) $(wildcard host-agent/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -std=c11 -g -O1 -Iinclude $(NL_CFLAGS) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/fuzz/fuzz_host_netlink.c $(HA_FUZZ_SRCS) \
+		-lnl-route-3 -lnl-3 -lpthread -lm
+TEST_SCRIPTS += tests/host-agent/fuzz_host_netlink.sh
+test: $(HA_FUZZ_BIN)
+
 # A misbehaving simulated NIC for the end-to-end tests.
 $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/lib/asan/libpulse_unix.a \
 		$(BUILD)/lib/asan/libpulse_host.a

@@ -119,35 +119,20 @@ int rdma_pair_gpu(const struct rdma_inventory *inv, const char *gpu_bus_id, cons
 	return 1;
 }
 
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 void rdma_finding_json(FILE *f, const struct rdma_finding *x, const char *host, uint64_t t_ns)
 {
 	fprintf(f, "{\"type\":\"config_finding\",\"t_ns\":%" PRIu64 ",\"host\":", t_ns);
-	put_str(f, host ? host : "");
+	rdma_json_str(f, host ? host : "");
 	fprintf(f, ",\"kind\":\"%s\",\"nic\":", rdma_finding_names[x->kind]);
-	put_str(f, x->nic);
+	rdma_json_str(f, x->nic);
 	if (x->gpu[0]) {
 		fputs(",\"gpu\":", f);
-		put_str(f, x->gpu);
+		rdma_json_str(f, x->gpu);
 	} else {
 		fputs(",\"gpu\":null", f);
 	}
 	fprintf(f, ",\"nic_numa\":%d,\"gpu_numa\":%d,\"detail\":", x->nic_numa, x->gpu_numa);
-	put_str(f, x->detail);
+	rdma_json_str(f, x->detail);
 	fputs("}\n", f);
 }
 

@@ -22,6 +22,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "agent.h"
+#include "rdma.h"
 #include "rdma_res.h"
 
 #define NLDEV_MAX (RDMA_NLDEV_ATTR_MAX - 1)
@@ -427,7 +428,7 @@ void rdma_res_reconcile(const struct rdma_qp_ent *e, uint32_t n, struct qp_map *
 			const struct rdma_qp_ent *q = &e[i];
 			fputs(first ? "{\"dev\":" : ",{\"dev\":", f);
 			first = 0;
-			jsonl_put_str(f, q->dev);
+			rdma_json_str(f, q->dev);
 			fprintf(f, ",\"port\":%u,\"qpn\":%u,\"pid\":%u,\"type\":\"%s\",\"state\":\"%s\"", q->port,
 				q->lqpn, q->pid, qp_type_name(q->type), qp_state_name(q->state));
 			if (q->has_rqpn)
