@@ -195,7 +195,8 @@ int main(int argc, char **argv)
 	/* this host's RDMA devices, findings, links, the kernel's QPs */
 	probe_start(a);
 	if (a->nnics == 0)
-		LOGI("no NIC to poll: watching links%s only", a->probe && !a->opt.no_netlink ? " and the kernel's QPs" : "");
+		LOGI("no NIC to poll: only the links%s are watched",
+		     a->opt.no_netlink ? "" : " (and the kernel's QP list, where there is one)");
 	/* the association: this host's operators from its windows and calls */
 	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns,
 				 .hang_ns = a->opt.hang_ns};

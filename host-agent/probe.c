@@ -147,7 +147,7 @@ void probe_discover(struct rdma_inventory *inv, const char *sysfs_root, int log_
 	rdma_sysfs_scan(root, inv, log_each ? plog : NULL);
 	/* libibverbs reads the running kernel's devices: only with the real /sys */
 	if (!sysfs_root || !strcmp(sysfs_root, "/sys")) {
-		if (rdma_verbs_scan(inv, log_each ? plog : NULL) < 0 && log_each)
+		if (rdma_verbs_scan(inv, log_each ? plog : NULL) < 0 && log_each && inv->ndevs)
 			LOGW("libibverbs: %s: ports and GIDs from sysfs only", inv->verbs_err);
 	}
 }
@@ -164,8 +164,8 @@ void probe_start(struct agent *a)
 		LOGW("no RDMA device found (%s/class/infiniband is empty%s%s): NICs cannot be mapped to "
 		     "netdevs, PCI or NUMA, no link state or PCIe check for them; QPs are tied to NICs by the "
 		     "--device/--sim names only",
-		     p->inv.sysfs, p->inv.verbs_ran ? ", libibverbs lists none" : "",
-		     p->inv.verbs_err[0] ? "" : "");
+		     p->inv.sysfs, p->inv.verbs_ran ? "; libibverbs: " : "",
+		     !p->inv.verbs_ran ? "" : p->inv.verbs_err[0] ? p->inv.verbs_err : "no device");
 	} else {
 		for (int i = 0; i < p->inv.ndevs; i++) {
 			const struct rdma_dev *d = &p->inv.devs[i];

@@ -110,8 +110,10 @@ int rdma_verbs_scan(struct rdma_inventory *inv, rdma_log_fn log)
 	errno = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
 	if (!list) {
-		snprintf(inv->verbs_err, sizeof inv->verbs_err, "ibv_get_device_list: %s",
-			 strerror(errno ? errno : ENOSYS));
+		int e = errno ? errno : ENOSYS;
+		/* rdma-core answers ENOSYS when the kernel has no verbs device at all */
+		snprintf(inv->verbs_err, sizeof inv->verbs_err, "ibv_get_device_list: %s%s", strerror(e),
+			 e == ENOSYS ? " (no verbs device in this kernel)" : "");
 		return -1;
 	}
 	char m[300];
