@@ -59,6 +59,18 @@ ok = kinds == want
 print(("ok   " if ok else "FAIL ") + "config_finding lines: %s" % kinds)
 sys.exit(0 if ok else 1)
 PY
+# --list-devices on the fixture, and --device auto in a build without the DOCA SDK
+"$agent" --list-devices --sysfs-root tests/host-agent/sysfs >"$work/list.out" 2>"$work/list.err"
+rc=$?
+[ "$rc" -eq 0 ] && grep -q "^mlx5_1: netdev ens2f0np0, PCI 0000:81:00.0, NUMA 1, PCIe x8/x16 8.0/16.0 GT/s$" "$work/list.out" &&
+	grep -q "^    gid 1: fe80:0000:0000:0000:0ac0:ebff:fe12:3456 RoCE v2 ens1f0np0$" "$work/list.out" &&
+	grep -q "^finding pcie_speed: mlx5_1" "$work/list.out" && grep -q "mlx5_3: listed in" "$work/list.err" &&
+	ok "--list-devices: devices, GIDs, findings; the vanished mlx5_3 on stderr" ||
+	{ bad "--list-devices (exit $rc)"; sed 's/^/    | /' "$work/list.out" "$work/list.err"; }
+"$agent" --device auto --lock-dir "$work" --exit-after 1s >"$work/auto.out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "device auto needs a build with the DOCA SDK" "$work/auto.out" &&
+	ok "--device auto without the DOCA SDK: exit 1, said why" || bad "--device auto: exit $rc"
 if grep -q "ERROR: \(Address\|Undefined\|Leak\)Sanitizer\|runtime error" "$work/stderr" "$work/agent.log"; then
 	bad "sanitizer report"; sed 's/^/    | /' "$work/stderr"
 fi

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "../../host-agent/agent.h"
 #include "../../host-agent/rdma.h"
 
 #define FIXTURE "tests/host-agent/sysfs"
@@ -252,6 +253,36 @@ void test_rdma_res_parse(void **state);
 void test_rdma_res_malformed(void **state);
 void test_rdma_res_reconcile(void **state);
 
+static void test_options(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char *a1[] = {"x", "--device", "auto", "--netdev", "ens1f0np0", "--netdev", "lo", "--sysfs-root",
+		      "/tmp/s", "--no-netlink", NULL};
+	assert_int_equal(agent_parse_options(&o, 10, a1), 0);
+	assert_int_equal(o.device_auto, 1);
+	assert_int_equal(o.nnics, 0);
+	assert_int_equal(o.nnetdevs, 2);
+	assert_string_equal(o.netdevs[1], "lo");
+	assert_string_equal(o.sysfs_root, "/tmp/s");
+	assert_int_equal(o.no_netlink, 1);
+	char *a2[] = {"x", "--list-devices", NULL};
+	assert_int_equal(agent_parse_options(&o, 2, a2), 0);
+	assert_int_equal(o.list_devices, 1);
+	assert_int_equal(o.device_auto, 0);
+	char *a3[] = {"x", "--device", "auto", "--sim", "/tmp/s.sock", NULL};
+	assert_int_equal(agent_parse_options(&o, 5, a3), 2);
+	char *a4[] = {"x", "--netdev", "a-name-of-16-chr", NULL};
+	assert_int_equal(agent_parse_options(&o, 3, a4), 2);
+	char *a5[] = {"x", "--netdev", "a/b", NULL};
+	assert_int_equal(agent_parse_options(&o, 3, a5), 2);
+	char *a6[] = {"x", "--device", "mlx5_0", NULL};
+	assert_int_equal(agent_parse_options(&o, 3, a6), 0);
+	assert_int_equal(o.device_auto, 0);
+	assert_int_equal(o.nnics, 1);
+	assert_string_equal(o.dev[0], "mlx5_0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_device_disappears),
 		cmocka_unit_test(test_list_devices_text),
 		cmocka_unit_test(test_verbs_scan_runs),
+		cmocka_unit_test(test_options),
 		RDMA_NL_TESTS
 	};
 	return cmocka_run_group_tests_name("rdma", tests, NULL, NULL);
