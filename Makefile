@@ -41,6 +41,17 @@ $(BUILD)/tsan/%.o: %.c
 # objs VARIANT, SOURCES -> object paths
 objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
+# $(call static_lib,NAME,SOURCES[,VARIANTS]): one archive of SOURCES per
+# variant (obj, asan, tsan; default obj asan): $(BUILD)/lib/libNAME.a for
+# the plain build, $(BUILD)/lib/VARIANT/libNAME.a for the others.
+lib_path = $(BUILD)/lib/$(if $(filter obj,$(2)),,$(2)/)lib$(1).a
+define static_lib_rule
+$(call lib_path,$(1),$(2)): $(call objs,$(2),$(3))
+	@mkdir -p $$(@D)
+	ar rcs $$@ $$^
+endef
+static_lib = $(foreach v,$(or $(3),obj asan),$(eval $(call static_lib_rule,$(1),$(v),$(2))))
+
 ALL :=
 TEST_PROGS :=
 TEST_SCRIPTS :=
@@ -72,8 +83,20 @@ test: ensure-deps
 # GPT job with one hidden failure -> NIC events -> the firmware core ->
 # pulse-host-agent per host -> pulse-analyzer, which names the machine; its
 # verdict next to the OP-level baseline's, then the truth.
+# The build is quiet here: one line, its full output only when it fails
+# (or with V=1), so that the story starts at once.
 demo: ensure-deps
+ifeq ($(V),1)
 	@$(MAKE) --no-print-directory all
+else
+	@mkdir -p $(BUILD); printf 'demo: building (make all; V=1 shows the compiler lines) ... '; \
+	t0=$$(date +%s); \
+	if $(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1; then \
+		echo "ok ($$(($$(date +%s) - t0)) s, log: $(BUILD)/demo-build.log)"; \
+	else \
+		echo failed; cat $(BUILD)/demo-build.log; exit 1; \
+	fi
+endif
 	@tools/demo.sh
 TEST_SCRIPTS += tests/demo/demo.sh
 

@@ -53,6 +53,7 @@ struct an_peer {
 	int32_t rank;
 	int node;                /* -1 unknown */
 	uint64_t expected, actual, start, end, active;
+	uint64_t peak;           /* most bytes in one epoch (0: not measured) */
 	uint8_t complete;
 };
 
@@ -93,7 +94,16 @@ struct an_inst {
 	uint32_t xmed_n;         /* transfers behind it */
 };
 
+/* actual time this much above its operator instance's median is an outlier
+ * (the localizer's rule and the peer trigger) */
+#define AN_ACTIVE_OUTLIER 1.15
+
 struct an_sig {
+	int peer_node;           /* the node whose actual time stood out of its peers' in the last
+	                          * instance (-1 none), and that instance */
+	uint64_t peer_seq;
+	int cap_node;            /* the same for a capped peak epoch (an_peer.peak) */
+	uint64_t cap_seq;
 	uint8_t op;
 	uint64_t count;
 	struct an_roll span;     /* first call .. last end over the ranks */
@@ -120,6 +130,10 @@ struct an_comm {
 	uint8_t par;
 	int custom;              /* P2P / group operators seen */
 	int builtin;             /* built-in collectives seen */
+	uint64_t born_ns;        /* data time it was first seen */
+	uint64_t done_ns;        /* the last end of a complete record on it */
+	int retired;             /* a job restarted after a hang left it behind: its open calls
+	                          * wait for nothing any more */
 	struct an_member *m;     /* [nranks] */
 	struct an_inst hist[AN_HIST];
 	struct an_sig sigs[AN_SIG_MAX];
@@ -169,14 +183,24 @@ struct an_qpwin {
 
 enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2 };
 
+/* An iteration a confirmation leaves out: the instances first called in
+ * [a, b], and the evidence's own instance (comm, seq: a P2P instance
+ * gathers calls each rank numbered on its own, so its first call may lie
+ * outside [a, b]). One today: the evidence's (leaving a whole chain of
+ * replaced verdicts out was tried, trigger.c). */
+#define AN_EXCL_MAX 1
+struct an_excl {
+	uint64_t a, b, comm, seq;
+};
+
 struct an_trigger {
 	int kind;
 	int comm;                /* index of the comm that fired */
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
-	uint64_t excl_a, excl_b; /* a confirmation: instances first called in [a, b] left out, */
-	uint64_t excl_comm, excl_seq; /* and the evidence's own instance */
+	struct an_excl excl[AN_EXCL_MAX]; /* a confirmation: the iterations left out */
+	uint32_t nexcl;
 	char why[160];
 };
 
@@ -189,9 +213,10 @@ struct an_trigger {
 struct an_pending {
 	struct an_diagnosis d;
 	uint64_t onset;          /* the trigger's onset: the same window */
-	uint64_t excl_a, excl_b; /* the evidence's iteration */
-	uint64_t next_try, give_up;
+	struct an_excl excl[AN_EXCL_MAX]; /* the iterations left out: the evidence's */
+	uint32_t nexcl;
 	uint32_t chain;          /* verdicts replaced so far */
+	uint64_t next_try, give_up;
 	uint64_t armed_now, armed_report; /* the tick that armed it and its report time */
 };
 
@@ -226,7 +251,13 @@ struct an_state {
 	uint64_t now_ns;         /* latest data time seen */
 	uint64_t last_tick;
 	uint64_t slow_rearm;     /* no new slow trigger before (data time) */
-	int hang_done;           /* a hang was localized: the job is stopped */
+	/* A hang was diagnosed at this data time (0: none open): the job is
+	 * stopped, and every call that waits from now on is that hang, not a
+	 * new one. It closes when the job runs again: an operator completes
+	 * on its communicator after the hung one, or on a communicator that
+	 * appeared after the diagnosis (a restarted job). */
+	uint64_t hang_open_ns;
+	uint64_t hang_comm, hang_seq;
 	int finishing;           /* an_finish: localize what is pending */
 	uint64_t report_ns;      /* data time of the localization running now */
 	uint64_t base_before;    /* nonzero: rules judge records against the baselines as
@@ -300,7 +331,8 @@ struct an_window {
 	int *comm;               /* comm index per instance */
 	uint32_t n;
 	uint64_t t0, t1;
-	uint64_t excl_a, excl_b; /* a confirmation: records that start in [a, b] are no evidence */
+	const struct an_excl *excl; /* a confirmation: records that start in these iterations */
+	uint32_t nexcl;             /* are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);
 void an_window_free(struct an_window *w);
@@ -310,6 +342,7 @@ void an_diag_suspect(const struct an_state *s, struct an_diagnosis *d, int node,
 void an_diag_members(const struct an_state *s, struct an_diagnosis *d, const struct an_comm *c);
 void an_diag_step(struct an_diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int an_diag_commit(struct an_state *s, const struct an_diagnosis *d); /* dedup; 1 if kept */
+void an_diag_seen_again(struct an_state *s, struct an_diagnosis *e, const struct an_diagnosis *d);
 int an_same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b);
 int an_is_p2p(uint8_t op);
 int an_is_builtin(uint8_t op);
@@ -347,6 +380,10 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 /* complete, or complete without RDMA traffic */
 int an_rec_finished(const struct an_rec *r);
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count);
+/* peak epochs (an_peer.peak): a transfer long enough to have reached its
+ * path's capacity, and the median of an instance's (-1: fewer than 3) */
+int an_peer_peak_measured(const struct an_rec *r, const struct an_peer *q);
+int an_inst_peak_median(const struct an_inst *in, const struct an_comm *c, double *med);
 /* the instance key of a call: a group's first member seq */
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k);
 

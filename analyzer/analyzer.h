@@ -15,7 +15,10 @@
  *   report.c     diagnosis as text and as JSON (--json)
  *   timeline.c   Chrome trace-event export of the window around a diagnosis
  *   replay.c     --replay DIR: agent outputs, or runs pulse-host-agent --replay
- *   server.c     TCP service for live agents (wire format: include/pulse/analyzer_wire.h)
+ *   server_conn.c  TCP service for live agents: connections and the loop
+ *                (wire format: include/pulse/analyzer_wire.h)
+ *   server_join.c  the service's cross-host QP join
+ *   server_main.c  the service's configuration, statistics, signals, an_serve
  *   main.c       options and wiring
  * Hosted C11 + POSIX, libcjson. */
 #ifndef PULSE_ANALYZER_H
@@ -59,6 +62,16 @@ enum an_level {
 	AN_LEVEL_GROUP = 2,   /* only a communicator's members */
 };
 
+/* What a hang's culprit was doing (CCL-D's H1-H3), for fail-stop verdicts */
+enum an_hang_kind {
+	AN_HANG_NONE = 0,
+	AN_HANG_NOT_ENTERED = 1,     /* it never entered the operator: in no call, or its GPU never
+	                              * started it (H1) */
+	AN_HANG_INCONSISTENT = 2,    /* it called another operator or count than its peers (H2) */
+	AN_HANG_STOPPED_IN_COMM = 3, /* inside the operator, its NIC stopped sending (H3) */
+};
+const char *an_hang_kind_key(int k); /* "not_entered", "inconsistent", "stopped_in_comm", "" */
+
 #define AN_MAX_SUSPECTS 8
 #define AN_MAX_MEMBERS 256
 
@@ -91,6 +104,17 @@ struct an_diagnosis {
 	uint32_t evidence_ranks; /* ranks compared in the evidence */
 	int persistent;          /* the evidence already spans two iterations (needs no
 	                          * confirmation, trigger.c) */
+	int hang_kind;           /* enum an_hang_kind (fail-stop verdicts) */
+	/* How far past its rule's threshold the evidence lies: (value -
+	 * baseline) / (threshold - baseline), 1 at the threshold, larger
+	 * farther; for a hang, how long the culprit has been waiting over the
+	 * hang bound. 0: the rule has no threshold (a group verdict). */
+	double margin;
+	double score;            /* margin / (1 + margin): 0.5 at the threshold, 0.9 at 9x: one
+	                          * scale for an alert threshold across rules */
+	/* the episode: identical verdicts merge into one (an_same_verdict) */
+	uint64_t first_seen_ns, last_seen_ns; /* data time */
+	uint32_t times_seen;
 };
 
 struct an_state;
@@ -156,7 +180,7 @@ struct an_replay_opts {
  * order. Returns 0, or -1 with a reason in err. */
 int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, size_t errlen);
 
-/* Live service (analyzer/server.c, H-ANSVC): serves agents on addr
+/* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
 

@@ -3,7 +3,7 @@
 # (tools/eval/).
 #
 # libpulse_analyzer.a holds everything but main.c, so that the live service
-# (analyzer/server.c, its own fragment analyzer/server.mk) and the tests
+# (analyzer/server_*.c, its own fragment analyzer/server.mk) and the tests
 # link the same code. Extra libraries the service needs: ANALYZER_SERVER_LDLIBS.
 
 ANALYZER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
@@ -15,15 +15,10 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c
-ANALYZER_SERVER_SRCS := analyzer/server.c
+ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
 ANALYZER_LDLIBS := -lcjson -lm
 
-$(BUILD)/lib/libpulse_analyzer.a: $(call objs,obj,$(ANALYZER_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_analyzer.a: $(call objs,asan,$(ANALYZER_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))
 
 $(BUILD)/bin/pulse-analyzer: $(call objs,obj,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
 		$(BUILD)/lib/libpulse_analyzer.a $(BUILD)/lib/libpulse_wire.a

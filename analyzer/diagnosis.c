@@ -54,6 +54,23 @@ void an_diag_members(const struct an_state *s, struct an_diagnosis *d, const str
 	}
 }
 
+void an_diag_margin(struct an_diagnosis *d, double value, double baseline, double threshold)
+{
+	double m = threshold != baseline ? (value - baseline) / (threshold - baseline) : 0;
+	d->margin = isfinite(m) && m > 0 ? m : 0;
+	d->score = d->margin / (1.0 + d->margin);
+}
+
+const char *an_hang_kind_key(int k)
+{
+	switch (k) {
+	case AN_HANG_NOT_ENTERED: return "not_entered";
+	case AN_HANG_INCONSISTENT: return "inconsistent";
+	case AN_HANG_STOPPED_IN_COMM: return "stopped_in_comm";
+	default: return "";
+	}
+}
+
 void an_diag_step(struct an_diagnosis *d, const char *fmt, ...)
 {
 	size_t l = strlen(d->steps);
@@ -82,6 +99,17 @@ int an_same_verdict(const struct an_diagnosis *a, const struct an_diagnosis *b)
 	return a->comm_id == b->comm_id;
 }
 
+/* A diagnosis seen again: the same episode, now lasting until d. */
+void an_diag_seen_again(struct an_state *s, struct an_diagnosis *e, const struct an_diagnosis *d)
+{
+	s->st.diag_dups++;
+	uint64_t t = d->report_ns ? d->report_ns : s->now_ns;
+	if (t > e->last_seen_ns)
+		e->last_seen_ns = t;
+	if (e->times_seen < UINT32_MAX)
+		e->times_seen++;
+}
+
 int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 {
 	if (s->tentative) {
@@ -92,7 +120,10 @@ int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 	}
 	for (uint32_t i = 0; i < s->ndiags; i++)
 		if (an_same_verdict(&s->diags[i], d)) {
-			s->st.diag_dups++;
+			if (getenv("PULSE_ANALYZER_DEBUG"))
+				fprintf(stderr, "seen again: %s %s %s: %s\n", d->localizer, an_class_name(d->cls),
+					d->nsuspects ? d->suspects[0].host : "group", d->why);
+			an_diag_seen_again(s, &s->diags[i], d);
 			return 0;
 		}
 	if (s->ndiags >= AN_MAX_DIAG)
@@ -105,7 +136,10 @@ int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 		s->diags = p;
 		s->diags_cap = n;
 	}
-	s->diags[s->ndiags++] = *d;
+	struct an_diagnosis *e = &s->diags[s->ndiags++];
+	*e = *d;
+	e->first_seen_ns = e->last_seen_ns = d->report_ns ? d->report_ns : s->now_ns;
+	e->times_seen = 1;
 	an_log(s, "diagnosis (%s): %s, %s", d->localizer, an_class_name(d->cls),
 	       d->level == AN_LEVEL_MACHINE ? "machine level" : "group level");
 	return 1;

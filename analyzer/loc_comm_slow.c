@@ -119,6 +119,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, ev->rank);
 		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
+		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
 		d->onset_ns = ev->call;
 		snprintf(d->why, sizeof d->why,
 			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
@@ -238,6 +239,7 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 			ev = &e[i];
 	double mine = srate[best] / slow[best];
 	an_diag_evidence(d, ev->c, ev->rec, "actual_rate_gbps", mine, G, (uint32_t)n);
+	an_diag_margin(d, mine, G, G / AN_ACTIVE_OUTLIER);
 	d->onset_ns = ev->rec->call;
 	snprintf(d->why, sizeof d->why,
 		 "%s GPU %d is an end of %d of the %d transfers slower than the median (%.0f against %.0f "
@@ -251,6 +253,113 @@ out:
 	free(slow);
 	free(tot);
 	free(srate);
+	return ok;
+}
+
+/* Communication fail-slow from each transfer's peak (the most bytes it
+ * moved in one epoch): a NIC, PCIe link or path that is capped never
+ * reaches the peak its peers reach in the same operator instance, even
+ * where the pipeline paces every rank to the slowest one and the averages
+ * (rates, actual times) come out even: a ring is as fast as its slowest
+ * link. Per instance, the transfers whose peak is AN_ACTIVE_OUTLIER below
+ * the instance's median peak are capped; a node whose sent (or received)
+ * transfers are mostly capped, over the window, and that is an end of at
+ * least half of all the capped ones, is the culprit. A capped transfer's
+ * sender and receiver cannot be told apart when each sends to one peer
+ * and receives from another (a ring): both are named. Peers only, no
+ * history: it works from the first iteration. */
+int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	int nn = (int)s->nnodes;
+	int *out_cap = calloc((size_t)nn + 1, sizeof *out_cap), *out_tot = calloc((size_t)nn + 1, sizeof *out_tot);
+	int *in_cap = calloc((size_t)nn + 1, sizeof *in_cap), *in_tot = calloc((size_t)nn + 1, sizeof *in_tot);
+	int ok = 0, ncap = 0;
+	const struct an_rec *ev = NULL;
+	const struct an_comm *evc = NULL;
+	double evpk = 0, evmed = 0;
+	if (!out_cap || !out_tot || !in_cap || !in_tot)
+		goto out;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		double med;
+		if (an_inst_peak_median(in, c, &med))
+			continue;
+		for (int32_t k = 0; k < c->nranks; k++) {
+			const struct an_rec *r = in->recs[k];
+			if (!r || r->status != PULSE_OP_COMPLETE || an_rec_excluded(w, r) || r->node < 0)
+				continue;
+			for (uint32_t p = 0; p < r->npeers; p++) {
+				const struct an_peer *q = &r->peers[p];
+				if (!an_peer_peak_measured(r, q) || q->node < 0)
+					continue;
+				out_tot[r->node]++;
+				in_tot[q->node]++;
+				if ((double)q->peak * AN_ACTIVE_OUTLIER >= med)
+					continue;
+				out_cap[r->node]++;
+				in_cap[q->node]++;
+				ncap++;
+				if (!ev || (double)q->peak / med < evpk / evmed) {
+					ev = r;
+					evc = c;
+					evpk = (double)q->peak;
+					evmed = med;
+				}
+			}
+		}
+	}
+	if (ncap < 2)
+		goto out;
+	/* per node: the larger of its sent and received capped shares */
+	int best = -1, second = -1;
+	double fb = 0, fs = 0;
+	for (int j = 0; j < nn; j++) {
+		int co = out_cap[j], ci = in_cap[j];
+		double f = 0;
+		if (co >= 2 && 2 * co >= ncap)
+			f = (double)co / out_tot[j];
+		if (ci >= 2 && 2 * ci >= ncap && (double)ci / in_tot[j] > f)
+			f = (double)ci / in_tot[j];
+		if (f < 0.5)
+			continue;
+		if (best < 0 || f > fb) {
+			second = best;
+			fs = fb;
+			best = j;
+			fb = f;
+		} else if (second < 0 || f > fs) {
+			second = j;
+			fs = f;
+		}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "peak: %d capped transfers; best %s GPU %d (%.2f), second %s (%.2f)\n", ncap,
+			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1, fb,
+			second >= 0 ? an_node_host(s, second) : "-", fs);
+	if (best < 0 || !ev)
+		goto out;
+	d->cls = AN_COMM_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, best, -1);
+	int both = second >= 0 && fs > 0.9 * fb;
+	if (both)
+		an_diag_suspect(s, d, second, -1);
+	an_diag_evidence(d, evc, ev, "peak_epoch_bytes", evpk, evmed, evc->nranks);
+	an_diag_margin(d, evpk, evmed, evmed / AN_ACTIVE_OUTLIER);
+	d->onset_ns = ev->call;
+	snprintf(d->why, sizeof d->why,
+		 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s; the lowest "
+		 "peaked at %.0f%% of its peers' in one epoch: its NIC, PCIe or path is capped%s",
+		 an_node_host(s, best), s->nodes[best].gpu, out_cap[best] >= in_cap[best] ? out_cap[best] : in_cap[best],
+		 ncap, out_cap[best] >= in_cap[best] ? "its own" : "towards it", 100 * evpk / evmed,
+		 both ? " (the other end of them is as likely: both named)" : "");
+	ok = 1;
+out:
+	free(out_cap);
+	free(out_tot);
+	free(in_cap);
+	free(in_tot);
 	return ok;
 }
 
@@ -328,6 +437,7 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 				an_diag_suspect(s, d, x->node, x->rank);
 				an_diag_evidence(d, c, x, observed ? "observed_rate_gbps" : "rank_rate_gbps", avg[lo], med,
 					 (uint32_t)n);
+				an_diag_margin(d, avg[lo], med, med / RATE_OUTLIER);
 				d->onset_ns = x->call;
 				snprintf(d->why, sizeof d->why,
 					 "in the %s group's %s operators, rank %d's %s averaged over its last %u is "
@@ -429,6 +539,7 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 		an_diag_suspect(s, d, best, -1);
 		double rate = an_xfer_rate(wr, &wr->peers[wp]);
 		an_diag_evidence(d, wcm, wr, "transfer_rate_gbps", rate, win->xmed, wcm->nranks);
+		an_diag_margin(d, bf, 0, 0.5); /* its share of slow transfers over the half it needs */
 		snprintf(d->why, sizeof d->why,
 			 "%s GPU %d is an end of %d of the %d transfers slower than their usual share of "
 			 "their operator's median rate (worst %.0f against %.0f Gb/s, %.0f%% below usual): "

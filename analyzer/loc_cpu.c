@@ -160,6 +160,7 @@ static int cpu_by_recv_post(const struct an_state *s, const struct an_window *w,
 			if (nv[j] && s->nodes[j].host == best)
 				an_diag_suspect(s, d, j, -1);
 		an_diag_evidence(d, wc, ev, "late_recv_post_votes", v, total, wc->nranks);
+		an_diag_margin(d, v, 0, 2.0 * total / 3.0);
 		snprintf(d->why, sizeof d->why,
 			 "operators %.1fx longer on the wire, actual time normal: in %d of %d all-to-all "
 			 "operators, transfers to %.40s waited for its receive buffers (slow CPU proxy)",
@@ -340,6 +341,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			if (pvote[j] && s->nodes[j].host == pbest)
 				an_diag_suspect(s, d, j, -1);
 		an_diag_evidence(d, wc, ev, "late_first_byte_votes", pv, npvote, wc->nranks);
+		an_diag_margin(d, pv, 0, 2.0 * npvote / 3.0);
 		snprintf(d->why, sizeof d->why,
 			 "operators %.1fx longer on the wire, actual time normal (CPU proxy): in %d of %d "
 			 "slowed operators %s's rank sent its first byte later than usual",
@@ -350,6 +352,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, -1);
 		an_diag_evidence(d, wc, ev, "extended_groups", late[best], ngroups, wc->nranks);
+		an_diag_margin(d, late[best], 0, 2);
 		snprintf(d->why, sizeof d->why,
 			 "operators take %.1fx their usual time on the wire while every rank's actual "
 			 "transmission time is normal (a computation bottleneck on a CPU proxy thread); "

@@ -75,7 +75,7 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 	uint64_t bound = an_hang_bound(s);
 	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
 		struct an_comm *c = s->comms[ci];
-		for (uint32_t k = 0; k < AN_HIST; k++) {
+		for (uint32_t k = 0; k < AN_HIST && !c->retired; k++) {
 			struct an_inst *in = &c->hist[k];
 			if (in->used && in->hung)
 				hop_add(&v, &n, &cap, (int)ci, in->seq, in->first_call);
@@ -87,7 +87,7 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 			continue;
 		int32_t rank = an_map_rank(s, p->host, p->pid, p->comm);
 		struct an_comm *c = an_comm_find(s, p->comm);
-		if (rank < 0 || !c || rank >= c->nranks)
+		if (rank < 0 || !c || rank >= c->nranks || c->retired)
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			const struct an_call *x = &p->calls[k];
@@ -196,7 +196,7 @@ static int node_in_call(struct an_state *s, int node)
 			continue;
 		int32_t rank = an_map_rank(s, p->host, p->pid, p->comm);
 		struct an_comm *c = an_comm_find(s, p->comm);
-		if (rank < 0 || !c || rank >= c->nranks)
+		if (rank < 0 || !c || rank >= c->nranks || c->retired)
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			uint64_t key = an_call_key(p, &p->calls[k]);
@@ -314,6 +314,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		     (!node_in_call(s, m[r].node) &&
 		      !(quiet_only && s->nodes[m[r].node].last_call + half_period > first_call)))) {
 			d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_NOT_ENTERED;
 			d->level = AN_LEVEL_MACHINE;
 			an_diag_suspect(s, d, m[r].node, r);
 			if (!found) {
@@ -350,6 +351,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 			if (m[r].has_sig && (m[r].op != m[maj].op || m[r].count != m[maj].count) && m[r].node >= 0 &&
 			    best * 2 > n) {
 				d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_INCONSISTENT;
 				d->level = AN_LEVEL_MACHINE;
 				an_diag_suspect(s, d, m[r].node, r);
 				if (!found)
@@ -379,6 +381,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		}
 		if (pick >= 0 && (nstarted > 0 || an_is_p2p(op))) {
 			d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_NOT_ENTERED;
 			d->level = AN_LEVEL_MACHINE;
 			an_diag_suspect(s, d, m[pick].node, pick);
 			snprintf(d->metric, sizeof d->metric, "start_ns");
@@ -412,6 +415,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 			goto out;
 		double med = an_median(t, (size_t)nv);
 		d->cls = AN_COMM_STOP;
+		d->hang_kind = AN_HANG_STOPPED_IN_COMM;
 		/* (P2P completion is operator-level data: both localizers use it, §D.8) */
 		/* custom collectives: the node common to the uncompleted P2Ps
 		 * (from the hung records' per-peer completion, §6.2) */
@@ -514,15 +518,20 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 	struct hop *v = NULL;
 	uint32_t n = collect_hung(s, &v);
 	int found = 0;
+	uint64_t since = 0;
 	struct an_diagnosis d;
 	for (uint32_t i = 0; i < n && i < 16 && !found; i++) {
 		an_diag_init(s, &d, oplevel ? "op-level" : "pulse", t);
 		found = hang_one(s, s->comms[v[i].comm], v[i].key, oplevel, &d);
+		since = v[i].t;
 	}
 	free(v);
 	if (!found)
 		return 0;
 	if (!d.onset_ns)
 		d.onset_ns = t->onset_ns;
+	/* margin: how long the hung operator has waited, in hang bounds */
+	if (since && s->now_ns > since)
+		an_diag_margin(&d, (double)(s->now_ns - since), 0, (double)an_hang_bound(s));
 	return an_diag_commit(s, &d);
 }

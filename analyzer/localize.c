@@ -57,6 +57,14 @@ static void step_custom(const struct an_state *s, const int g[6], struct an_diag
 			"actual rate over the last %u", g[PULSE_PAR_EP], s->cfg.custom_k);
 }
 
+static void step_peak(const struct an_state *s, const int g[6], struct an_diagnosis *d)
+{
+	(void)s;
+	(void)g;
+	an_diag_step(d, "no outlier in actual time or rate; per operator instance: the transfers whose peak "
+			"epoch stays below their peers', node common to them");
+}
+
 static void step_delayed(const struct an_state *s, const int g[6], struct an_diagnosis *d)
 {
 	(void)s;
@@ -76,6 +84,7 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comm-slow: per-transfer rate", an_comm_slow_edge_rate, step_edge },
 	{ "comm-slow: actual-time outlier", an_comm_slow_active_outlier, step_active },
 	{ "comm-slow: rank-level rate", custom_rate, step_custom },
+	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
 	{ "comp-slow: delayed start", an_rule_delayed_start, step_delayed },
 	{ "comp-slow: CPU", an_comp_slow_cpu, NULL },
 	{ "comm-slow: transfer share", an_comm_slow_xfer_shift, step_xfer },

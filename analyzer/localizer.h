@@ -27,13 +27,11 @@ struct an_method {
 	void (*step)(const struct an_state *s, const int groups[6], struct an_diagnosis *d);
 };
 
-/* actual time this much above the operator's median is an outlier */
-#define AN_ACTIVE_OUTLIER 1.15
-
 /* loc_comm_slow.c */
 int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 /* an_rule_custom_rate: an_internal.h (the baseline uses it too) */
 
 /* loc_cpu.c */
@@ -47,5 +45,8 @@ int an_rec_excluded(const struct an_window *w, const struct an_rec *r);
 const char *an_par_label(uint8_t par);
 void an_diag_evidence(struct an_diagnosis *d, const struct an_comm *c, const struct an_rec *r,
 		      const char *metric, double value, double median, uint32_t nranks);
+/* the evidence's margin past its rule's threshold (struct an_diagnosis):
+ * value against baseline, as far as threshold is from baseline */
+void an_diag_margin(struct an_diagnosis *d, double value, double baseline, double threshold);
 
 #endif

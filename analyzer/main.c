@@ -1,7 +1,7 @@
 /* pulse-analyzer: options and wiring.
  *
  *   pulse-analyzer --replay DIR [--json] [--timeline FILE] [options]
- *   pulse-analyzer --listen ADDR:PORT [options]      (analyzer/server.c)
+ *   pulse-analyzer --listen ADDR:PORT [options]      (analyzer/server_main.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 #include "an_internal.h"
 
-/* analyzer/server.c (the live TCP service) is linked in when it is built;
+/* analyzer/server_*.c (the live TCP service) are linked in when built;
  * without it --listen says so. */
 
 static void usage(FILE *f)

@@ -82,6 +82,14 @@ void an_diag_print(const struct an_diagnosis *d, FILE *f)
 			   "usual: %s)\n",
 			pulse_op_type_name(d->op), d->seq, d->comm_id, d->metric, a, b);
 	}
+	if (d->hang_kind)
+		fprintf(f, "    hang:     %s\n", an_hang_kind_key(d->hang_kind));
+	if (d->margin > 0)
+		fprintf(f, "    score:    %.2f (evidence %.2fx as far from the baseline as the rule's threshold)\n",
+			d->score, d->margin);
+	if (d->times_seen > 1)
+		fprintf(f, "    episode:  seen %u times over %.2f s of data\n", d->times_seen,
+			(double)(d->last_seen_ns - d->first_seen_ns) / 1e9);
 	if (d->steps[0])
 		fprintf(f, "    steps:    %s\n", d->steps);
 	if (d->trigger[0])
@@ -177,6 +185,18 @@ static cJSON *diag_json(const struct an_diagnosis *d)
 	cJSON_AddNumberToObject(e, "value", d->value);
 	cJSON_AddNumberToObject(e, "median", d->median);
 	cJSON_AddNumberToObject(e, "ranks_compared", d->evidence_ranks);
+	if (d->hang_kind)
+		cJSON_AddStringToObject(o, "hang_kind", an_hang_kind_key(d->hang_kind));
+	else
+		cJSON_AddNullToObject(o, "hang_kind");
+	cJSON_AddNumberToObject(o, "score", d->score);
+	cJSON_AddNumberToObject(o, "margin", d->margin);
+	cJSON *ep = cJSON_AddObjectToObject(o, "episode");
+	snprintf(buf, sizeof buf, "%" PRIu64, d->first_seen_ns);
+	cJSON_AddStringToObject(ep, "first_seen_ns", buf);
+	snprintf(buf, sizeof buf, "%" PRIu64, d->last_seen_ns);
+	cJSON_AddStringToObject(ep, "last_seen_ns", buf);
+	cJSON_AddNumberToObject(ep, "times_seen", d->times_seen);
 	cJSON_AddStringToObject(o, "why", d->why);
 	cJSON_AddStringToObject(o, "steps", d->steps);
 	cJSON_AddStringToObject(o, "trigger", d->trigger);

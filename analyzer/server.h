@@ -1,4 +1,6 @@
-/* pulse-analyzer's TCP service for live host agents (analyzer/server.c).
+/* pulse-analyzer's TCP service for live host agents: analyzer/server_conn.c
+ * (connections and the loop), server_join.c (the QP join), server_main.c
+ * (configuration, signals, an_serve); what they share: server_int.h.
  * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md.
  *
  * One thread, poll(2), nonblocking sockets. Each agent connection has a

@@ -1,18 +1,20 @@
 # analyzer/server.mk: the analyzer's TCP service for live host agents
-# (analyzer/server.c), the agent's side of it (host-agent/analyzer_link.c),
+# (analyzer/server_conn.c, server_join.c, server_main.c), the agent's side of it (host-agent/analyzer_link.c),
 # the wire codec's tests and fuzz target. The wire codec itself
 # (wire/frame.c) is in libpulse_wire.a (wire/wire.mk).
 #
 # pulse-analyzer (analyzer/analyzer.mk) links $(AN_SERVER_SRCS) and
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
-AN_SERVER_SRCS := analyzer/server.c
-# analyzer/analyzer.mk links analyzer/server.c into pulse-analyzer when it
+AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
+# analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
 ANALYZER_SERVER_LDLIBS := -lcjson
 ALINK_SRCS := host-agent/analyzer_link.c
 CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS) -I. -Ianalyzer
-CFLAGS_analyzer/server.c := $(WIRE_PKG_CFLAGS)
+CFLAGS_analyzer/server_conn.c := $(WIRE_PKG_CFLAGS)
+CFLAGS_analyzer/server_join.c := $(WIRE_PKG_CFLAGS)
+CFLAGS_analyzer/server_main.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
 
 # ---- codec unit test ----
@@ -44,11 +46,11 @@ AW_FUZZ_BIN := $(BUILD)/fuzz/fuzz_analyzer_wire
 AW_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude $(WIRE_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
-$(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c \
+$(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c wire/hex_id.c \
 		include/pulse/analyzer_wire.h include/pulse/op_record.h
 	@mkdir -p $(@D)
 	$(CLANG) $(AW_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_analyzer_wire.c wire/frame.c \
-		wire/op_record.c $(WIRE_LDLIBS)
+		wire/op_record.c wire/hex_id.c $(WIRE_LDLIBS)
 test: $(AW_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/analyzer-wire/fuzz_wire.sh

@@ -20,6 +20,8 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "pulse/hex_id.h"
+#include "pulse/hook_map.h"
 #include "pulse/hook_record.h"
 
 void an_cfg_default(struct an_cfg *c)
@@ -262,6 +264,7 @@ static struct an_comm *comm_get(struct an_state *s, uint64_t id, int32_t nranks)
 		c->m[i].node = -1;
 	c->id = id;
 	c->nranks = nranks;
+	c->born_ns = s->now_ns > s->last_tick ? s->now_ns : s->last_tick;
 	s->comms[s->ncomms++] = c;
 	return c;
 }
@@ -296,6 +299,8 @@ static int sig_index(struct an_comm *c, uint8_t op, uint64_t count)
 		if (c->sigs[i].op == op && c->sigs[i].count == count)
 			return (int)i;
 	if (c->nsigs < AN_SIG_MAX) {
+		c->sigs[c->nsigs].peer_node = -1;
+		c->sigs[c->nsigs].cap_node = -1;
 		c->sigs[c->nsigs].op = op;
 		c->sigs[c->nsigs].count = count;
 		return (int)c->nsigs++;
@@ -415,15 +420,7 @@ static int host_has_map(const struct an_state *s, int host)
 
 static int parse_id(const cJSON *v, uint64_t *out)
 {
-	if (!cJSON_IsString(v) || !v->valuestring || strncmp(v->valuestring, "0x", 2))
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v->valuestring + 2, &end, 16);
-	if (errno || *end || end == v->valuestring + 2)
-		return -1;
-	*out = x;
-	return 0;
+	return cJSON_IsString(v) ? pulse_hex_id_parse(v->valuestring, out) : -1;
 }
 
 static int num_of(const cJSON *o, const char *k, double lo, double hi, double *out)
@@ -507,65 +504,57 @@ uint64_t an_hang_bound(const struct an_state *s)
 	return r > b ? r : b;
 }
 
-static int ingest_map(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+/* A hook_map line, decoded by the one codec the QP join uses too
+ * (wire/hook_map.c). */
+static int ingest_map(struct an_state *s, int host, const char *line, size_t len, char *err,
+		      size_t errlen)
 {
-	const cJSON *comms = cJSON_GetObjectItemCaseSensitive(o, "comms");
-	if (!cJSON_IsArray(comms)) {
-		snprintf(err, errlen, "hook_map: missing \"comms\" array");
+	struct pulse_hook_map m;
+	if (pulse_hook_map_from_json(line, len, &m, err, errlen))
 		return -1;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, comms)
-	{
-		uint64_t id;
-		double pid, rank, nranks, gpu = -1;
-		if (!cJSON_IsObject(e) || parse_id(cJSON_GetObjectItemCaseSensitive(e, "comm_id"), &id) ||
-		    num_of(e, "pid", 0, 4294967295.0, &pid) || num_of(e, "rank", -1, AN_MAX_RANKS, &rank) ||
-		    num_of(e, "nranks", 0, AN_MAX_RANKS, &nranks)) {
+	for (uint32_t i = 0; i < m.ncomms; i++) {
+		const struct pulse_hook_map_comm *e = &m.comms[i];
+		if (e->rank > AN_MAX_RANKS || e->nranks < 0 || e->nranks > AN_MAX_RANKS) {
 			snprintf(err, errlen, "hook_map: malformed communicator entry");
+			pulse_hook_map_free(&m);
 			return -1;
 		}
-		const cJSON *g = cJSON_GetObjectItemCaseSensitive(e, "gpu");
-		if (cJSON_IsObject(g))
-			num_of(g, "cuda_dev", -1, 1 << 20, &gpu);
-		if (hmap_find(s, host, (uint32_t)pid, id))
+	}
+	for (uint32_t i = 0; i < m.ncomms; i++) {
+		const struct pulse_hook_map_comm *e = &m.comms[i];
+		int32_t rank = e->rank, nranks = e->nranks, gpu = e->gpu.cuda_dev;
+		if (hmap_find(s, host, e->pid, e->comm_id))
 			continue;
 		if (grow((void **)&s->hmap, &s->hmap_cap, s->nhmap + 1, sizeof *s->hmap, 1u << 20)) {
 			snprintf(err, errlen, "hook_map: too many communicator entries");
+			pulse_hook_map_free(&m);
 			return -1;
 		}
 		struct an_hmap *h = &s->hmap[s->nhmap++];
 		h->host = host;
-		h->pid = (uint32_t)pid;
-		h->comm = id;
-		h->rank = (int32_t)rank;
-		h->nranks = (int32_t)nranks;
-		h->gpu = (int32_t)gpu;
+		h->pid = e->pid;
+		h->comm = e->comm_id;
+		h->rank = rank;
+		h->nranks = nranks;
+		h->gpu = gpu;
 		if (rank >= 0 && rank < nranks && nranks > 0) {
-			struct an_comm *c = comm_get(s, id, (int32_t)nranks);
-			if (c && c->nranks == (int32_t)nranks) {
-				int n = an_node_index(s, host, (int32_t)gpu, (uint32_t)pid, 1);
-				if (n >= 0 && c->m[(int)rank].node < 0)
-					c->m[(int)rank].node = n;
+			struct an_comm *c = comm_get(s, e->comm_id, nranks);
+			if (c && c->nranks == nranks) {
+				int n = an_node_index(s, host, gpu, e->pid, 1);
+				if (n >= 0 && c->m[rank].node < 0)
+					c->m[rank].node = n;
 			}
 		}
 	}
-	const cJSON *qps = cJSON_GetObjectItemCaseSensitive(o, "qps");
-	cJSON_ArrayForEach(e, qps)
-	{
-		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(e, "dev");
-		double qpn, rank = -1;
-		uint64_t id = 0;
-		if (!cJSON_IsString(dev) || num_of(e, "qpn", 0, 16777215, &qpn))
-			continue;
-		parse_id(cJSON_GetObjectItemCaseSensitive(e, "comm_id"), &id);
-		num_of(e, "rank", -1, AN_MAX_RANKS, &rank);
-		struct an_qp *q = qp_get(s, host, dev->valuestring, (uint32_t)qpn);
-		if (q && id) {
-			q->comm = id;
-			q->rank = (int32_t)rank;
+	for (uint32_t i = 0; i < m.nqps; i++) {
+		const struct pulse_hook_map_qp *e = &m.qps[i];
+		struct an_qp *q = qp_get(s, host, e->dev, e->qpn);
+		if (q && e->has_comm && e->comm_id) {
+			q->comm = e->comm_id;
+			q->rank = e->rank <= AN_MAX_RANKS ? e->rank : -1;
 		}
 	}
+	pulse_hook_map_free(&m);
 	s->st.maps++;
 	return 0;
 }
@@ -603,6 +592,34 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 int an_rec_finished(const struct an_rec *r)
 {
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
+}
+
+/* A transfer long enough for its peak epoch to be its path's capacity:
+ * a MiB over eight active epochs or more. */
+int an_peer_peak_measured(const struct an_rec *r, const struct an_peer *q)
+{
+	uint64_t ep = r->epoch_ns ? r->epoch_ns : 32000;
+	return q->peak && q->actual >= (1u << 20) && q->active >= 8 * ep;
+}
+
+/* The median peak epoch of an instance's measured transfers; -1 with
+ * fewer than three. */
+int an_inst_peak_median(const struct an_inst *in, const struct an_comm *c, double *med)
+{
+	double pk[512];
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		for (uint32_t p = 0; p < r->npeers && n < 512; p++)
+			if (an_peer_peak_measured(r, &r->peers[p]))
+				pk[n++] = (double)r->peers[p].peak;
+	}
+	if (n < 3)
+		return -1;
+	*med = an_median(pk, (size_t)n);
+	return 0;
 }
 
 /* A member whose NIC has nothing to show for this operator: it never had a
@@ -944,6 +961,7 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 			q->start = p->start_ns;
 			q->end = p->end_ns;
 			q->active = p->active_ns;
+			q->peak = p->peak_epoch_bytes;
 			q->complete = p->complete;
 		}
 	}
@@ -1044,7 +1062,7 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 		snprintf(err, errlen, "\"%s\" line without a host", type->valuestring);
 		rc = -1;
 	} else if (!strcmp(type->valuestring, "hook_map")) {
-		rc = ingest_map(s, h, o, err, errlen);
+		rc = ingest_map(s, h, line, len, err, errlen);
 	} else if (!strcmp(type->valuestring, "hook_op")) {
 		rc = ingest_hook_op(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "window")) {

@@ -6,14 +6,6 @@ FW_CORE_FLAGS := -ffreestanding -fno-builtin-malloc
 CFLAGS_firmware/core/ := $(FW_CORE_FLAGS)
 CFLAGS_mailbox/proto.c := $(FW_CORE_FLAGS)
 
-$(BUILD)/lib/libpulse_fw.a: $(call objs,obj,$(FW_CORE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_fw.a: $(call objs,asan,$(FW_CORE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/tsan/libpulse_fw.a: $(call objs,tsan,$(FW_CORE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_fw,$(FW_CORE_SRCS),obj asan tsan)
 
 ALL += $(BUILD)/lib/libpulse_fw.a

@@ -20,15 +20,7 @@ $(HOOK_SO): $(call objs,obj,$(HOOK_SRCS))
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libpulse-hook.so -o $@ $^ -ldl $(HOST_LDLIBS)
 
 # The reader side for the host agent: pulse_hook_ring_open/drain/stats/scan.
-$(BUILD)/lib/libpulse_hookring.a: $(call objs,obj,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_hookring.a: $(call objs,asan,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/tsan/libpulse_hookring.a: $(call objs,tsan,$(HOOK_RING_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_hookring,$(HOOK_RING_SRCS),obj asan tsan)
 
 ALL += $(HOOK_SO) $(BUILD)/lib/libpulse_hookring.a
 
@@ -36,14 +28,15 @@ ALL += $(HOOK_SO) $(BUILD)/lib/libpulse_hookring.a
 HOOK_TDIR := $(BUILD)/tests/hook
 HOOK_TEST_LIBS := -lcmocka $(HOST_LDLIBS)
 
-# Stand-in libibverbs.so.1 (and libibverbs.so) with IBVERBS_1.0/1.1 symbol versions.
+# Stand-in libibverbs.so.1 with IBVERBS_1.0/1.1 symbol versions.
 $(HOOK_TDIR)/libibverbs.so.1: $(BUILD)/obj/tests/hook/fake_verbs.o tests/hook/fake_verbs.map
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=tests/hook/fake_verbs.map \
 		-o $@ $(BUILD)/obj/tests/hook/fake_verbs.o
-	@# the stand-in NCCL dlopens libibverbs.so first, as NCCL does: with
-	@# libibverbs-dev installed that name must find the stand-in too
-	ln -sf libibverbs.so.1 $(@D)/libibverbs.so
+# Its unversioned name too: the stand-in NCCL, like NCCL, dlopens
+# "libibverbs.so" first, which must not find a system libibverbs-dev's.
+$(HOOK_TDIR)/libibverbs.so: $(HOOK_TDIR)/libibverbs.so.1
+	ln -sf libibverbs.so.1 $@
 # Stand-in libmlx5.so.1 with mlx5dv_create_qp@@MLX5_1.3.
 $(HOOK_TDIR)/libmlx5.so.1: $(BUILD)/obj/tests/hook/fake_mlx5.o tests/hook/fake_mlx5.map
 	@mkdir -p $(@D)
@@ -72,7 +65,7 @@ $(HOOK_TDIR)/libfailcalloc.so: $(BUILD)/obj/tests/hook/failcalloc.o
 	$(CC) -shared -o $@ $^ -ldl
 
 HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 \
-	$(HOOK_TDIR)/libmlx5.so.1 $(HOOK_TDIR)/libnccl.so.2 \
+	$(HOOK_TDIR)/libibverbs.so $(HOOK_TDIR)/libmlx5.so.1 $(HOOK_TDIR)/libnccl.so.2 \
 	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis $(HOOK_TDIR)/newapis $(HOOK_TDIR)/inits $(HOOK_TDIR)/libfailcalloc.so
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \

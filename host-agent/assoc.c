@@ -871,6 +871,7 @@ static void build_record(struct assoc *a, struct as_rank *rs, struct as_op *op,
 				o->end_ns = p->seg.last + a->epoch_ns;
 			}
 			o->active_ns = p->seg.epochs * a->epoch_ns;
+			o->peak_epoch_bytes = p->seg.peak;
 			/* reached its expected volume; a peer whose volume was
 			 * never known (hung before inference) is not complete */
 			o->complete = p->extra || (p->expected

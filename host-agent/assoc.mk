@@ -5,12 +5,7 @@
 ASSOC_SRCS := host-agent/assoc.c host-agent/assoc_expect.c host-agent/assoc_infer.c \
 	host-agent/assoc_segment.c host-agent/assoc_parallel.c
 
-$(BUILD)/lib/libpulse_assoc.a: $(call objs,obj,$(ASSOC_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_assoc.a: $(call objs,asan,$(ASSOC_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_assoc,$(ASSOC_SRCS))
 ALL += $(BUILD)/lib/libpulse_assoc.a
 
 CFLAGS_tests/assoc/ := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson) -Ihost-agent

@@ -46,6 +46,7 @@ struct as_seg {
 	uint64_t tmp;        /* bytes since the segment started */
 	uint64_t start, last; /* first and last non-zero epoch (host ns) */
 	uint64_t epochs;     /* non-zero epochs */
+	uint64_t peak;       /* most bytes in one event (one QP, one epoch) */
 	uint8_t open, closed;
 };
 

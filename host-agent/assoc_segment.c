@@ -81,6 +81,8 @@ void as_take(struct assoc *a, struct as_op *op, struct as_op_peer *p, const stru
 	s->last = e->t;
 	s->tmp += e->b;
 	s->epochs++;
+	if (e->b > s->peak)
+		s->peak = e->b;
 	if (p->extra)
 		return;
 	if (op->nut == UINT32_MAX)

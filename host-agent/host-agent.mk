@@ -1,5 +1,5 @@
 # host-agent/: pulse-host-agent, the per-host collection daemon, its tests
-# and benchmarks. See README.md ("pulse-host-agent") and BENCHMARKS.md.
+# and benchmarks. See host-agent/README.md and BENCHMARKS.md.
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
@@ -82,7 +82,8 @@ TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh 
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
 # agent_hooks.sh: the hook and the unmodified training program (hook/hook.mk)
-test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1
+test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1 \
+	$(BUILD)/tests/hook/libibverbs.so
 # agent_pairing.sh: and the stand-in CUDA runtime (the GPU's PCI bus id)
 test: $(BUILD)/tests/hook/libcudart.so.12
 

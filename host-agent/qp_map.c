@@ -23,25 +23,19 @@
  * their counters (bytes, work requests) are not kept here: the mapping
  * changes, and a line is written, only when a tie changes.
  *
- * The mapping is written as one JSON line when it changed:
- *   {"type":"hook_map","t_ns","version",
- *    "comms":[{"comm_id","parent_id","pid","rank","nranks","how","source",
- *              "destroyed","nccl_hash","nnodes","gpu":{...}}],
- *    "qps":[{"dev","port","qpn","state" ("created"|"rtr"|"destroyed"|"net"),
- *            "pid","tid","comm_id","rank","remote_qpn","remote_gid","gpu":{...},
- *            "comm_from" ("init": the init-time heuristic, "net": a profiler
- *            net record, null: untied)}]}
- * Ids are "0x%016x" strings (64-bit values do not survive JSON numbers);
- * unknown ones are null. */
+ * The mapping is written as one "hook_map" JSON line when it changed, by
+ * the codec the analyzer reads it with (include/pulse/hook_map.h,
+ * wire/hook_map.c); "comm_from" says how a QP was tied: "init" (the
+ * init-time heuristic), "net" (a profiler net record) or null (untied). */
 #define _GNU_SOURCE
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
+#include "pulse/hook_map.h"
 
 /* map_qp.state beyond agent.h's 1 created, 2 RTR, 3 destroyed: */
-#define QP_NET 4 /* known only from a profiler net record */
+#define QP_NET PULSE_HOOK_MAP_QP_NET /* known only from a profiler net record */
 /* map_qp.have_comm: 0 untied, 1 by the init-time heuristic, 2 by a net record */
 #define QP_COMM_NET 2
 
@@ -332,14 +326,6 @@ void qp_map_drop_pid(struct qp_map *m, uint32_t pid)
 		}
 }
 
-static const char *how_name(uint8_t how)
-{
-	static const char *const n[] = { "unknown", "init_rank", "init_rank_config", "init_all",
-					  "split", "init_rank_scalable", "destroy", "abort", "profiler",
-					  "shrink", "grow", "finalize", "revoke", "suspend", "resume" };
-	return how < sizeof n / sizeof n[0] ? n[how] : "unknown";
-}
-
 const char *qp_map_op_name(uint8_t type)
 {
 	switch (type) {
@@ -360,86 +346,66 @@ const char *qp_map_op_name(uint8_t type)
 	}
 }
 
-static void put_id(FILE *f, const char *key, uint64_t v, int known)
-{
-	if (known)
-		fprintf(f, ",\"%s\":\"0x%016" PRIx64 "\"", key, v);
-	else
-		fprintf(f, ",\"%s\":null", key);
-}
-
-static void put_fixed(FILE *f, const char *s, size_t n)
-{
-	char buf[64];
-	if (n >= sizeof buf)
-		n = sizeof buf - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	jsonl_put_str(f, buf);
-}
-
-static void put_gpu(FILE *f, const struct pulse_hook_gpu *g)
-{
-	static const char *const src[] = { "unknown", "cudart", "cuda_visible_devices" };
-	fprintf(f, ",\"gpu\":{\"cuda_dev\":%d,\"pci_bus_id\":", g->cuda_dev);
-	put_fixed(f, g->pci_bus_id, sizeof g->pci_bus_id);
-	fputs(",\"visible\":", f);
-	put_fixed(f, g->visible, sizeof g->visible);
-	fprintf(f, ",\"source\":\"%s\"}", g->source < 3 ? src[g->source] : "unknown");
-}
-
+/* The line itself is written by the one codec (wire/hook_map.c). */
 void qp_map_emit(struct qp_map *m)
 {
 	if (!m->dirty)
 		return;
-	FILE *f = jsonl_begin();
-	if (!f)
+	struct pulse_hook_map w = { 0 };
+	w.comms = calloc((size_t)m->ncomms + 1, sizeof *w.comms);
+	w.qps = calloc((size_t)m->nqps + 1, sizeof *w.qps);
+	FILE *f = w.comms && w.qps ? jsonl_begin() : NULL;
+	if (!f) {
+		free(w.comms);
+		free(w.qps);
 		return;
+	}
 	m->dirty = 0;
 	m->version++;
-	fprintf(f, "{\"type\":\"hook_map\",\"t_ns\":%" PRIu64 ",\"version\":%" PRIu64 ",\"comms\":[",
-		agent_realtime_ns(), m->version);
+	w.t_ns = agent_realtime_ns();
+	w.version = m->version;
+	w.ncomms = m->ncomms;
+	w.nqps = m->nqps;
 	for (uint32_t i = 0; i < m->ncomms; i++) {
 		const struct map_comm *c = &m->comms[i];
-		fputs(i ? ",{" : "{", f);
-		fprintf(f, "\"pid\":%u", c->pid);
-		put_id(f, "comm_id", c->comm_id, 1);
-		put_id(f, "parent_id", c->parent_id, c->parent_id != 0);
-		fprintf(f, ",\"rank\":%d,\"nranks\":%d,\"how\":\"%s\",\"source\":\"%s\",\"destroyed\":%s",
-			c->rank, c->nranks, how_name(c->how),
-			c->source == PULSE_HOOK_SRC_PROFILER ? "profiler" : "hook",
-			c->destroyed ? "true" : "false");
-		put_id(f, "nccl_hash", c->nccl_hash, c->nccl_hash != 0);
-		fprintf(f, ",\"nnodes\":%u,\"t_ns\":%" PRIu64, c->nnodes, c->time_ns);
-		put_gpu(f, &c->gpu);
-		fputc('}', f);
+		struct pulse_hook_map_comm *o = &w.comms[i];
+		o->pid = c->pid;
+		o->comm_id = c->comm_id;
+		o->parent_id = c->parent_id;
+		o->rank = c->rank;
+		o->nranks = c->nranks;
+		o->how = c->how;
+		o->source = c->source;
+		o->destroyed = c->destroyed;
+		o->nccl_hash = c->nccl_hash;
+		o->nnodes = c->nnodes;
+		o->t_ns = c->time_ns;
+		o->gpu = c->gpu;
 	}
-	fputs("],\"qps\":[", f);
 	for (uint32_t i = 0; i < m->nqps; i++) {
 		const struct map_qp *q = &m->qps[i];
-		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
-		jsonl_put_str(f, q->dev);
-		fprintf(f, ",\"port\":%u,\"qpn\":%u,\"state\":\"%s\",\"pid\":%u,\"tid\":%u", q->port, q->qpn,
-			q->state == 2 ? "rtr" : q->state == 3 ? "destroyed" : q->state == QP_NET ? "net" : "created",
-			q->pid, q->tid);
-		put_id(f, "comm_id", q->comm_id, q->have_comm);
-		fprintf(f, ",\"rank\":%d", q->rank);
-		if (q->dest_qpn || q->gid_valid)
-			fprintf(f, ",\"remote_qpn\":%u", q->dest_qpn);
-		else
-			fputs(",\"remote_qpn\":null", f);
-		if (q->gid_valid) {
-			fputs(",\"remote_gid\":\"", f);
-			for (int k = 0; k < 16; k += 2)
-				fprintf(f, "%s%02x%02x", k ? ":" : "", q->remote_gid[k], q->remote_gid[k + 1]);
-			fputc('"', f);
-		} else {
-			fputs(",\"remote_gid\":null", f);
-		}
-		put_gpu(f, &q->gpu);
-		fprintf(f, ",\"comm_from\":%s}",
-			q->have_comm == QP_COMM_NET ? "\"net\"" : q->have_comm ? "\"init\"" : "null");
+		struct pulse_hook_map_qp *o = &w.qps[i];
+		_Static_assert(sizeof o->dev == sizeof q->dev, "device name length");
+		memcpy(o->dev, q->dev, sizeof o->dev);
+		o->port = q->port;
+		o->qpn = q->qpn;
+		o->state = q->state;
+		o->pid = q->pid;
+		o->tid = q->tid;
+		o->has_comm = q->have_comm != 0;
+		o->comm_from = q->have_comm == QP_COMM_NET ? PULSE_HOOK_MAP_FROM_NET
+			       : q->have_comm		   ? PULSE_HOOK_MAP_FROM_INIT
+							   : PULSE_HOOK_MAP_UNTIED;
+		o->comm_id = q->comm_id;
+		o->rank = q->rank;
+		o->remote_qpn_known = q->dest_qpn || q->gid_valid;
+		o->remote_qpn = q->dest_qpn;
+		o->gid_valid = q->gid_valid;
+		memcpy(o->remote_gid, q->remote_gid, sizeof o->remote_gid);
+		o->gpu = q->gpu;
 	}
-	fputs("]}\n", f);
+	pulse_hook_map_write(f, &w);
 	jsonl_end();
+	free(w.comms);
+	free(w.qps);
 }

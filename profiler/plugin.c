@@ -1,5 +1,6 @@
 /* libpulse-nccl-profiler.so: an NCCL profiler plugin (NCCL_PROFILER_PLUGIN,
- * ABI v4 from NCCL 2.27, v5 from 2.28, v6 from 2.29) that writes Pulse interception
+ * ABI v4 in NCCL 2.27, v5 in 2.28, v6 in 2.29 and later; see
+ * profiler/nccl_profiler_abi.h) that writes Pulse interception
  * records (include/pulse/hook_record.h, source PROFILER) into the process's
  * ring.
  *
@@ -36,8 +37,8 @@
  * With libpulse-hook.so loaded in the same process, the plugin writes
  * through the hook (pulse_hook_submit, same ring) and marks every record
  * PULSE_HOOK_F_ANNOTATION: the hook's records are the count of calls and
- * communicators, the plugin's only add NCCL's view of them (README
- * "Interception", the no-double-counting rule). Its communicator records
+ * communicators, the plugin's only add NCCL's view of them (hook/README.md,
+ * the no-double-counting rule). Its communicator records
  * then carry the hook's comm_id (pulse_hook_claim_comm_id: the init the
  * calling thread runs, or, for inits NCCL runs on its own threads, the
  * one init of that rank and size the hook saw start; 0 when ambiguous,

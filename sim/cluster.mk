@@ -6,15 +6,10 @@ CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -
 CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
 CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
 CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
-	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c
+	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
-$(BUILD)/lib/libpulse_cluster.a: $(call objs,obj,$(CLUSTER_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_cluster.a: $(call objs,asan,$(CLUSTER_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_cluster,$(CLUSTER_LIB_SRCS))
 
 $(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib/libpulse_cluster.a
 	@mkdir -p $(@D)
@@ -53,3 +48,10 @@ $(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scena
 		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c -lcjson -lm
 TEST_SCRIPTS += tests/sim-cluster/fuzz_scenario.sh
 test: $(BUILD)/fuzz/fuzz_scenario
+
+# the fluid fabric alone: engine.c and the allocation helpers, nothing of
+# the NCCL model or the ranks (they call the fabric, never the reverse)
+$(BUILD)/tests/test_fabric: $(call objs,asan,tests/sim-cluster/test_fabric.c sim/cluster/engine.c sim/util.c)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lm
+TEST_PROGS += $(BUILD)/tests/test_fabric

@@ -11,6 +11,7 @@
 #include "pulse/nic_agent.h"
 #include "pulse/nic_client.h"
 #include "pulse/roce.h"
+#include "util.h"
 
 #define SIM_NONE 0xFFFFFFFFu
 
@@ -347,9 +348,6 @@ void sim_print_summary(FILE *f, struct sim_trace *t, struct sim_emu *e, uint32_t
 void *sim_summary_json(struct sim_trace *t, struct sim_emu *e);
 void sim_fmt_qpn(char *buf, size_t n, uint32_t qpn, int synthetic);
 
-/* ---- durations and sizes on the command line ---- */
-/* "32us", "1.5ms", "2s", "100ns"; a bare number is in default_unit_ns. */
-int sim_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns);
-int sim_parse_u64(const char *s, uint64_t *out);
+/* durations and sizes on the command line: sim/util.h */
 
 #endif

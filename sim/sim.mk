@@ -17,24 +17,9 @@ SIM_LIB_SRCS := sim/roce_decode.c sim/pcap_in.c sim/trace.c sim/nic_emu.c sim/re
 # the host agent and tests.
 UNIX_TRANSPORT_SRCS := mailbox/transport_unix.c
 
-$(BUILD)/lib/libpulse_roce.a: $(call objs,obj,$(SIM_DECODE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_roce.a: $(call objs,asan,$(SIM_DECODE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/libpulse_sim.a: $(call objs,obj,$(SIM_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_sim.a: $(call objs,asan,$(SIM_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/libpulse_unix.a: $(call objs,obj,$(UNIX_TRANSPORT_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_unix.a: $(call objs,asan,$(UNIX_TRANSPORT_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_roce,$(SIM_DECODE_SRCS))
+$(call static_lib,pulse_sim,$(SIM_LIB_SRCS))
+$(call static_lib,pulse_unix,$(UNIX_TRANSPORT_SRCS))
 
 # run_trace itself (installed as pulse-run-trace; sim/run_trace wraps it).
 RUN_TRACE_LIBS = $(BUILD)/lib/libpulse_sim.a $(BUILD)/lib/libpulse_unix.a \

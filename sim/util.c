@@ -1,9 +1,11 @@
-/* Command-line value parsing shared by run_trace and pulse-tracegen. */
+/* Helpers of the simulators (sim/util.h): command-line value parsing shared
+ * by run_trace and pulse-tracegen, allocation for run_cluster. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "util.h"
 
 int sim_parse_u64(const char *s, uint64_t *out)
 {
@@ -45,4 +47,24 @@ int sim_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns
 		return -1;
 	*out_ns = (uint64_t)(ns + 0.5);
 	return 0;
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fprintf(stderr, "run_cluster: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+void *xrealloc(void *p, size_t sz)
+{
+	void *q = realloc(p, sz ? sz : 1);
+	if (!q) {
+		fprintf(stderr, "run_cluster: out of memory\n");
+		exit(1);
+	}
+	return q;
 }

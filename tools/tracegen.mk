@@ -1,12 +1,7 @@
 # pulse-tracegen: deterministic RoCEv2 traffic as pcap (tools/tracegen/).
 TRACEGEN_LIB_SRCS := tools/tracegen/tracegen.c
 
-$(BUILD)/lib/libpulse_tracegen.a: $(call objs,obj,$(TRACEGEN_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_tracegen.a: $(call objs,asan,$(TRACEGEN_LIB_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_tracegen,$(TRACEGEN_LIB_SRCS))
 $(BUILD)/bin/pulse-tracegen: $(call objs,obj,tools/tracegen/main.c) $(BUILD)/lib/libpulse_tracegen.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(HOST_LDLIBS)

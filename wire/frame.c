@@ -12,6 +12,7 @@
 #include <cJSON.h>
 
 #include "pulse/analyzer_wire.h"
+#include "pulse/hex_id.h"
 #include "pulse/le.h"
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -579,9 +580,8 @@ int pulse_aw_line_type(const char *line, size_t len, char *out, size_t outlen)
 
 static void put_id(cJSON *o, const char *k, uint64_t v)
 {
-	char b[24];
-	snprintf(b, sizeof b, "0x%016" PRIx64, v);
-	cJSON_AddStringToObject(o, k, b);
+	char b[PULSE_HEX_ID_LEN];
+	cJSON_AddStringToObject(o, k, pulse_hex_id_format(b, v));
 }
 
 char *pulse_aw_join_to_json(const struct pulse_aw_join *j)
@@ -664,16 +664,21 @@ static int j_u64s(const cJSON *o, const char *k, int hex, uint64_t *v, char *err
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
 	const char *s = cJSON_IsString(x) ? x->valuestring : NULL;
-	if (!s || !*s || (hex && (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])) ||
-	    (!hex && (*s < '0' || *s > '9'))) {
-		seterr(err, errlen, "JOIN: \"%s\" missing or not a %s string", k,
-		       hex ? "0x-hex" : "decimal");
+	if (hex) {
+		if (pulse_hex_id_parse(s, v)) {
+			seterr(err, errlen, "JOIN: \"%s\" missing or not a 0x-hex 64-bit id", k);
+			return -1;
+		}
+		return 0;
+	}
+	if (!s || *s < '0' || *s > '9') {
+		seterr(err, errlen, "JOIN: \"%s\" missing or not a decimal string", k);
 		return -1;
 	}
 	char *end;
 	errno = 0;
-	unsigned long long u = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
-	if (errno || *end || (hex && (s[2] == '-' || s[2] == '+' || s[2] == ' '))) {
+	unsigned long long u = strtoull(s, &end, 10);
+	if (errno || *end) {
 		seterr(err, errlen, "JOIN: \"%s\" is not a 64-bit number", k);
 		return -1;
 	}

@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 
+#include "pulse/hex_id.h"
 #include "pulse/hook_record.h"
 #include "pulse/op_record.h"
 
@@ -97,9 +98,8 @@ static void add_time(cJSON *o, const char *k, uint64_t v)
 
 static void add_id(cJSON *o, const char *k, uint64_t v)
 {
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
-	cJSON_AddStringToObject(o, k, buf);
+	char buf[PULSE_HEX_ID_LEN];
+	cJSON_AddStringToObject(o, k, pulse_hex_id_format(buf, v));
 }
 
 char *pulse_op_record_to_json(const struct pulse_op_record *r)
@@ -149,6 +149,7 @@ char *pulse_op_record_to_json(const struct pulse_op_record *r)
 		add_time(q, "start_ns", p->start_ns);
 		add_time(q, "end_ns", p->end_ns);
 		add_u64(q, "active_ns", p->active_ns);
+		add_u64(q, "peak_epoch_bytes", p->peak_epoch_bytes);
 		cJSON_AddBoolToObject(q, "complete", p->complete);
 		cJSON_AddItemToArray(peers, q);
 	}
@@ -220,16 +221,10 @@ static void get_host(struct dec *d, const cJSON *o, const char *k, char out[PULS
 static uint64_t get_id(struct dec *d, const cJSON *o, const char *k)
 {
 	const char *s = get_str(d, o, k);
-	if (d->bad)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 16);
-	if (strncmp(s, "0x", 2) || errno || *end || end == s + 2) {
+	uint64_t v = 0;
+	if (!d->bad && pulse_hex_id_parse(s, &v))
 		fail(d, "malformed id", k);
-		return 0;
-	}
-	return v;
+	return d->bad ? 0 : v;
 }
 
 static uint64_t get_time(struct dec *d, const cJSON *o, const char *k)
@@ -321,6 +316,9 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 		p->start_ns = get_time(&d, q, "start_ns");
 		p->end_ns = get_time(&d, q, "end_ns");
 		p->active_ns = get_u64(&d, q, "active_ns");
+		/* (added later: absent from older agents' lines, then 0) */
+		if (cJSON_GetObjectItemCaseSensitive(q, "peak_epoch_bytes"))
+			p->peak_epoch_bytes = get_u64(&d, q, "peak_epoch_bytes");
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(q, "complete");
 		if (!cJSON_IsBool(c))
 			fail(&d, "missing or non-boolean", "complete");

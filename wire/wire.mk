@@ -1,20 +1,42 @@
-# wire/: what the host agent and the analyzer exchange, shared by both
-# sides: the operator record's JSON codec (include/pulse/op_record.h).
+# wire/: what the host agent and the analyzer exchange, one codec per
+# payload, shared by both sides (libpulse_wire.a):
+#   op_record.c  the operator record (include/pulse/op_record.h)
+#   hook_map.c   the interception mapping, MAP (include/pulse/hook_map.h)
+#   frame.c      the analyzer wire protocol: frames, HELLO, status, JOIN
+#                (include/pulse/analyzer_wire.h)
+#   qp_join.c    the cross-host QP join (include/pulse/qp_join.h)
+#   hex_id.c     64-bit hex ids, for all of them (include/pulse/hex_id.h)
+# Tests: test_op_record, test_hook_map, fuzz_hook_map (here);
+# test_analyzer_wire and fuzz_analyzer_wire (analyzer/server.mk).
 
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
-WIRE_SRCS := wire/op_record.c wire/qp_join.c wire/frame.c
+WIRE_SRCS := wire/op_record.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c
 WIRE_LDLIBS := -lcjson -lm
 
-$(BUILD)/lib/libpulse_wire.a: $(call objs,obj,$(WIRE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-$(BUILD)/lib/asan/libpulse_wire.a: $(call objs,asan,$(WIRE_SRCS))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
+$(call static_lib,pulse_wire,$(WIRE_SRCS))
 
 $(BUILD)/tests/test_op_record: $(call objs,asan,tests/wire/test_op_record.c) $(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
 CFLAGS_tests/wire/ := $(WIRE_PKG_CFLAGS)
 TEST_PROGS += $(BUILD)/tests/test_op_record
+
+$(BUILD)/tests/test_hook_map: $(call objs,asan,tests/wire/test_hook_map.c) $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_hook_map
+
+# libFuzzer target for the mapping decoder (clang only)
+HM_FUZZ_BIN := $(BUILD)/fuzz/fuzz_hook_map
+HM_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude $(WIRE_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(HM_FUZZ_BIN): tests/fuzz/fuzz_hook_map.c wire/hook_map.c wire/hex_id.c wire/qp_join.c \
+		include/pulse/hook_map.h include/pulse/hex_id.h
+	@mkdir -p $(@D)
+	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_hook_map.c wire/hook_map.c \
+		wire/hex_id.c wire/qp_join.c $(WIRE_LDLIBS)
+test: $(HM_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/wire/fuzz_hook_map.sh

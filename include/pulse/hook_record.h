@@ -50,18 +50,18 @@ enum pulse_hook_source {
 #define PULSE_HOOK_F_ANNOTATION 0x1u /* profiler record written while the hook is
 	* loaded in the same process: it adds what the hook cannot see (NCCL's
 	* commHash, seqNumber, algo, proto, nChannels) and must NOT be counted as
-	* another operator or communicator. See README "Interception". */
+	* another operator or communicator. See hook/README.md. */
 #define PULSE_HOOK_F_UNKNOWN_COMM 0x2u /* op on a communicator the hook never saw created */
 #define PULSE_HOOK_F_NCCL_HASH_ID 0x4u /* profiler without the hook: op.comm_id holds NCCL's
 	* commHash (join with the profiler's COMM_INIT nccl_hash), not a Pulse id */
 #define PULSE_HOOK_F_REDOP32 0x8u /* op.redop32 holds the whole ncclRedOp_t (op.redop
 	* is its low 8 bits, 0xff none): ncclRedOpCreatePreMulSum hands out
 	* values above 255 */
-#define PULSE_HOOK_F_MLX5DV 0x20u /* QP_CREATE: the QP came from mlx5dv_create_qp
-	* (libmlx5), not ibv_create_qp */
 #define PULSE_HOOK_F_SIMULATED 0x10u /* GROUP_END: the group was closed by
 	* ncclGroupSimulateEnd; its operators never launched and were not
 	* recorded */
+#define PULSE_HOOK_F_MLX5DV 0x20u /* QP_CREATE: the QP came from mlx5dv_create_qp
+	* (libmlx5), not ibv_create_qp */
 
 /* How a communicator came to be (comm.how). */
 enum pulse_hook_comm_how {
@@ -115,7 +115,7 @@ struct pulse_hook_gpu {
 }; /* 40 bytes */
 
 struct pulse_hook_comm_body {
-	uint64_t comm_id;   /* stable, equal on every rank (README "Interception") */
+	uint64_t comm_id;   /* stable, equal on every rank (hook/README.md) */
 	uint64_t parent_id; /* split: the parent's comm_id, else 0 */
 	uint64_t handle;    /* the ncclComm_t value in this process */
 	uint64_t nccl_hash; /* NCCL's commHash (profiler only), else 0 */

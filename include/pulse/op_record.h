@@ -18,7 +18,10 @@
  *    "rank_active_ns":D,"rank_rate_gbps":R,
  *    "peers":[{"rank":6,"host":"host3","gpu":3,"expected_bytes":B,
  *              "actual_bytes":B,"start_ns":"T","end_ns":"T","active_ns":D,
- *              "complete":true}]}
+ *              "peak_epoch_bytes":B,"complete":true}]}
+ *
+ * peak_epoch_bytes came later: a reader takes a line without it (peak 0,
+ * not measured).
  *
  * Times are the agent host's CLOCK_REALTIME in ns (NIC times converted
  * through the POLL clock sync); 0 means unknown (e.g. no traffic yet).
@@ -79,6 +82,9 @@ struct pulse_op_peer {
 	uint64_t actual_bytes;    /* measured to this peer, over all channels' QPs */
 	uint64_t start_ns, end_ns;
 	uint64_t active_ns;       /* epochs with a non-zero rate x epoch length */
+	uint64_t peak_epoch_bytes; /* most bytes to this peer in one epoch on one QP (0: not
+	                            * measured): a capped NIC or path never reaches its
+	                            * peers' peak, even where pacing evens out the averages */
 	uint8_t complete;
 };
 

@@ -4,7 +4,9 @@
  * the scenario gives it its own capacity). Shares are recomputed only for
  * the flows that share a resource with a flow that starts or ends, so the
  * sum of rates on any resource never exceeds its capacity. Each flow's
- * progress is turned into the NIC's coalesced TX events as it goes. */
+ * progress is turned into the NIC's coalesced TX events as it goes. A
+ * finished flow is reported through sm->on_flow_end: the fabric knows
+ * nothing of what its flows carry. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +210,7 @@ static int find_path(struct sim *sm, int src, int dst)
 	return -1;
 }
 
-void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, int src, int dst,
+void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int src, int dst,
 		    uint32_t qpn)
 {
 	struct flow *f = sm->flow_free;
@@ -219,7 +221,7 @@ void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, i
 	uint32_t ver = f->ver;
 	memset(f, 0, sizeof *f);
 	f->ver = ver + 1;
-	f->cn = cn;
+	f->owner = owner;
 	f->item = item;
 	f->src = src;
 	f->dst = dst;
@@ -289,12 +291,12 @@ void net_flow_done(struct sim *sm, struct flow *f)
 		p->n--;
 	}
 	f->ver++; /* stale completion events are ignored */
-	struct conn *cn = f->cn;
+	void *owner = f->owner;
 	int item = f->item;
 	double t0 = f->t_start;
 	int src = f->src, dst = f->dst, path = f->path;
 	f->free_next = sm->flow_free;
 	sm->flow_free = f;
 	refresh_around(sm, src, dst, path);
-	conn_flow_end(sm, cn, item, t0);
+	sm->on_flow_end(sm, owner, item, t0);
 }

@@ -4,6 +4,7 @@
 #define PULSE_SIM_CLUSTER_INTERNAL_H
 
 #include "cluster.h"
+#include "../util.h" /* xcalloc, xrealloc */
 
 #define SC_INF 1e300
 
@@ -70,9 +71,8 @@ struct path {
 	struct flow *l;
 };
 
-struct conn;
 struct flow {
-	struct conn *cn;
+	void *owner;   /* whoever started it (a struct conn), handed back at its end */
 	int item;
 	int src, dst, path;
 	double total, prog, rate, t_last, last_ev, t_start;
@@ -227,8 +227,24 @@ struct host {
 	double poll_phase;
 };
 
+struct sim;
+struct rankst;
+struct part;
+/* The fabric (engine.c) reports each finished network flow here: its owner
+ * and item as given to net_start_flow, and when it started. */
+typedef void (*sim_flow_end_fn)(struct sim *sm, void *owner, int item, double t_start);
+/* How nccl.c reaches the ranks (run.c): a hook record of a rank, and a
+ * part of an operator that finished on its rank. */
+struct rank_sink {
+	void (*record)(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
+		       double t, uint32_t tid);
+	void (*part_done)(struct sim *sm, struct part *pt);
+};
+
 struct sim {
 	const struct sc_scenario *s;
+	sim_flow_end_fn on_flow_end; /* set by run.c: nccl.c's conn_flow_end */
+	struct rank_sink sink;       /* set by run.c: its ranks */
 	struct pulse_rng rng;
 	double now;
 	struct heap q;
@@ -260,7 +276,7 @@ struct sim {
 /* engine.c */
 void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);
 int heap_pop(struct heap *h, struct ev *out);
-void net_start_flow(struct sim *sm, struct conn *cn, int item, uint64_t bytes, int src, int dst,
+void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int src, int dst,
 		    uint32_t qpn);
 void net_flow_done(struct sim *sm, struct flow *f);
 void net_refresh_nic(struct sim *sm, int nic);
@@ -276,7 +292,8 @@ void op_launch(struct sim *sm, struct part *pt);
 void op_posted(struct sim *sm, struct part *pt);
 void op_intra_done(struct sim *sm, struct opinst *op);
 void conn_proxy_done(struct sim *sm, struct conn *cn);
-void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t);
+/* a slice transfer ended (owner: its struct conn); sim_flow_end_fn */
+void conn_flow_end(struct sim *sm, void *owner, int item, double first_t);
 void conn_arrive(struct sim *sm, struct conn *cn, int item);
 void ops_flush_truth(struct sim *sm);
 
@@ -284,19 +301,11 @@ void ops_flush_truth(struct sim *sm);
 int workload_build(struct sim *sm);
 void prog_add(struct rankst *rk, struct instr in);
 
-/* run.c */
-void rank_part_done(struct sim *sm, struct part *pt);
-void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
-		 double t, uint32_t tid);
-void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter);
-
 /* output.c */
 int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st);
 int out_mkdirs(const char *dir, const struct sim *sm);
 
 /* pcap_out.c */
 int pcap_write_nic(struct sim *sm, const char *path, int nic, uint64_t *npkts);
-void *xcalloc(size_t n, size_t sz);
-void *xrealloc(void *p, size_t sz);
 
 #endif

@@ -177,7 +177,7 @@ static void qp_record(struct sim *sm, struct rankst *rk, double t, uint8_t kind,
 		memcpy(r.u.qp.remote_gid, sm->nics[peer_nic].gid, 16);
 	}
 	gpu_identity(rk, &r.u.qp.gpu);
-	rank_record(sm, rk, &r, kind, t, rk->tid + 3);
+	sm->sink.record(sm, rk, &r, kind, t, rk->tid + 3);
 }
 
 /* Every process inits its communicators in creation order; an init ends
@@ -232,7 +232,7 @@ void comms_init(struct sim *sm)
 			r.u.comm.key = -1;
 			r.u.comm.how = PULSE_HOOK_HOW_INIT_RANK;
 			gpu_identity(rk, &r.u.comm.gpu);
-			rank_record(sm, rk, &r, PULSE_HOOK_COMM_INIT, call, rk->tid);
+			sm->sink.record(sm, rk, &r, PULSE_HOOK_COMM_INIT, call, rk->tid);
 			tp[g] = tend + sc_rng_range(&sm->rng, 20e3, 80e3);
 		}
 	}
@@ -627,8 +627,9 @@ void conn_proxy_done(struct sim *sm, struct conn *cn)
 	try_post(sm, cn);
 }
 
-void conn_flow_end(struct sim *sm, struct conn *cn, int item, double first_t)
+void conn_flow_end(struct sim *sm, void *owner, int item, double first_t)
 {
+	struct conn *cn = owner;
 	const struct qpc *q = &sm->qpcs[cn->qpc];
 	cn->tx_busy = 0;
 	if (q->inter && cn->bytes[item] > 0) {
@@ -654,7 +655,7 @@ static void part_check_done(struct sim *sm, struct part *pt)
 	pt->done = 1;
 	pt->end_t = sm->now;
 	pt->op->nparts_done++;
-	rank_part_done(sm, pt);
+	sm->sink.part_done(sm, pt);
 }
 
 static void notify_dependents(struct sim *sm, struct conn *cn, int item)

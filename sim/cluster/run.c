@@ -11,26 +11,6 @@
 
 #include "internal.h"
 
-void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "run_cluster: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t sz)
-{
-	void *q = realloc(p, sz ? sz : 1);
-	if (!q) {
-		fprintf(stderr, "run_cluster: out of memory\n");
-		exit(1);
-	}
-	return q;
-}
-
 void prog_add(struct rankst *rk, struct instr in)
 {
 	if (rk->nprog == rk->capprog) {
@@ -40,8 +20,8 @@ void prog_add(struct rankst *rk, struct instr in)
 	rk->prog[rk->nprog++] = in;
 }
 
-void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r, uint8_t kind,
-		 double t, uint32_t tid)
+static void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_record *r,
+			uint8_t kind, double t, uint32_t tid)
 {
 	r->kind = kind;
 	r->source = PULSE_HOOK_SRC_HOOK;
@@ -148,7 +128,7 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 	}
 }
 
-void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter)
+static void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter)
 {
 	const struct sc_failure *f = &sm->s->failure;
 	if (f->type == F_NONE || sm->fail_started || iter != f->start_iteration)
@@ -241,7 +221,7 @@ static void gpu_done(struct sim *sm, struct rankst *rk)
 	cpu_wake(sm, rk);
 }
 
-void rank_part_done(struct sim *sm, struct part *pt)
+static void rank_part_done(struct sim *sm, struct part *pt)
 {
 	struct rankst *rk = pt->rk;
 	if (--rk->gpu_pending == 0)
@@ -401,6 +381,10 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 {
 	memset(sm, 0, sizeof *sm);
 	sm->s = s;
+	/* one direction: the fabric reports to nccl.c, nccl.c to the ranks */
+	sm->on_flow_end = conn_flow_end;
+	sm->sink.record = rank_record;
+	sm->sink.part_done = rank_part_done;
 	sc_rng_seed(&sm->rng, s->seed);
 	sm->nhosts = s->hosts;
 	sm->ngpus = s->gpus;

@@ -6,6 +6,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,20 +63,6 @@ static void fail(struct ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->err, c->errlen, fmt, ap);
 	va_end(ap);
-}
-
-/* Every member of `obj` must be in `known` (NULL-terminated). */
-static void check_known(struct ctx *c, const cJSON *obj, const char *where,
-			const char *const *known)
-{
-	for (const cJSON *m = obj ? obj->child : NULL; m; m = m->next) {
-		int ok = 0;
-		for (int i = 0; known[i]; i++)
-			if (m->string && !strcmp(m->string, known[i]))
-				ok = 1;
-		if (!ok)
-			fail(c, "%s: unknown field \"%s\"", where, m->string ? m->string : "?");
-	}
 }
 
 static void get_num(struct ctx *c, const cJSON *obj, const char *where, const char *key,
@@ -204,14 +191,280 @@ static void defaults(struct sc_scenario *s)
 	s->failure.duration_ns = 5e5;
 }
 
-static int op_from_name(const char *n)
+/* ---- the keys: one line each (sim/README.md documents them) ---- */
+
+enum ktype {
+	K_NUM,   /* double in [lo, hi] */
+	K_INT,   /* int in [lo, hi] */
+	K_U64,   /* uint64_t in [lo, hi] */
+	K_BOOL,  /* true or false into an int (off < 0: checked, not kept) */
+	K_ENUM,  /* one of names[] into an int: the index of the name */
+	K_NAME,  /* the scenario's name: 1 to hi-1 of [A-Za-z0-9-_.] into a char[hi] */
+	K_FAIL,  /* a failure type (sc_fail_table) into an int; required */
+	K_DELAYS, /* an array of at most 64 numbers in [lo, hi] into a double[64] */
+	K_OTHER, /* known here, read elsewhere (a section, a list), or not read at all */
+};
+
+struct key {
+	const char *name;
+	enum ktype type;
+	double lo, hi;
+	long off;                 /* destination: offset into the base, -1 none */
+	const char *const *names; /* K_ENUM: accepted strings, by the value they set */
+	int nnames;
+	const char *expect;       /* K_ENUM, K_DELAYS: what is accepted, for the error */
+};
+
+#define SC_OFF(f) ((long)offsetof(struct sc_scenario, f))
+#define NUM(k, f, lo, hi) { k, K_NUM, lo, hi, SC_OFF(f), NULL, 0, NULL }
+#define INT(k, f, lo, hi) { k, K_INT, lo, hi, SC_OFF(f), NULL, 0, NULL }
+#define U64(k, f, lo, hi) { k, K_U64, lo, hi, SC_OFF(f), NULL, 0, NULL }
+#define BOOL(k, f) { k, K_BOOL, 0, 0, SC_OFF(f), NULL, 0, NULL }
+#define ENUM(k, f, names, expect) \
+	{ k, K_ENUM, 0, 0, SC_OFF(f), names, (int)(sizeof names / sizeof names[0]), expect }
+#define OTHER(k) { k, K_OTHER, 0, 0, -1, NULL, 0, NULL }
+#define END { NULL, K_OTHER, 0, 0, -1, NULL, 0, NULL }
+
+static const char *const workload_names[] = { [WL_GPT] = "gpt", [WL_MOE] = "moe",
+					       [WL_STANDALONE] = "standalone" };
+static const char *const algo_names[] = { [ALGO_RING] = "ring", [ALGO_TREE] = "tree" };
+static const char *const pattern_names[] = { [PAT_NEIGHBOR] = "neighbor_exchange",
+					     [PAT_ALL_TO_ONE] = "all_to_one",
+					     [PAT_ONE_TO_ALL] = "one_to_all",
+					     [PAT_COLLECTIVE] = "collective" };
+static const char *const coll_names[] = {
+	[PULSE_HOOK_OP_ALLREDUCE] = "allreduce", [PULSE_HOOK_OP_ALLGATHER] = "allgather",
+	[PULSE_HOOK_OP_REDUCESCATTER] = "reducescatter", [PULSE_HOOK_OP_BROADCAST] = "broadcast",
+	[PULSE_HOOK_OP_REDUCE] = "reduce",
+};
+static const char *const direction_names[] = { "egress", "ingress" };
+
+/* the top level: read before the workload's own defaults apply */
+static const struct key top_keys[] = {
+	{ "name", K_NAME, 0, SC_NAME_LEN, SC_OFF(name), NULL, 0, NULL },
+	U64("seed", seed, 0, 9007199254740991.0),
+	{ "quick", K_BOOL, 0, 0, -1, NULL, 0, NULL },
+	ENUM("workload", workload, workload_names, "gpt, moe or standalone"),
+	END,
+};
+/* the top level: read after them */
+static const struct key top_keys2[] = {
+	INT("iterations", iterations, 1, 100000),
+	NUM("poll_ns", poll_ns, 1e6, 2e9),
+	NUM("epoch_ns", epoch_ns, 1000, 1e6),
+	NUM("tail_ns", tail_ns, 0, 60e9),
+	NUM("hang_tail_ns", hang_tail_ns, 0, 600e9),
+	NUM("start_ns", start_ns, 1e5, 60e9),
+	OTHER("description"),
+	OTHER("cluster"), OTHER("nccl"), OTHER("compute"), OTHER("gpt"), OTHER("moe"),
+	OTHER("standalone"), OTHER("fabric"), OTHER("failure"),
+	END,
+};
+static const struct key cluster_keys[] = {
+	INT("hosts", hosts, 1, SC_MAX_HOSTS),
+	INT("gpus_per_host", gpus, 1, SC_MAX_GPUS),
+	NUM("nic_gbps", nic_gbps, 1, 3200),
+	NUM("nvlink_gbps", nvlink_gbps, 1, 100000),
+	NUM("clock_offset_ns", clock_offset_ns, 0, 1e10),
+	NUM("clock_drift_ppm", clock_drift_ppm, 0, 500),
+	NUM("nic_drift_ppm", nic_drift_ppm, 0, 500),
+	U64("clock_base_ns", clock_base_ns, 1e17, 4e18),
+	END,
+};
+static const struct key nccl_keys[] = {
+	INT("channels", channels, 1, SC_MAX_CHANNELS),
+	INT("p2p_channels", p2p_channels, 1, SC_MAX_CHANNELS),
+	INT("slots", slots, 1, 64),
+	INT("chunk_slices", chunk_slices, 1, 64),
+	ENUM("algo", algo, algo_names, "ring or tree"),
+	U64("slice_bytes", slice_bytes, 4096, 16u << 20),
+	NUM("proxy_ns", proxy_ns, 0, 1e8),
+	NUM("launch_ns", launch_ns, 0, 1e8),
+	NUM("call_ns", call_ns, 0, 1e8),
+	NUM("net_latency_ns", net_latency_ns, 0, 1e8),
+	INT("mtu", mtu, 256, 4096),
+	U64("event_max_bytes", event_max_bytes, 4096, 2097120),
+	NUM("event_max_ns", event_max_ns, 100, 1e6),
+	END,
+};
+static const struct key compute_keys[] = {
+	NUM("jitter", jitter, 0, 0.5),
+	NUM("cpu_frac", cpu_frac, 0, 1),
+	INT("gpu_queue", gpu_queue, 1, 1024),
+	END,
+};
+static const struct key gpt_keys[] = {
+	INT("pp", pp, 1, SC_MAX_HOSTS),
+	INT("dp", dp, 1, SC_MAX_HOSTS),
+	INT("microbatches", microbatches, 1, 1024),
+	NUM("fwd_ns", fwd_ns, 0, 1e10),
+	NUM("bwd_ns", bwd_ns, 0, 1e10),
+	NUM("optimizer_ns", optimizer_ns, 0, 1e10),
+	U64("act_bytes", act_bytes, 0, 1e10),
+	U64("grad_bytes", grad_bytes, 0, 1e11),
+	U64("tp_bytes", tp_bytes, 0, 1e10),
+	BOOL("zero", zero),
+	END,
+};
+static const struct key moe_keys[] = {
+	INT("ep", ep, 1, SC_MAX_HOSTS),
+	INT("layers", moe_layers, 1, 1024),
+	NUM("expert_ns", expert_ns, 0, 1e10),
+	NUM("attn_ns", attn_ns, 0, 1e10),
+	U64("tokens_bytes", tokens_bytes, 0, 1e10),
+	NUM("routing_skew", routing_skew, 0, 0.95),
+	END,
+};
+static const struct key standalone_keys[] = {
+	ENUM("pattern", pattern, pattern_names,
+	     "neighbor_exchange, all_to_one, one_to_all or collective"),
+	ENUM("collective", collective_type, coll_names,
+	     "allreduce, allgather, reducescatter, broadcast or reduce"),
+	U64("msg_bytes", msg_bytes, 1, 1e11),
+	NUM("gap_ns", gap_ns, 0, 1e10),
+	{ "delay_ns", K_DELAYS, 0, 1e10, SC_OFF(delay_ns), NULL, 0, "a number in [0, 1e10]" },
+	END,
+};
+static const struct key fabric_keys[] = {
+	OTHER("paths"),
+	END,
+};
+/* one entry of fabric.paths: offsets into s->paths[i] */
+#define PATH_OFF(f) (SC_OFF(paths[0].f) - SC_OFF(paths[0]))
+static const struct key path_keys[] = {
+	{ "src_host", K_INT, 0, SC_MAX_HOSTS - 1, PATH_OFF(src_host), NULL, 0, NULL },
+	{ "src_gpu", K_INT, 0, SC_MAX_GPUS - 1, PATH_OFF(src_gpu), NULL, 0, NULL },
+	{ "dst_host", K_INT, 0, SC_MAX_HOSTS - 1, PATH_OFF(dst_host), NULL, 0, NULL },
+	{ "dst_gpu", K_INT, 0, SC_MAX_GPUS - 1, PATH_OFF(dst_gpu), NULL, 0, NULL },
+	{ "capacity", K_NUM, 0.01, 1, PATH_OFF(frac), NULL, 0, NULL },
+	END,
+};
+static const struct key failure_keys[] = {
+	{ "type", K_FAIL, 0, 0, SC_OFF(failure.type), NULL, 0, NULL },
+	INT("host", failure.host, 0, SC_MAX_HOSTS - 1),
+	INT("gpu", failure.gpu, 0, SC_MAX_GPUS - 1),
+	NUM("severity", failure.severity, 0, 1000),
+	INT("start_iteration", failure.start_iteration, 0, 100000),
+	NUM("period_ns", failure.period_ns, 1e4, 1e10),
+	NUM("duration_ns", failure.duration_ns, 1e3, 1e10),
+	ENUM("direction", failure.ingress, direction_names, "egress or ingress"),
+	END,
+};
+
+static int has_key(const struct key *k, const char *name)
 {
-	static const char *const names[] = { "", "allreduce", "allgather", "reducescatter",
-					     "broadcast", "reduce", "alltoall" };
-	for (int i = 1; i < 7; i++)
-		if (!strcmp(n, names[i]))
-			return i;
-	return -1;
+	for (; k && k->name; k++)
+		if (!strcmp(k->name, name))
+			return 1;
+	return 0;
+}
+
+/* Every member of `obj` must be a key of one of the two tables. */
+static void check_known(struct ctx *c, const cJSON *obj, const char *where, const struct key *a,
+			const struct key *b)
+{
+	for (const cJSON *m = obj ? obj->child : NULL; m; m = m->next)
+		if (!m->string || (!has_key(a, m->string) && !has_key(b, m->string)))
+			fail(c, "%s: unknown field \"%s\"", where, m->string ? m->string : "?");
+}
+
+static void get_name(struct ctx *c, const cJSON *obj, const char *where, const struct key *k,
+		     char *out)
+{
+	const char *name = get_str(c, obj, where, k->name);
+	if (!name)
+		return;
+	size_t cap = (size_t)k->hi;
+	if (!*name || strlen(name) >= cap)
+		fail(c, "%s.%s: 1 to %zu characters", where, k->name, cap - 1);
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			fail(c, "%s.%s: only letters, digits, '-', '_', '.'", where, k->name);
+	if (!c->failed)
+		snprintf(out, cap, "%s", name);
+}
+
+static void get_delays(struct ctx *c, const cJSON *obj, const char *where, const struct key *k,
+		       double *out)
+{
+	const cJSON *dl = obj ? cJSON_GetObjectItemCaseSensitive(obj, k->name) : NULL;
+	if (!dl)
+		return;
+	if (!cJSON_IsArray(dl) || cJSON_GetArraySize(dl) > 64) {
+		fail(c, "%s.%s: expected an array of at most 64 numbers", where, k->name);
+		return;
+	}
+	int i = 0;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, dl)
+	{
+		if (!cJSON_IsNumber(v) || !(v->valuedouble >= k->lo && v->valuedouble <= k->hi))
+			fail(c, "%s.%s[%d]: expected %s", where, k->name, i, k->expect);
+		else
+			out[i] = v->valuedouble;
+		i++;
+	}
+}
+
+/* Reads every key of the table that obj has into base, in table order. */
+static void read_keys(struct ctx *c, const cJSON *obj, const char *where, const struct key *keys,
+		      void *base)
+{
+	for (const struct key *k = keys; k->name; k++) {
+		void *dst = k->off >= 0 ? (char *)base + k->off : NULL;
+		switch (k->type) {
+		case K_NUM: get_num(c, obj, where, k->name, dst, k->lo, k->hi); break;
+		case K_INT: get_int(c, obj, where, k->name, dst, (int)k->lo, (int)k->hi); break;
+		case K_U64: get_u64(c, obj, where, k->name, dst, k->lo, k->hi); break;
+		case K_BOOL: {
+			const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, k->name) : NULL;
+			if (v && !cJSON_IsBool(v))
+				fail(c, "%s.%s: expected true or false", where, k->name);
+			else if (v && dst)
+				*(int *)dst = cJSON_IsTrue(v);
+			break;
+		}
+		case K_ENUM: {
+			const char *v = get_str(c, obj, where, k->name);
+			if (!v)
+				break;
+			int i = 0;
+			while (i < k->nnames && !(k->names[i] && !strcmp(k->names[i], v)))
+				i++;
+			if (i == k->nnames)
+				fail(c, "%s.%s: \"%s\" is not %s", where, k->name, v, k->expect);
+			else
+				*(int *)dst = i;
+			break;
+		}
+		case K_NAME: get_name(c, obj, where, k, dst); break;
+		case K_FAIL: {
+			const char *t = get_str(c, obj, where, k->name);
+			int ft;
+			if (!t)
+				fail(c, "%s.%s: required", where, k->name);
+			else if ((ft = sc_fail_from_name(t)) < 0)
+				fail(c, "%s.%s: unknown type \"%s\" (sim/README.md lists them)", where,
+				     k->name, t);
+			else
+				*(int *)dst = ft;
+			break;
+		}
+		case K_DELAYS: get_delays(c, obj, where, k, dst); break;
+		case K_OTHER: break;
+		}
+	}
+}
+
+/* One section: an object (or absent or null), its keys, into the scenario. */
+static const cJSON *section(struct ctx *c, const cJSON *root, const char *name,
+			    const struct key *keys, struct sc_scenario *s)
+{
+	const cJSON *o = get_obj(c, root, name);
+	check_known(c, o, name, keys, NULL);
+	read_keys(c, o, name, keys, s);
+	return o;
 }
 
 int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char *err,
@@ -231,37 +484,8 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		cJSON_Delete(root);
 		return -1;
 	}
-	static const char *const top[] = { "name", "seed", "workload", "description", "quick",
-					   "iterations", "poll_ns", "epoch_ns", "tail_ns", "hang_tail_ns",
-					   "start_ns", "cluster", "nccl", "compute", "gpt", "moe",
-					   "standalone", "fabric", "failure", NULL };
-	check_known(&c, root, "scenario", top);
-	const char *name = get_str(&c, root, "scenario", "name");
-	if (name) {
-		if (!*name || strlen(name) >= sizeof s->name)
-			fail(&c, "scenario.name: 1 to %zu characters", sizeof s->name - 1);
-		for (const char *p = name; *p; p++)
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
-				fail(&c, "scenario.name: only letters, digits, '-', '_', '.'");
-		if (!c.failed)
-			snprintf(s->name, sizeof s->name, "%s", name);
-	}
-	get_u64(&c, root, "scenario", "seed", &s->seed, 0, 9007199254740991.0);
-	const cJSON *q = cJSON_GetObjectItemCaseSensitive(root, "quick");
-	if (q && !cJSON_IsBool(q))
-		fail(&c, "scenario.quick: expected true or false");
-	const char *wl = get_str(&c, root, "scenario", "workload");
-	if (wl) {
-		if (!strcmp(wl, "gpt"))
-			s->workload = WL_GPT;
-		else if (!strcmp(wl, "moe"))
-			s->workload = WL_MOE;
-		else if (!strcmp(wl, "standalone"))
-			s->workload = WL_STANDALONE;
-		else
-			fail(&c, "scenario.workload: \"%s\" is not gpt, moe or standalone", wl);
-	}
+	check_known(&c, root, "scenario", top_keys, top_keys2);
+	read_keys(&c, root, "scenario", top_keys, s);
 	if (s->workload == WL_MOE) { /* defaults that differ by workload */
 		s->hosts = 2;
 		s->gpus = 2;
@@ -270,153 +494,24 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		s->gpus = 1;
 		s->iterations = 3;
 	}
-	get_int(&c, root, "scenario", "iterations", &s->iterations, 1, 100000);
-	get_num(&c, root, "scenario", "poll_ns", &s->poll_ns, 1e6, 2e9);
-	get_num(&c, root, "scenario", "epoch_ns", &s->epoch_ns, 1000, 1e6);
-	get_num(&c, root, "scenario", "tail_ns", &s->tail_ns, 0, 60e9);
-	get_num(&c, root, "scenario", "hang_tail_ns", &s->hang_tail_ns, 0, 600e9);
-	get_num(&c, root, "scenario", "start_ns", &s->start_ns, 1e5, 60e9);
+	read_keys(&c, root, "scenario", top_keys2, s);
 	if (s->tail_ns < 0)
 		s->tail_ns = s->poll_ns;
 
-	const cJSON *cl = get_obj(&c, root, "cluster");
-	static const char *const clk[] = { "hosts", "gpus_per_host", "nic_gbps", "nvlink_gbps",
-					   "clock_offset_ns", "clock_drift_ppm", "nic_drift_ppm",
-					   "clock_base_ns", NULL };
-	check_known(&c, cl, "cluster", clk);
-	get_int(&c, cl, "cluster", "hosts", &s->hosts, 1, SC_MAX_HOSTS);
-	get_int(&c, cl, "cluster", "gpus_per_host", &s->gpus, 1, SC_MAX_GPUS);
-	get_num(&c, cl, "cluster", "nic_gbps", &s->nic_gbps, 1, 3200);
-	get_num(&c, cl, "cluster", "nvlink_gbps", &s->nvlink_gbps, 1, 100000);
-	get_num(&c, cl, "cluster", "clock_offset_ns", &s->clock_offset_ns, 0, 1e10);
-	get_num(&c, cl, "cluster", "clock_drift_ppm", &s->clock_drift_ppm, 0, 500);
-	get_num(&c, cl, "cluster", "nic_drift_ppm", &s->nic_drift_ppm, 0, 500);
-	get_u64(&c, cl, "cluster", "clock_base_ns", &s->clock_base_ns, 1e17, 4e18);
-
-	const cJSON *nc = get_obj(&c, root, "nccl");
-	static const char *const nck[] = { "channels", "p2p_channels", "slots", "chunk_slices", "algo",
-					   "slice_bytes", "proxy_ns", "launch_ns", "call_ns",
-					   "net_latency_ns", "mtu", "event_max_bytes",
-					   "event_max_ns", NULL };
-	check_known(&c, nc, "nccl", nck);
-	get_int(&c, nc, "nccl", "channels", &s->channels, 1, SC_MAX_CHANNELS);
-	get_int(&c, nc, "nccl", "p2p_channels", &s->p2p_channels, 1, SC_MAX_CHANNELS);
-	get_int(&c, nc, "nccl", "slots", &s->slots, 1, 64);
-	get_int(&c, nc, "nccl", "chunk_slices", &s->chunk_slices, 1, 64);
-	const char *algo = get_str(&c, nc, "nccl", "algo");
-	if (algo) {
-		if (!strcmp(algo, "ring"))
-			s->algo = ALGO_RING;
-		else if (!strcmp(algo, "tree"))
-			s->algo = ALGO_TREE;
-		else
-			fail(&c, "nccl.algo: \"%s\" is not ring or tree", algo);
-	}
-	get_u64(&c, nc, "nccl", "slice_bytes", &s->slice_bytes, 4096, 16u << 20);
-	get_num(&c, nc, "nccl", "proxy_ns", &s->proxy_ns, 0, 1e8);
-	get_num(&c, nc, "nccl", "launch_ns", &s->launch_ns, 0, 1e8);
-	get_num(&c, nc, "nccl", "call_ns", &s->call_ns, 0, 1e8);
-	get_num(&c, nc, "nccl", "net_latency_ns", &s->net_latency_ns, 0, 1e8);
-	get_int(&c, nc, "nccl", "mtu", &s->mtu, 256, 4096);
-	get_u64(&c, nc, "nccl", "event_max_bytes", &s->event_max_bytes, 4096, 2097120);
-	get_num(&c, nc, "nccl", "event_max_ns", &s->event_max_ns, 100, 1e6);
-
-	const cJSON *co = get_obj(&c, root, "compute");
-	static const char *const cok[] = { "jitter", "cpu_frac", "gpu_queue", NULL };
-	check_known(&c, co, "compute", cok);
-	get_num(&c, co, "compute", "jitter", &s->jitter, 0, 0.5);
-	get_num(&c, co, "compute", "cpu_frac", &s->cpu_frac, 0, 1);
-	get_int(&c, co, "compute", "gpu_queue", &s->gpu_queue, 1, 1024);
-
-	const cJSON *g = get_obj(&c, root, "gpt");
-	static const char *const gk[] = { "pp", "dp", "microbatches", "fwd_ns", "bwd_ns",
-					  "optimizer_ns", "act_bytes", "grad_bytes", "tp_bytes",
-					  "zero", NULL };
-	check_known(&c, g, "gpt", gk);
-	if (s->workload == WL_GPT) {
+	section(&c, root, "cluster", cluster_keys, s);
+	section(&c, root, "nccl", nccl_keys, s);
+	section(&c, root, "compute", compute_keys, s);
+	if (s->workload == WL_GPT) { /* defaults from the cluster */
 		s->dp = s->hosts;
 		s->pp = 1;
 	}
-	get_int(&c, g, "gpt", "pp", &s->pp, 1, SC_MAX_HOSTS);
-	get_int(&c, g, "gpt", "dp", &s->dp, 1, SC_MAX_HOSTS);
-	get_int(&c, g, "gpt", "microbatches", &s->microbatches, 1, 1024);
-	get_num(&c, g, "gpt", "fwd_ns", &s->fwd_ns, 0, 1e10);
-	get_num(&c, g, "gpt", "bwd_ns", &s->bwd_ns, 0, 1e10);
-	get_num(&c, g, "gpt", "optimizer_ns", &s->optimizer_ns, 0, 1e10);
-	get_u64(&c, g, "gpt", "act_bytes", &s->act_bytes, 0, 1e10);
-	get_u64(&c, g, "gpt", "grad_bytes", &s->grad_bytes, 0, 1e11);
-	get_u64(&c, g, "gpt", "tp_bytes", &s->tp_bytes, 0, 1e10);
-	const cJSON *z = g ? cJSON_GetObjectItemCaseSensitive(g, "zero") : NULL;
-	if (z) {
-		if (!cJSON_IsBool(z))
-			fail(&c, "gpt.zero: expected true or false");
-		else
-			s->zero = cJSON_IsTrue(z);
-	}
-
-	const cJSON *m = get_obj(&c, root, "moe");
-	static const char *const mk[] = { "ep", "layers", "expert_ns", "attn_ns", "tokens_bytes",
-					  "routing_skew", NULL };
-	check_known(&c, m, "moe", mk);
+	section(&c, root, "gpt", gpt_keys, s);
 	if (s->workload == WL_MOE)
 		s->ep = s->hosts;
-	get_int(&c, m, "moe", "ep", &s->ep, 1, SC_MAX_HOSTS);
-	get_int(&c, m, "moe", "layers", &s->moe_layers, 1, 1024);
-	get_num(&c, m, "moe", "expert_ns", &s->expert_ns, 0, 1e10);
-	get_num(&c, m, "moe", "attn_ns", &s->attn_ns, 0, 1e10);
-	get_u64(&c, m, "moe", "tokens_bytes", &s->tokens_bytes, 0, 1e10);
-	get_num(&c, m, "moe", "routing_skew", &s->routing_skew, 0, 0.95);
+	section(&c, root, "moe", moe_keys, s);
+	section(&c, root, "standalone", standalone_keys, s);
 
-	const cJSON *st = get_obj(&c, root, "standalone");
-	static const char *const sk[] = { "pattern", "collective", "msg_bytes", "gap_ns", "delay_ns",
-					  NULL };
-	check_known(&c, st, "standalone", sk);
-	const char *pat = get_str(&c, st, "standalone", "pattern");
-	if (pat) {
-		if (!strcmp(pat, "neighbor_exchange"))
-			s->pattern = PAT_NEIGHBOR;
-		else if (!strcmp(pat, "all_to_one"))
-			s->pattern = PAT_ALL_TO_ONE;
-		else if (!strcmp(pat, "one_to_all"))
-			s->pattern = PAT_ONE_TO_ALL;
-		else if (!strcmp(pat, "collective"))
-			s->pattern = PAT_COLLECTIVE;
-		else
-			fail(&c, "standalone.pattern: \"%s\" is not neighbor_exchange, all_to_one, "
-				 "one_to_all or collective", pat);
-	}
-	const char *coll = get_str(&c, st, "standalone", "collective");
-	if (coll) {
-		int t = op_from_name(coll);
-		if (t < 0 || t == PULSE_HOOK_OP_ALLTOALL)
-			fail(&c, "standalone.collective: \"%s\" is not allreduce, allgather, "
-				 "reducescatter, broadcast or reduce", coll);
-		else
-			s->collective_type = t;
-	}
-	get_u64(&c, st, "standalone", "msg_bytes", &s->msg_bytes, 1, 1e11);
-	get_num(&c, st, "standalone", "gap_ns", &s->gap_ns, 0, 1e10);
-	const cJSON *dl = st ? cJSON_GetObjectItemCaseSensitive(st, "delay_ns") : NULL;
-	if (dl) {
-		if (!cJSON_IsArray(dl) || cJSON_GetArraySize(dl) > 64) {
-			fail(&c, "standalone.delay_ns: expected an array of at most 64 numbers");
-		} else {
-			int i = 0;
-			const cJSON *v;
-			cJSON_ArrayForEach(v, dl)
-			{
-				if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e10))
-					fail(&c, "standalone.delay_ns[%d]: expected a number in [0, 1e10]", i);
-				else
-					s->delay_ns[i] = v->valuedouble;
-				i++;
-			}
-		}
-	}
-
-	const cJSON *fab = get_obj(&c, root, "fabric");
-	static const char *const fk[] = { "paths", NULL };
-	check_known(&c, fab, "fabric", fk);
+	const cJSON *fab = section(&c, root, "fabric", fabric_keys, s);
 	const cJSON *paths = fab ? cJSON_GetObjectItemCaseSensitive(fab, "paths") : NULL;
 	if (paths) {
 		if (!cJSON_IsArray(paths))
@@ -432,20 +527,10 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 				fail(&c, "fabric.paths[]: expected objects");
 				break;
 			}
-			static const char *const pk[] = { "src_host", "src_gpu", "dst_host",
-							  "dst_gpu", "capacity", NULL };
-			check_known(&c, p, "fabric.paths[]", pk);
+			check_known(&c, p, "fabric.paths[]", path_keys, NULL);
 			int i = s->npaths++;
 			s->paths[i].frac = 1;
-			get_int(&c, p, "fabric.paths[]", "src_host", &s->paths[i].src_host, 0,
-				SC_MAX_HOSTS - 1);
-			get_int(&c, p, "fabric.paths[]", "src_gpu", &s->paths[i].src_gpu, 0,
-				SC_MAX_GPUS - 1);
-			get_int(&c, p, "fabric.paths[]", "dst_host", &s->paths[i].dst_host, 0,
-				SC_MAX_HOSTS - 1);
-			get_int(&c, p, "fabric.paths[]", "dst_gpu", &s->paths[i].dst_gpu, 0,
-				SC_MAX_GPUS - 1);
-			get_num(&c, p, "fabric.paths[]", "capacity", &s->paths[i].frac, 0.01, 1);
+			read_keys(&c, p, "fabric.paths[]", path_keys, &s->paths[i]);
 		}
 	}
 
@@ -454,36 +539,9 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		if (!cJSON_IsObject(f)) {
 			fail(&c, "failure: expected an object or null");
 		} else {
-			static const char *const fk2[] = { "type", "host", "gpu", "severity",
-							   "start_iteration", "period_ns",
-							   "duration_ns", "direction", NULL };
-			check_known(&c, f, "failure", fk2);
-			const char *t = get_str(&c, f, "failure", "type");
-			if (!t) {
-				fail(&c, "failure.type: required");
-			} else {
-				int ft = sc_fail_from_name(t);
-				if (ft < 0)
-					fail(&c, "failure.type: unknown type \"%s\" (sim/README.md "
-						 "lists them)", t);
-				else
-					s->failure.type = ft;
-			}
-			s->failure.host = 0;
-			get_int(&c, f, "failure", "host", &s->failure.host, 0, SC_MAX_HOSTS - 1);
-			get_int(&c, f, "failure", "gpu", &s->failure.gpu, 0, SC_MAX_GPUS - 1);
-			get_num(&c, f, "failure", "severity", &s->failure.severity, 0, 1000);
-			get_int(&c, f, "failure", "start_iteration", &s->failure.start_iteration, 0,
-				100000);
-			get_num(&c, f, "failure", "period_ns", &s->failure.period_ns, 1e4, 1e10);
-			get_num(&c, f, "failure", "duration_ns", &s->failure.duration_ns, 1e3, 1e10);
-			const char *dir = get_str(&c, f, "failure", "direction");
-			if (dir) {
-				if (!strcmp(dir, "ingress"))
-					s->failure.ingress = 1;
-				else if (strcmp(dir, "egress"))
-					fail(&c, "failure.direction: \"%s\" is not egress or ingress", dir);
-			}
+			check_known(&c, f, "failure", failure_keys, NULL);
+			s->failure.host = 0; /* a failure is on host 0 unless it says */
+			read_keys(&c, f, "failure", failure_keys, s);
 		}
 	}
 	cJSON_Delete(root);

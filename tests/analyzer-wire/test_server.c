@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* The analyzer's TCP service (analyzer/server.c) and the agent's link
+/* The analyzer's TCP service (analyzer/server_*.c) and the agent's link
  * (host-agent/analyzer_link.c), in one process over loopback: records get
  * through; every kind of bad input is dropped, logged and counted while a
  * well-behaved agent keeps being served; the join goes back to the agents;

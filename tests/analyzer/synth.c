@@ -12,6 +12,14 @@
 
 #define MS 1000000.0
 
+/* the most bytes rank r's transfers move in one 32 µs epoch: its line
+ * rate's, or its cap's once failing */
+static uint64_t syn_peak(const struct syn *s, int r, int failing)
+{
+	double line = s->rate_gbps * 1e9 / 8 * 32e-6;
+	return (uint64_t)(line * (failing && s->peak_cap[r] > 0 ? s->peak_cap[r] : 1.0));
+}
+
 void syn_default(struct syn *s)
 {
 	memset(s, 0, sizeof *s);
@@ -233,6 +241,7 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 					p->start_ns = o->start_ns;
 					p->end_ns = o->end_ns;
 					p->active_ns = o->active_ns;
+					p->peak_epoch_bytes = syn_peak(s, r, failing);
 					p->complete = 1;
 					double xs = failing ? (s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r]
 												  : s->xfer_slow[pr])
@@ -272,6 +281,7 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 				p->start_ns = o->start_ns;
 				p->end_ns = o->end_ns;
 				p->active_ns = o->active_ns;
+				p->peak_epoch_bytes = syn_peak(s, r, failing);
 				p->complete = 1;
 			}
 			o->duration_ns = o->end_ns - o->start_ns;

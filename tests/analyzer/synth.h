@@ -34,6 +34,9 @@ struct syn {
 	double recv_post_ms[SYN_MAX];/* custom: this rank's proxy posts its receive buffers late: the
 				      * other ranks' transfers to it start (and end) this much after
 				      * their first byte, from fail_iter on */
+	double peak_cap[SYN_MAX];    /* this rank's NIC peaks at this fraction of its line rate in an
+				      * epoch, from fail_iter on (0: full), while its averages stay
+				      * paced like its peers' (a ring is as fast as its slowest link) */
 	int hang;                    /* enum syn_hang, at fail_iter */
 	int hang_rank;
 	double jitter_ms;            /* deterministic compute jitter amplitude */

@@ -375,14 +375,18 @@ static void test_triggers(void **state)
 	assert_true(p->trigger[0] != '\0');
 	an_state_free(st);
 
-	/* a failure before the baselines exist (iteration 1) is not a trigger yet */
+	/* a failure before any baseline exists (iteration 1 of 3): peers before
+	 * history. The rank stands out of its own operator's ranks in two
+	 * instances running: a trigger, and the verdict, without history (it
+	 * was none before the peer trigger) */
 	syn_default(&s);
 	s.fail_iter = 1;
 	s.iters = 3;
 	s.slow_rate[0] = 150;
 	st = syn_run(&s, NULL);
 	an_get_counters(st, &c);
-	assert_int_equal(c.triggers_slow, 0);
+	assert_true(c.triggers_slow >= 1);
+	expect_machine(syn_first(st, "pulse"), AN_COMM_SLOW, "host0");
 	an_state_free(st);
 }
 
@@ -724,11 +728,12 @@ static void feed_line(struct an_state *st, const char *host, const char *line)
 	assert_true(rc >= 0);
 }
 
-static struct an_state *hang_from_calls(int never_called, int slow_sender)
+/* A 4-rank job (processes pid0.., QPs qp0..) of six all-reduces from T0 whose
+ * seventh hangs; its agents' poll windows are numbered from wseq0. */
+static void hang_job(struct an_state *st, uint64_t comm, uint64_t T0, int pid0, int qp0, int wseq0,
+		     int never_called, int slow_sender)
 {
-	struct an_state *st = an_state_new(NULL);
-	const uint64_t T0 = SYN_T0, MB = 1000000;
-	const uint64_t comm = 0xabcull;
+	const uint64_t MB = 1000000;
 	char line[1024], h[16];
 	for (int r = 0; r < 4; r++) {
 		snprintf(h, sizeof h, "host%d", r);
@@ -736,7 +741,7 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
 			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[{\"dev\":\"mlx5_0\",\"port\":1,"
 			 "\"qpn\":%d,\"pid\":%d,\"comm_id\":\"0x%016llx\",\"rank\":%d}]}",
-			 100 + r, (unsigned long long)comm, r, 10 + r, 100 + r, (unsigned long long)comm, r);
+			 pid0 + r, (unsigned long long)comm, r, qp0 + r, pid0 + r, (unsigned long long)comm, r);
 		feed_line(st, h, line);
 	}
 	struct pulse_op_record o;
@@ -745,7 +750,7 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 			memset(&o, 0, sizeof o);
 			snprintf(o.host, sizeof o.host, "host%d", r);
 			o.gpu = 0;
-			o.pid = (uint32_t)(100 + r);
+			o.pid = (uint32_t)(pid0 + r);
 			o.comm_id = comm;
 			o.rank = r;
 			o.nranks = 4;
@@ -767,7 +772,7 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 			snprintf(line, sizeof line,
 				 "{\"type\":\"hook_op\",\"t_ns\":%s,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":%d,"
 				 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
-				 t, 100 + r, (unsigned long long)comm, it, (unsigned long long)(50 * MB));
+				 t, pid0 + r, (unsigned long long)comm, it, (unsigned long long)(50 * MB));
 			feed_line(st, h, line);
 			feed_line(st, h, j);
 			free(j);
@@ -779,7 +784,7 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 			snprintf(line, sizeof line,
 				 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\",\"seq\":6,"
 				 "\"op\":\"allreduce\",\"count\":%llu,\"group_id\":0,\"root_peer\":-1}",
-				 (unsigned long long)(T0 + 600 * MB), 100 + r, (unsigned long long)comm,
+				 (unsigned long long)(T0 + 600 * MB), pid0 + r, (unsigned long long)comm,
 				 (unsigned long long)(50 * MB));
 			feed_line(st, h, line);
 		}
@@ -800,18 +805,24 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 				 "\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"epoch_ns\":32000,\"qps\":[{\"qpn\":%d,"
 				 "\"bytes\":%llu,\"active_epochs\":10,\"peak_epoch_bytes\":1,\"peak_gbps\":1,\"mean_gbps\":1,"
 				 "\"start_ns\":%llu,\"end_ns\":%llu}]}",
-				 r, w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
-				 (unsigned long long)(T0 + (uint64_t)w * 1000 * MB), 10 + r, (unsigned long long)bytes,
+				 r, wseq0 + w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
+				 (unsigned long long)(T0 + (uint64_t)w * 1000 * MB), qp0 + r, (unsigned long long)bytes,
 				 (unsigned long long)(T0 + 1 * MB), (unsigned long long)(T0 + 610 * MB));
 			if (!bytes)
 				snprintf(line, sizeof line,
 					 "{\"type\":\"window\",\"nic\":\"replay:host%d/mlx5_0\",\"t_ns\":1,\"window_seq\":%d,"
 					 "\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"epoch_ns\":32000,\"qps\":[]}",
-					 r, w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
+					 r, wseq0 + w, (unsigned long long)(T0 + (uint64_t)(w - 1) * 1000 * MB),
 					 (unsigned long long)(T0 + (uint64_t)w * 1000 * MB));
 			feed_line(st, h, line);
 			an_tick(st, T0 + (uint64_t)w * 1000 * MB);
 		}
+}
+
+static struct an_state *hang_from_calls(int never_called, int slow_sender)
+{
+	struct an_state *st = an_state_new(NULL);
+	hang_job(st, 0xabcull, SYN_T0, 100, 10, 0, never_called, slow_sender);
 	an_finish(st);
 	return st;
 }
@@ -833,6 +844,106 @@ static void test_hang_from_calls(void **state)
 	st = hang_from_calls(3, -1);
 	expect_machine(syn_first(st, "pulse"), AN_COMP_STOP, "host3");
 	expect_machine(syn_first(st, "op-level"), AN_COMP_STOP, "host3");
+	an_state_free(st);
+}
+
+/* It never stops watching: a hang is one episode however long the job
+ * stays stopped, and when the job is restarted (new processes, a new
+ * communicator) and hangs again on another machine, that is diagnosed too. */
+static void test_hang_then_restart(void **state)
+{
+	(void)state;
+	const uint64_t S = 1000000000ull;
+	struct an_state *st = an_state_new(NULL);
+	hang_job(st, 0xabcull, SYN_T0, 100, 10, 0, 3, -1);
+	for (uint64_t t = 4; t <= 9; t++) /* stopped for seconds: one episode */
+		an_tick(st, SYN_T0 + t * S);
+	/* the restarted job, 10 s later: host1's NIC stops in its 7th all-reduce */
+	hang_job(st, 0xdefull, SYN_T0 + 10 * S, 200, 40, 10, -1, 1);
+	an_finish(st);
+	uint32_t n = 0, pulse = 0;
+	const struct an_diagnosis *d = an_diagnoses(st, &n);
+	const struct an_diagnosis *first = NULL, *second = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (strcmp(d[i].localizer, "pulse"))
+			continue;
+		pulse++;
+		if (!first)
+			first = &d[i];
+		else if (!second)
+			second = &d[i];
+	}
+	assert_int_equal(pulse, 2);
+	expect_machine(first, AN_COMP_STOP, "host3");
+	assert_int_equal(first->hang_kind, AN_HANG_NOT_ENTERED);
+	expect_machine(second, AN_COMM_STOP, "host1");
+	assert_int_equal(second->hang_kind, AN_HANG_STOPPED_IN_COMM);
+	assert_true(second->report_ns > SYN_T0 + 10 * S);
+	assert_true(first->score >= 0.5 && first->margin >= 1.0);
+	an_state_free(st);
+}
+
+/* The server's QP join and state.c once parsed hook_map twice and
+ * disagreed (a bare number for "gpu" was the server's only); both now use
+ * wire/hook_map.c: the GPU is taken in either form. */
+static void test_map_gpu_both_forms(void **st0)
+{
+	(void)st0;
+	static const char *lines[] = {
+		"{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":10,\"comm_id\":"
+		"\"0x00000000000000aa\",\"rank\":0,\"nranks\":2,\"gpu\":{\"cuda_dev\":3}}],\"qps\":[]}",
+		"{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":10,\"comm_id\":"
+		"\"0x00000000000000aa\",\"rank\":0,\"nranks\":2,\"gpu\":3}],\"qps\":[]}",
+	};
+	for (int i = 0; i < 2; i++) {
+		struct an_state *st = an_state_new(NULL);
+		char err[256];
+		assert_int_equal(an_ingest(st, "host0", lines[i], strlen(lines[i]), err, sizeof err), 0);
+		assert_int_equal(st->nhmap, 1);
+		assert_int_equal(st->hmap[0].gpu, 3);
+		assert_int_equal(st->hmap[0].rank, 0);
+		an_state_free(st);
+	}
+}
+
+/* A NIC capped below its line rate, from the first iteration, where the
+ * pipeline paces every rank to it (same actual times and rates): no
+ * history to compare with, only its peers' peak epochs in each operator.
+ * In an all-to-all its sent transfers alone are capped: machine level. In
+ * a ring a capped transfer's sender and receiver cannot be told apart:
+ * both are named. */
+static void test_peak_cap_from_start(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.fail_iter = 0;
+	s.peak_cap[2] = 0.7;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host2");
+	assert_int_equal(p->nsuspects, 1);
+	assert_string_equal(p->metric, "peak_epoch_bytes");
+	assert_true(p->margin > 1.0);
+	an_state_free(st);
+
+	syn_default(&s);
+	s.fail_iter = 0;
+	s.peak_cap[1] = 0.7;
+	st = syn_run(&s, NULL);
+	p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host1");
+	assert_int_equal(p->nsuspects, 2);
+	assert_string_equal(p->suspects[1].host, "host2");
+	an_state_free(st);
+
+	/* uncapped: nothing */
+	syn_default(&s);
+	s.custom = 1;
+	s.fail_iter = 0;
+	st = syn_run(&s, NULL);
+	assert_null(syn_first(st, "pulse"));
 	an_state_free(st);
 }
 
@@ -863,6 +974,9 @@ int main(void)
 		cmocka_unit_test(test_clock_skew),
 		cmocka_unit_test(test_replay_dir),
 		cmocka_unit_test(test_hang_from_calls),
+		cmocka_unit_test(test_hang_then_restart),
+		cmocka_unit_test(test_map_gpu_both_forms),
+		cmocka_unit_test(test_peak_cap_from_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,7 @@ static void sample(struct pulse_op_record *r)
 		p->start_ns = r->start_ns + (uint64_t)i;
 		p->end_ns = r->end_ns - (uint64_t)i;
 		p->active_ns = 1000u * (uint64_t)(i + 1);
+		p->peak_epoch_bytes = 589824u - (uint64_t)i;
 		p->complete = (uint8_t)!i;
 	}
 }
@@ -66,6 +67,13 @@ static void round_trip(void **state)
 	char err[160] = "";
 	assert_int_equal(pulse_op_record_from_json(s, strlen(s), &b, err, sizeof err), 0);
 	assert_memory_equal(&a, &b, sizeof a);
+	/* an older agent's line has no peak_epoch_bytes: still a record, peak 0 */
+	char *k = strstr(s, "\"peak_epoch_bytes\":589824,");
+	assert_non_null(k);
+	memmove(k, k + strlen("\"peak_epoch_bytes\":589824,"), strlen(k + strlen("\"peak_epoch_bytes\":589824,")) + 1);
+	assert_int_equal(pulse_op_record_from_json(s, strlen(s), &b, err, sizeof err), 0);
+	assert_int_equal(b.peers[0].peak_epoch_bytes, 0);
+	assert_int_equal(b.peers[1].peak_epoch_bytes, 589823);
 	free(s);
 }
 

@@ -1,8 +1,12 @@
-/* pulse-analyzer's TCP service for live host agents (analyzer/server.h).
- * Wire format: include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
+/* pulse-analyzer's TCP service (analyzer/server.h): connections and the
+ * loop. Listening and accepting, each agent connection's reading, decoding
+ * and output buffer, the per-connection protocol state machine (HELLO,
+ * data frames into an_ingest, MAP into the join, BYE), frame-rate
+ * throttling, clock skew, and the turn of the loop (an_srv_step) with its
+ * timeouts, ticks and the delayed join. Wire format:
+ * include/pulse/analyzer_wire.h, analyzer/PROTOCOL.md. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include "pulse/clock_ns.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,7 +14,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,89 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "analyzer.h"
 #include "pulse/analyzer_wire.h"
-#include "pulse/qp_join.h"
-#include "server.h"
+#include "pulse/clock_ns.h"
+#include "server_int.h"
 
-#define MAX_HOSTS 4096
-#define LOG_FIRST 20      /* per connection: the first this many bad events are logged, */
-#define LOG_EVERY 1000    /* then every this many */
-
-enum { C_NEW = 0, C_READY = 1, C_DEAD = 2, C_LINGER = 3 };
-/* C_LINGER: we said ERROR; its input is read and discarded until it closes
- * or for LINGER_NS, so that closing with its data unread does not reset
- * the connection before it has read the ERROR. */
-#define LINGER_NS 1000000000ull
-#define ACTIVE(c) ((c)->state == C_NEW || (c)->state == C_READY)
-
-struct host_ent {
-	char name[PULSE_AW_NAME_LEN];
-	struct conn *conn;           /* its current connection, or NULL */
-	/* its latest hook_map, parsed for the join */
-	struct pulse_join_qp *qps;
-	uint32_t nqps;
-	struct pulse_join_comm *comms;
-	uint32_t ncomms;
-	int have_map;
-	char *last_join;             /* what it was last sent (t_ns and version zeroed) */
-	uint64_t agent_dropped;      /* the agent's own drops, from its HEARTBEAT */
-	int skewed;
-	int64_t skew_ns;
-	int64_t skew_s[4];           /* the last samples (agent - analyzer realtime) */
-	uint32_t nskew;
-};
-
-struct conn {
-	int fd;
-	int state;
-	char peer[80];
-	struct host_ent *host;
-	uint16_t version;
-	struct pulse_aw_decoder dec;
-	uint8_t *out;
-	size_t out_len, out_off, out_alloc;
-	uint32_t seq;
-	int wdead;                   /* sending failed: what it sent is still read, then closed */
-	int wshut;                   /* lingering: our side shut down after the ERROR went out */
-	uint64_t linger_until;
-	uint64_t t_accept, t_rx;     /* monotonic ns */
-	double tokens;
-	uint64_t t_tokens;
-	uint64_t throttled_since;     /* start of the current flood episode (0: none) */
-	uint64_t throttled_last;      /* the last turn it was over its rate */
-	uint64_t throttled_frames;   /* data frames taken on credit in this episode */
-	uint64_t nlog;
-	uint64_t frames, lines;
-};
-
-struct an_srv {
-	struct an_state *state;
-	struct an_srv_cfg cfg;
-	FILE *log;
-	int lfd;
-	int port;
-	char job[PULSE_AW_NAME_LEN];
-	struct conn **conns;
-	uint32_t nconns, capconns;
-	struct host_ent *hosts;
-	uint32_t nhosts;
-	struct an_srv_stats st;
-	uint64_t t_start, t_tick, join_due;
-	uint64_t join_gen;
-	int stop;
-	struct pollfd *pfd;
-	uint32_t cappfd;
-};
-
-static volatile sig_atomic_t sig_stop, sig_usr1;
-static struct an_srv_stats last_stats;
-
-static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void slog(struct an_srv *s, const char *level, const char *fmt, ...)
+void srv_log(struct an_srv *s, const char *level, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -128,68 +54,6 @@ static int conn_logok(struct conn *c)
 static const char *cname(const struct conn *c)
 {
 	return c->host ? c->host->name : "(no HELLO yet)";
-}
-
-void an_srv_cfg_default(struct an_srv_cfg *c)
-{
-	memset(c, 0, sizeof *c);
-	c->listen = ":7410";
-	c->max_conns = 256;
-	c->max_payload = PULSE_AW_MAX_PAYLOAD;
-	c->out_cap = 8u << 20;
-	c->max_frames_per_s = 20000;
-	c->flood_close_s = 10;
-	c->read_per_turn = 256u << 10;
-	c->max_skew_ns = 50000000ull;
-	c->hello_timeout_ms = 5000;
-	c->idle_timeout_ms = 30000;
-	c->heartbeat_ms = 1000;
-	c->tick_ms = 200;
-	c->join_delay_ms = 100;
-}
-
-/* ---- stats ---- */
-
-#define STAT_FIELDS(X)                                                                             \
-	X(accepted) X(refused_full) X(closed) X(agents_now) X(agents_max) X(hellos) X(hello_bad)   \
-	X(hello_version) X(hello_job) X(replaced) X(byes) X(agent_errors) X(hello_timeouts)        \
-	X(idle_timeouts) X(mid_frame_disconnects) X(mid_frame_bytes) X(frames_in) X(bytes_in)      \
-	X(frames_out) X(bytes_out) X(bad_magic) X(oversize) X(bad_frames) X(bad_payload)           \
-	X(protocol_errors) X(flood_throttled) X(flood_closes) X(out_overflows) X(lines)              \
-	X(lines_used) X(lines_ignored) X(lines_rejected) X(skew_events) X(skew_dropped)            \
-	X(agent_dropped) X(maps) X(map_bad) X(join_runs) X(joins_sent) X(join_oversize)            \
-	X(join_qps) X(join_paired) X(join_no_partner) X(join_ambiguous) X(join_not_connected)      \
-	X(ticks) X(diagnoses) X(stats_requests)
-
-void an_srv_stats_print(FILE *f, const struct an_srv_stats *st)
-{
-	fputs("server:", f);
-#define P(n) fprintf(f, " " #n "=%" PRIu64, st->n);
-	STAT_FIELDS(P)
-#undef P
-	fprintf(f, " max_skew_ms=%.3f\n", (double)st->max_skew_ns / 1e6);
-}
-
-void *an_srv_stats_json(const struct an_srv_stats *st)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-#define J(n) cJSON_AddNumberToObject(o, #n, (double)st->n);
-	STAT_FIELDS(J)
-#undef J
-	cJSON_AddNumberToObject(o, "max_skew_ms", (double)st->max_skew_ns / 1e6);
-	return o;
-}
-
-const struct an_srv_stats *an_srv_stats(const struct an_srv *srv)
-{
-	return &srv->st;
-}
-
-const struct an_srv_stats *an_serve_last_stats(void)
-{
-	return &last_stats;
 }
 
 /* ---- listening ---- */
@@ -323,7 +187,7 @@ static int conn_flush(struct an_srv *s, struct conn *c)
 		 * answer to its last HEARTBEAT was on the way): nothing more is
 		 * sent, what it sent is still read up to the end */
 		if (!c->wdead && c->state != C_DEAD && conn_logok(c))
-			slog(s, "info", "agent %s [%s]: send failed: %s; reading what it sent, then closing",
+			srv_log(s, "info", "agent %s [%s]: send failed: %s; reading what it sent, then closing",
 			     cname(c), c->peer, n < 0 ? strerror(errno) : "closed");
 		c->wdead = 1;
 		c->out_off = c->out_len = 0;
@@ -337,14 +201,14 @@ static int conn_flush(struct an_srv *s, struct conn *c)
 	return 0;
 }
 
-static int conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len)
+int srv_conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len)
 {
 	if (!ACTIVE(c) || c->wdead)
 		return -1;
 	size_t need = PULSE_AW_HDR_LEN + len;
 	if (c->out_len - c->out_off + need > s->cfg.out_cap) {
 		s->st.out_overflows++;
-		slog(s, "warn",
+		srv_log(s, "warn",
 		     "agent %s [%s]: output over its cap of %" PRIu32 " bytes (the agent does not read); "
 		     "closing",
 		     cname(c), c->peer, s->cfg.out_cap);
@@ -362,7 +226,7 @@ static int conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void 
 			na *= 2;
 		uint8_t *nb = realloc(c->out, na);
 		if (!nb) {
-			slog(s, "error", "agent %s: out of memory for output; closing", cname(c));
+			srv_log(s, "error", "agent %s: out of memory for output; closing", cname(c));
 			conn_kill(s, c);
 			return -1;
 		}
@@ -395,7 +259,7 @@ static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const ch
 	size_t n = pulse_aw_status_encode(b, sizeof b, &st);
 	if (!ACTIVE(c))
 		return;
-	if (conn_send(s, c, PULSE_AW_ERROR, b, n) || c->wdead) {
+	if (srv_conn_send(s, c, PULSE_AW_ERROR, b, n) || c->wdead) {
 		conn_kill(s, c);
 		return;
 	}
@@ -477,7 +341,7 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 	if (beyond) {
 		s->st.skew_events++;
 		if (!h->skewed)
-			slog(s, "warn",
+			srv_log(s, "warn",
 			     "agent %s: clock skew %+.3f ms (its %s realtime against ours) beyond the bound of "
 			     "%.3f ms; %s",
 			     h->name, (double)skew / 1e6, what, (double)s->cfg.max_skew_ns / 1e6,
@@ -485,266 +349,10 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 						: "its data is kept, cross-host times are off by that much");
 		h->skewed = 1;
 	} else if (h->skewed) {
-		slog(s, "info", "agent %s: clock skew %+.3f ms, back within the bound", h->name,
+		srv_log(s, "info", "agent %s: clock skew %+.3f ms, back within the bound", h->name,
 		     (double)skew / 1e6);
 		h->skewed = 0;
 	}
-}
-
-/* ---- the join ---- */
-
-static int jnum(const cJSON *o, const char *k, double *v)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (!cJSON_IsNumber(x))
-		return -1;
-	*v = x->valuedouble;
-	return 0;
-}
-
-static int jid(const cJSON *o, const char *k, uint64_t *v)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (cJSON_IsNull(x) || !x) {
-		*v = 0;
-		return 0;
-	}
-	if (!cJSON_IsString(x) || strncmp(x->valuestring, "0x", 2))
-		return -1;
-	char *end;
-	errno = 0;
-	*v = strtoull(x->valuestring + 2, &end, 16);
-	return errno || *end || !x->valuestring[2] ? -1 : 0;
-}
-
-static int32_t jgpu(const cJSON *o)
-{
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gpu");
-	double d;
-	if (cJSON_IsObject(g) && !jnum(g, "cuda_dev", &d) && d >= -1 && d < 1 << 20)
-		return (int32_t)d;
-	if (cJSON_IsNumber(g) && g->valuedouble >= -1 && g->valuedouble < 1 << 20)
-		return (int32_t)g->valuedouble;
-	return -1;
-}
-
-/* Parses a hook_map line (host-agent/qp_map.c) into h's join input. */
-static int parse_map(struct host_ent *h, const char *line, size_t len, char *err, size_t errlen)
-{
-	cJSON *o = cJSON_ParseWithLength(line, len);
-	const cJSON *qa = cJSON_GetObjectItemCaseSensitive(o, "qps");
-	const cJSON *ca = cJSON_GetObjectItemCaseSensitive(o, "comms");
-	if (!cJSON_IsObject(o) || !cJSON_IsArray(qa) || !cJSON_IsArray(ca)) {
-		snprintf(err, errlen, "hook_map: not an object with \"qps\" and \"comms\" arrays");
-		cJSON_Delete(o);
-		return -1;
-	}
-	double tmap = 0;
-	jnum(o, "t_ns", &tmap);
-	int nq = cJSON_GetArraySize(qa), nc = cJSON_GetArraySize(ca);
-	if (nq > 1 << 20 || nc > 1 << 20) {
-		snprintf(err, errlen, "hook_map: %d QPs / %d communicators, too many", nq, nc);
-		cJSON_Delete(o);
-		return -1;
-	}
-	struct pulse_join_qp *qps = calloc((size_t)nq + 1, sizeof *qps);
-	struct pulse_join_comm *comms = calloc((size_t)nc + 1, sizeof *comms);
-	uint32_t iq = 0, ic = 0;
-	if (!qps || !comms) {
-		snprintf(err, errlen, "hook_map: out of memory");
-		goto bad;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, qa)
-	{
-		struct pulse_join_qp *q = &qps[iq];
-		const cJSON *dev = cJSON_GetObjectItemCaseSensitive(e, "dev");
-		const cJSON *stt = cJSON_GetObjectItemCaseSensitive(e, "state");
-		const cJSON *rq = cJSON_GetObjectItemCaseSensitive(e, "remote_qpn");
-		const cJSON *rg = cJSON_GetObjectItemCaseSensitive(e, "remote_gid");
-		double qpn, pid, rank = -1;
-		if (!cJSON_IsString(dev) || strlen(dev->valuestring) >= sizeof q->dev ||
-		    !cJSON_IsString(stt) || jnum(e, "qpn", &qpn) || qpn < 0 || qpn > 0xffffff ||
-		    jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 ||
-		    jid(e, "comm_id", &q->comm_id)) {
-			snprintf(err, errlen, "hook_map: QP entry %u malformed", iq);
-			goto bad;
-		}
-		jnum(e, "rank", &rank);
-		snprintf(q->host, sizeof q->host, "%s", h->name);
-		snprintf(q->dev, sizeof q->dev, "%s", dev->valuestring);
-		q->qpn = (uint32_t)qpn;
-		q->pid = (uint32_t)pid;
-		q->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
-		q->gpu = jgpu(e);
-		q->destroyed = !strcmp(stt->valuestring, "destroyed");
-		if (cJSON_IsNumber(rq) && rq->valuedouble >= 0 && rq->valuedouble <= 0xffffff) {
-			q->connected = 1;
-			q->dest_qpn = (uint32_t)rq->valuedouble;
-		}
-		if (cJSON_IsString(rg) && !pulse_join_parse_gid(rg->valuestring, q->remote_gid))
-			q->gid_valid = 1;
-		q->first_ns = 0;
-		q->last_ns = q->destroyed && tmap > 0 ? (uint64_t)tmap : UINT64_MAX;
-		iq++;
-	}
-	cJSON_ArrayForEach(e, ca)
-	{
-		struct pulse_join_comm *m = &comms[ic];
-		double pid, rank = -1, nranks = -1, t = 0;
-		if (jnum(e, "pid", &pid) || pid < 0 || pid > 4294967295.0 || jid(e, "comm_id", &m->comm_id)) {
-			snprintf(err, errlen, "hook_map: communicator entry %u malformed", ic);
-			goto bad;
-		}
-		const cJSON *des = cJSON_GetObjectItemCaseSensitive(e, "destroyed");
-		if (cJSON_IsTrue(des))
-			continue; /* gone: not a member any more */
-		jnum(e, "rank", &rank);
-		jnum(e, "nranks", &nranks);
-		jnum(e, "t_ns", &t);
-		m->pid = (uint32_t)pid;
-		m->rank = rank >= -1 && rank < 1 << 24 ? (int32_t)rank : -1;
-		m->nranks = nranks >= -1 && nranks < 1 << 24 ? (int32_t)nranks : -1;
-		snprintf(m->host, sizeof m->host, "%s", h->name);
-		m->gpu = jgpu(e);
-		m->time_ns = t > 0 ? (uint64_t)t : 0;
-		ic++;
-	}
-	cJSON_Delete(o);
-	free(h->qps);
-	free(h->comms);
-	h->qps = qps;
-	h->nqps = iq;
-	h->comms = comms;
-	h->ncomms = ic;
-	h->have_map = 1;
-	return 0;
-bad:
-	cJSON_Delete(o);
-	free(qps);
-	free(comms);
-	return -1;
-}
-
-static void run_join(struct an_srv *s)
-{
-	uint64_t nq = 0, nc = 0;
-	for (uint32_t i = 0; i < s->nhosts; i++) {
-		nq += s->hosts[i].nqps;
-		nc += s->hosts[i].ncomms;
-	}
-	struct pulse_join_qp *qps = calloc(nq + 1, sizeof *qps);
-	uint32_t *owner = calloc(nq + 1, sizeof *owner);
-	struct pulse_join_result *res = calloc(nq + 1, sizeof *res);
-	struct pulse_join_comm *comms = calloc(nc + 1, sizeof *comms);
-	struct pulse_join_comm *mem = calloc(nc + 1, sizeof *mem);
-	struct pulse_aw_join_qp *jq = calloc(nq + 1, sizeof *jq);
-	struct pulse_aw_join_member *jm = calloc(nc + 1, sizeof *jm);
-	if (!qps || !owner || !res || !comms || !mem || !jq || !jm) {
-		slog(s, "error", "join: out of memory for %" PRIu64 " QPs; not joined", nq);
-		goto out;
-	}
-	uint32_t k = 0, kc = 0;
-	for (uint32_t i = 0; i < s->nhosts; i++) {
-		for (uint32_t j = 0; j < s->hosts[i].nqps; j++) {
-			owner[k] = i;
-			qps[k++] = s->hosts[i].qps[j];
-		}
-		for (uint32_t j = 0; j < s->hosts[i].ncomms; j++)
-			comms[kc++] = s->hosts[i].comms[j];
-	}
-	struct pulse_join_stats js;
-	memset(&js, 0, sizeof js);
-	if (pulse_qp_join(qps, k, NULL, 0, comms, kc, res, &js)) {
-		slog(s, "error", "join: out of memory; not joined");
-		goto out;
-	}
-	uint32_t conflicts = 0;
-	uint32_t nm = pulse_join_members(comms, kc, mem, &conflicts);
-	s->st.join_runs++;
-	s->st.join_qps = js.qps;
-	s->st.join_paired = js.paired;
-	s->st.join_no_partner = js.no_partner;
-	s->st.join_ambiguous = js.ambiguous;
-	s->st.join_not_connected = js.not_connected;
-	for (uint32_t hi = 0; hi < s->nhosts; hi++) {
-		struct host_ent *h = &s->hosts[hi];
-		if (!h->conn || h->conn->state != C_READY || !h->have_map)
-			continue; /* a host without a map has no QPs to join yet */
-		uint32_t a = 0, b = 0;
-		for (uint32_t i = 0; i < k; i++) {
-			if (owner[i] != hi || res[i].status != PULSE_JOIN_PAIRED || res[i].peer < 0 ||
-			    (uint32_t)res[i].peer >= k)
-				continue;
-			const struct pulse_join_qp *q = &qps[i], *r = &qps[res[i].peer];
-			struct pulse_aw_join_qp *o = &jq[a++];
-			memset(o, 0, sizeof *o);
-			snprintf(o->dev, sizeof o->dev, "%s", q->dev);
-			o->qpn = q->qpn;
-			o->pid = q->pid;
-			o->comm_id = q->comm_id;
-			o->rank = q->rank;
-			snprintf(o->remote_host, sizeof o->remote_host, "%s", r->host);
-			o->remote_gpu = res[i].remote_gpu;
-			o->remote_rank = res[i].remote_rank;
-			o->remote_qpn = r->qpn;
-		}
-		/* members of every communicator this host takes part in */
-		for (uint32_t i = 0; i < nm; i++) {
-			int mine = 0;
-			for (uint32_t j = 0; j < h->ncomms && !mine; j++)
-				mine = h->comms[j].comm_id == mem[i].comm_id;
-			if (!mine || mem[i].rank < 0 || mem[i].nranks <= mem[i].rank)
-				continue;
-			struct pulse_aw_join_member *o = &jm[b++];
-			memset(o, 0, sizeof *o);
-			o->comm_id = mem[i].comm_id;
-			o->rank = mem[i].rank;
-			o->nranks = mem[i].nranks;
-			snprintf(o->host, sizeof o->host, "%s", mem[i].host);
-			o->gpu = mem[i].gpu;
-			o->pid = mem[i].pid;
-		}
-		struct pulse_aw_join j = {.nqps = a, .nmembers = b, .qps = jq, .members = jm};
-		snprintf(j.host, sizeof j.host, "%s", h->name);
-		char *canon = pulse_aw_join_to_json(&j);
-		if (!canon)
-			continue;
-		if (h->last_join && !strcmp(h->last_join, canon)) {
-			free(canon);
-			continue;
-		}
-		j.version = ++s->join_gen;
-		j.t_ns = pulse_real_ns();
-		char *txt = pulse_aw_join_to_json(&j);
-		if (!txt) {
-			free(canon);
-			continue;
-		}
-		size_t tl = strlen(txt);
-		if (tl > s->cfg.max_payload) {
-			s->st.join_oversize++;
-			slog(s, "warn", "join for %s: %zu bytes over the payload bound; not sent", h->name, tl);
-			free(canon);
-		} else if (conn_send(s, h->conn, PULSE_AW_JOIN, txt, tl) == 0) {
-			s->st.joins_sent++;
-			free(h->last_join);
-			h->last_join = canon;
-			slog(s, "info", "join for %s: %u QPs paired, %u members (generation %" PRIu64 ")",
-			     h->name, a, b, j.version);
-		} else {
-			free(canon);
-		}
-		free(txt);
-	}
-out:
-	free(qps);
-	free(owner);
-	free(res);
-	free(comms);
-	free(mem);
-	free(jq);
-	free(jm);
 }
 
 /* ---- frames from an agent ---- */
@@ -766,7 +374,7 @@ static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw
 		} else {
 			s->st.lines_rejected++;
 			if (conn_logok(c))
-				slog(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
+				srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
 				     pulse_aw_type_name(f->h.type), err[0] ? err : "(no reason)");
 		}
 	}
@@ -805,7 +413,7 @@ static void take_token(struct an_srv *s, struct conn *c)
 	if (!c->throttled_since) {
 		c->throttled_since = c->throttled_last = pulse_mono_ns();
 		s->st.flood_throttled++;
-		slog(s, "warn",
+		srv_log(s, "warn",
 		     "agent %s: over %" PRIu32 " frames/s: not reading from it until it is back "
 		     "under (it queues, and drops and counts at its own bound)",
 		     cname(c), s->cfg.max_frames_per_s);
@@ -819,7 +427,7 @@ static int throttle_check(struct an_srv *s, struct conn *c, uint64_t now)
 	refill(s, c, now);
 	if (!s->cfg.max_frames_per_s || c->tokens >= 1) {
 		if (c->throttled_since && now - c->throttled_last > 1000000000u) {
-			slog(s, "info",
+			srv_log(s, "info",
 			     "agent %s: back under %" PRIu32 " frames/s (over it for %.1f s, %" PRIu64
 			     " frames over)",
 			     cname(c), s->cfg.max_frames_per_s,
@@ -833,7 +441,7 @@ static int throttle_check(struct an_srv *s, struct conn *c, uint64_t now)
 	if (s->cfg.flood_close_s && c->throttled_since &&
 	    now - c->throttled_since >= (uint64_t)s->cfg.flood_close_s * 1000000000u) {
 		s->st.flood_closes++;
-		slog(s, "warn", "agent %s: over %" PRIu32 " frames/s for %" PRIu32 " s; closing with ERROR flood",
+		srv_log(s, "warn", "agent %s: over %" PRIu32 " frames/s for %" PRIu32 " s; closing with ERROR flood",
 		     cname(c), s->cfg.max_frames_per_s, s->cfg.flood_close_s);
 		conn_error(s, c, PULSE_AW_E_FLOOD, "over %" PRIu32 " frames/s for %" PRIu32 " s",
 			   s->cfg.max_frames_per_s, s->cfg.flood_close_s);
@@ -847,7 +455,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	char err[256];
 	if (pulse_aw_hello_decode(f->payload, f->h.length, &h, err, sizeof err)) {
 		s->st.hello_bad++;
-		slog(s, "warn", "connection [%s]: bad HELLO: %s; closing", c->peer, err);
+		srv_log(s, "warn", "connection [%s]: bad HELLO: %s; closing", c->peer, err);
 		conn_error(s, c, PULSE_AW_E_MALFORMED, "%s", err);
 		return;
 	}
@@ -855,7 +463,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	uint16_t hi = h.version_max < PULSE_AW_VERSION_MAX ? h.version_max : PULSE_AW_VERSION_MAX;
 	if (lo > hi) {
 		s->st.hello_version++;
-		slog(s, "warn",
+		srv_log(s, "warn",
 		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%d; closing",
 		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN,
 		     PULSE_AW_VERSION_MAX);
@@ -867,20 +475,20 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		snprintf(s->job, sizeof s->job, "%s", h.job);
 	if (strcmp(s->job, h.job)) {
 		s->st.hello_job++;
-		slog(s, "warn", "agent %s [%s]: HELLO for job '%s', this analyzer serves '%s'; closing",
+		srv_log(s, "warn", "agent %s [%s]: HELLO for job '%s', this analyzer serves '%s'; closing",
 		     h.host, c->peer, h.job, s->job);
 		conn_error(s, c, PULSE_AW_E_JOB, "this analyzer serves job '%s'", s->job);
 		return;
 	}
 	struct host_ent *he = host_get(s, h.host);
 	if (!he) {
-		slog(s, "warn", "agent %s [%s]: %d hosts known already; closing", h.host, c->peer, MAX_HOSTS);
+		srv_log(s, "warn", "agent %s [%s]: %d hosts known already; closing", h.host, c->peer, MAX_HOSTS);
 		conn_error(s, c, PULSE_AW_E_FULL, "too many hosts");
 		return;
 	}
 	if (he->conn && he->conn != c) {
 		s->st.replaced++;
-		slog(s, "warn", "agent %s: new connection from %s replaces the one from %s", h.host, c->peer,
+		srv_log(s, "warn", "agent %s: new connection from %s replaces the one from %s", h.host, c->peer,
 		     he->conn->peer);
 		conn_error(s, he->conn, PULSE_AW_E_REPLACED, "a newer connection for host %s", h.host);
 	}
@@ -898,9 +506,9 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 				       .heartbeat_ms = s->cfg.heartbeat_ms, .realtime_ns = pulse_real_ns()};
 	uint8_t b[PULSE_AW_HELLO_ACK_LEN];
 	pulse_aw_hello_ack_encode(b, sizeof b, &a);
-	if (conn_send(s, c, PULSE_AW_HELLO_ACK, b, sizeof b))
+	if (srv_conn_send(s, c, PULSE_AW_HELLO_ACK, b, sizeof b))
 		return;
-	slog(s, "info", "agent %s connected from %s (job %s, %s, protocol %u)", h.host, c->peer, h.job,
+	srv_log(s, "info", "agent %s connected from %s (job %s, %s, protocol %u)", h.host, c->peer, h.job,
 	     h.agent[0] ? h.agent : "agent version not given", hi);
 	check_skew(s, c, h.realtime_ns, "HELLO");
 	for (uint32_t i = 0; i < s->nhosts; i++)
@@ -919,14 +527,14 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	if (!(pulse_aw_type_senders(t) & PULSE_AW_FROM_AGENT)) {
 		s->st.protocol_errors++;
 		if (conn_logok(c))
-			slog(s, "warn", "agent %s [%s]: %s frame is the analyzer's to send; dropped", cname(c),
+			srv_log(s, "warn", "agent %s [%s]: %s frame is the analyzer's to send; dropped", cname(c),
 			     c->peer, pulse_aw_type_name(t));
 		return;
 	}
 	if (c->state == C_NEW) {
 		if (t != PULSE_AW_HELLO) {
 			s->st.protocol_errors++;
-			slog(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer,
+			srv_log(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer,
 			     pulse_aw_type_name(t));
 			conn_error(s, c, PULSE_AW_E_PROTOCOL, "%s before HELLO", pulse_aw_type_name(t));
 			return;
@@ -937,13 +545,13 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	if (t == PULSE_AW_HELLO) {
 		s->st.protocol_errors++;
 		if (conn_logok(c))
-			slog(s, "warn", "agent %s: second HELLO; dropped", cname(c));
+			srv_log(s, "warn", "agent %s: second HELLO; dropped", cname(c));
 		return;
 	}
 	if (f->h.version != c->version) {
 		s->st.bad_frames++;
 		if (conn_logok(c))
-			slog(s, "warn", "agent %s: %s frame of version %u, the connection speaks %u; dropped",
+			srv_log(s, "warn", "agent %s: %s frame of version %u, the connection speaks %u; dropped",
 			     cname(c), pulse_aw_type_name(t), f->h.version, c->version);
 		return;
 	}
@@ -957,7 +565,7 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		if (n < 0) {
 			s->st.bad_payload++;
 			if (conn_logok(c))
-				slog(s, "warn", "agent %s: %s frame %" PRIu32 " dropped: %s", cname(c),
+				srv_log(s, "warn", "agent %s: %s frame %" PRIu32 " dropped: %s", cname(c),
 				     pulse_aw_type_name(t), f->h.seq, err);
 			return;
 		}
@@ -967,10 +575,10 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		}
 		if (t == PULSE_AW_MAP) {
 			s->st.maps++;
-			if (parse_map(c->host, (const char *)f->payload, f->h.length, err, sizeof err)) {
+			if (srv_parse_map(c->host, (const char *)f->payload, f->h.length, err, sizeof err)) {
 				s->st.map_bad++;
 				if (conn_logok(c))
-					slog(s, "warn", "agent %s: map not used for the join: %s", cname(c), err);
+					srv_log(s, "warn", "agent %s: map not used for the join: %s", cname(c), err);
 			} else {
 				s->join_due = pulse_mono_ns() + (uint64_t)s->cfg.join_delay_ms * 1000000u;
 			}
@@ -983,13 +591,13 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
 			s->st.bad_payload++;
 			if (conn_logok(c))
-				slog(s, "warn", "agent %s: %s", cname(c), err);
+				srv_log(s, "warn", "agent %s: %s", cname(c), err);
 			return;
 		}
 		check_skew(s, c, hb.realtime_ns, "HEARTBEAT");
 		if (hb.frames_dropped != c->host->agent_dropped) {
 			if (hb.frames_dropped > c->host->agent_dropped)
-				slog(s, "warn", "agent %s reports %" PRIu64 " frame(s) dropped on its side so far",
+				srv_log(s, "warn", "agent %s reports %" PRIu64 " frame(s) dropped on its side so far",
 				     cname(c), hb.frames_dropped);
 			s->st.agent_dropped += hb.frames_dropped - c->host->agent_dropped;
 			c->host->agent_dropped = hb.frames_dropped;
@@ -998,7 +606,7 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 					       .frames_dropped = 0};
 		uint8_t b[PULSE_AW_HEARTBEAT_LEN];
 		pulse_aw_heartbeat_encode(b, sizeof b, &r);
-		conn_send(s, c, PULSE_AW_HEARTBEAT, b, sizeof b);
+		srv_conn_send(s, c, PULSE_AW_HEARTBEAT, b, sizeof b);
 		return;
 	}
 	case PULSE_AW_BYE:
@@ -1011,12 +619,12 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		}
 		if (t == PULSE_AW_BYE) {
 			s->st.byes++;
-			slog(s, "info", "agent %s says BYE (%s%s%s) after %" PRIu64 " frames, %" PRIu64 " lines",
+			srv_log(s, "info", "agent %s says BYE (%s%s%s) after %" PRIu64 " frames, %" PRIu64 " lines",
 			     cname(c), pulse_aw_err_name(st.code), st.text[0] ? ": " : "", st.text, c->frames,
 			     c->lines);
 		} else {
 			s->st.agent_errors++;
-			slog(s, "warn", "agent %s sent ERROR %s: %s; closing", cname(c),
+			srv_log(s, "warn", "agent %s sent ERROR %s: %s; closing", cname(c),
 			     pulse_aw_err_name(st.code), st.text);
 		}
 		conn_kill(s, c);
@@ -1046,12 +654,12 @@ static void conn_read(struct an_srv *s, struct conn *c)
 				if (pend) {
 					s->st.mid_frame_disconnects++;
 					s->st.mid_frame_bytes += pend;
-					slog(s, "warn",
+					srv_log(s, "warn",
 					     "agent %s [%s]: disconnected in the middle of a frame (%zu bytes of it "
 					     "dropped)",
 					     cname(c), c->peer, pend);
 				} else if (c->state == C_READY) {
-					slog(s, "info", "agent %s [%s]: connection closed%s%s", cname(c), c->peer,
+					srv_log(s, "info", "agent %s [%s]: connection closed%s%s", cname(c), c->peer,
 					     n < 0 ? ": " : " without BYE", n < 0 ? strerror(errno) : "");
 				}
 				conn_kill(s, c);
@@ -1075,7 +683,7 @@ static void conn_read(struct an_srv *s, struct conn *c)
 					s->st.bad_magic++;
 				else
 					s->st.oversize++;
-				slog(s, "warn", "agent %s [%s]: %s; closing", cname(c), c->peer, err);
+				srv_log(s, "warn", "agent %s [%s]: %s; closing", cname(c), c->peer, err);
 				conn_error(s, c, magic ? PULSE_AW_E_MALFORMED : PULSE_AW_E_OVERSIZE, "%s", err);
 				return;
 			}
@@ -1083,7 +691,7 @@ static void conn_read(struct an_srv *s, struct conn *c)
 				s->st.frames_in++;
 				s->st.bad_frames++;
 				if (c->state == C_NEW) {
-					slog(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer, err);
+					srv_log(s, "warn", "connection [%s]: %s before HELLO; closing", c->peer, err);
 					conn_error(s, c,
 						   f.h.version != PULSE_AW_VERSION_MIN ? PULSE_AW_E_VERSION
 										: PULSE_AW_E_PROTOCOL,
@@ -1091,14 +699,14 @@ static void conn_read(struct an_srv *s, struct conn *c)
 					return;
 				}
 				if (conn_logok(c))
-					slog(s, "warn", "agent %s: %s; skipped", cname(c), err);
+					srv_log(s, "warn", "agent %s: %s; skipped", cname(c), err);
 				continue;
 			}
 			on_frame(s, c, &f);
 		}
 		if (!p || !avail) {
 			if (!got) { /* could not make room and nothing to take out */
-				slog(s, "error", "agent %s: no memory for its input; closing", cname(c));
+				srv_log(s, "error", "agent %s: no memory for its input; closing", cname(c));
 				conn_kill(s, c);
 			}
 			continue;
@@ -1119,7 +727,7 @@ static void accept_all(struct an_srv *s)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
-				slog(s, "warn", "accept: %s", strerror(errno));
+				srv_log(s, "warn", "accept: %s", strerror(errno));
 			return;
 		}
 		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
@@ -1140,7 +748,7 @@ static void accept_all(struct an_srv *s)
 				/* best effort */
 			}
 			close(fd);
-			slog(s, "warn", "connection from %s:%s refused: %" PRIu32 " agents connected already",
+			srv_log(s, "warn", "connection from %s:%s refused: %" PRIu32 " agents connected already",
 			     host, port, live);
 			continue;
 		}
@@ -1158,7 +766,7 @@ static void accept_all(struct an_srv *s)
 		if (!c || pulse_aw_dec_init(&c->dec, s->cfg.max_payload)) {
 			free(c);
 			close(fd);
-			slog(s, "error", "connection from %s:%s: out of memory", host, port);
+			srv_log(s, "error", "connection from %s:%s: out of memory", host, port);
 			continue;
 		}
 		int one = 1;
@@ -1205,7 +813,7 @@ static void do_tick(struct an_srv *s)
 		if (s->cfg.on_diagnosis)
 			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
 		else
-			slog(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
+			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
 			     d[i].why);
 	}
 }
@@ -1260,7 +868,7 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		}
 	}
 	s->t_start = s->t_tick = pulse_mono_ns();
-	slog(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
+	srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
 	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
 	return s;
 }
@@ -1308,7 +916,7 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		wait = (int)((next - now) / 1000000u) + 1;
 	int rc = poll(s->pfd, n, wait);
 	if (rc < 0 && errno != EINTR) {
-		slog(s, "error", "poll: %s", strerror(errno));
+		srv_log(s, "error", "poll: %s", strerror(errno));
 		return 0;
 	}
 	if (rc > 0) {
@@ -1335,34 +943,34 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		} else if (c->state == C_NEW &&
 			   now - c->t_accept > (uint64_t)s->cfg.hello_timeout_ms * 1000000u) {
 			s->st.hello_timeouts++;
-			slog(s, "warn", "connection [%s]: no HELLO within %" PRIu32 " ms; closing", c->peer,
+			srv_log(s, "warn", "connection [%s]: no HELLO within %" PRIu32 " ms; closing", c->peer,
 			     s->cfg.hello_timeout_ms);
 			conn_error(s, c, PULSE_AW_E_TIMEOUT, "no HELLO within %" PRIu32 " ms",
 				   s->cfg.hello_timeout_ms);
 		} else if (c->state == C_READY && s->cfg.idle_timeout_ms &&
 			   now - c->t_rx > (uint64_t)s->cfg.idle_timeout_ms * 1000000u) {
 			s->st.idle_timeouts++;
-			slog(s, "warn", "agent %s: silent for %" PRIu32 " ms; closing", cname(c),
+			srv_log(s, "warn", "agent %s: silent for %" PRIu32 " ms; closing", cname(c),
 			     s->cfg.idle_timeout_ms);
 			conn_error(s, c, PULSE_AW_E_TIMEOUT, "silent for %" PRIu32 " ms", s->cfg.idle_timeout_ms);
 		}
 	}
 	if (s->join_due && now >= s->join_due) {
 		s->join_due = 0;
-		run_join(s);
+		srv_run_join(s);
 	}
 	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u) {
 		s->t_tick = now;
 		do_tick(s);
 	}
 	reap(s);
-	if (sig_usr1) {
-		sig_usr1 = 0;
+	if (srv_sig_usr1) {
+		srv_sig_usr1 = 0;
 		s->st.stats_requests++;
 		an_srv_stats_print(s->log, &s->st);
 		fflush(s->log);
 	}
-	if (sig_stop)
+	if (srv_sig_stop)
 		return 0;
 	if (s->cfg.run_ns && now - s->t_start >= s->cfg.run_ns)
 		return 0;
@@ -1382,7 +990,7 @@ void an_srv_free(struct an_srv *s)
 			snprintf(st.text, sizeof st.text, "analyzer stopping");
 			uint8_t b[4 + PULSE_AW_TEXT_LEN];
 			size_t n = pulse_aw_status_encode(b, sizeof b, &st);
-			conn_send(s, c, PULSE_AW_BYE, b, n);
+			srv_conn_send(s, c, PULSE_AW_BYE, b, n);
 		}
 		conn_kill(s, c);
 		conn_free(c);
@@ -1395,128 +1003,4 @@ void an_srv_free(struct an_srv *s)
 	if (s->lfd >= 0)
 		close(s->lfd);
 	free(s);
-}
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	sig_stop = 1;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	sig_usr1 = 1;
-}
-
-int an_serve_cfg(struct an_state *state, const struct an_srv_cfg *cfg, struct an_srv_stats *out)
-{
-	char err[512];
-	FILE *log = cfg->log ? cfg->log : stderr;
-	struct an_srv *s = an_srv_new(state, cfg, err, sizeof err);
-	if (!s) {
-		fprintf(log, "pulse-analyzer error: %s\n", err);
-		return 1;
-	}
-	struct sigaction old_term, old_int, old_usr1, old_pipe;
-	if (!cfg->no_signals) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sigemptyset(&sa.sa_mask);
-		sa.sa_handler = on_stop; /* no SA_RESTART: poll returns at once */
-		sigaction(SIGTERM, &sa, &old_term);
-		sigaction(SIGINT, &sa, &old_int);
-		sa.sa_handler = on_usr1;
-		sigaction(SIGUSR1, &sa, &old_usr1);
-		sa.sa_handler = SIG_IGN;
-		sigaction(SIGPIPE, &sa, &old_pipe);
-	}
-	sig_stop = 0;
-	while (an_srv_step(s, 1000))
-		;
-	if (sig_stop)
-		slog(s, "info", "stopping on a signal");
-	fputs("pulse-analyzer ", s->log);
-	an_srv_stats_print(s->log, &s->st);
-	fflush(s->log);
-	last_stats = s->st;
-	if (out)
-		*out = s->st;
-	an_srv_free(s);
-	if (!cfg->no_signals) {
-		sigaction(SIGTERM, &old_term, NULL);
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGUSR1, &old_usr1, NULL);
-		sigaction(SIGPIPE, &old_pipe, NULL);
-	}
-	return 0;
-}
-
-/* PULSE_ANALYZER_SERVER="key=value,...": the service's bounds without
- * command-line options (an_serve's callers pass only the address). */
-static int env_cfg(struct an_srv_cfg *c, FILE *log)
-{
-	const char *env = getenv("PULSE_ANALYZER_SERVER");
-	if (!env || !*env)
-		return 0;
-	static char jobbuf[PULSE_AW_NAME_LEN];
-	char *dup = strdup(env), *save = NULL;
-	if (!dup)
-		return -1;
-	int rc = 0;
-	for (char *kv = strtok_r(dup, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		char *end = NULL;
-		unsigned long long v = 0;
-		if (eq) {
-			*eq = 0;
-			errno = 0;
-			v = strtoull(eq + 1, &end, 10);
-		}
-		int num_ok = eq && end && !*end && eq[1] && !errno && v <= UINT32_MAX;
-		if (eq && !strcmp(kv, "job") && strlen(eq + 1) < sizeof jobbuf) {
-			snprintf(jobbuf, sizeof jobbuf, "%s", eq + 1);
-			c->job = jobbuf;
-			continue;
-		}
-#define K(name, field, scale)                                                                      \
-	if (num_ok && !strcmp(kv, name)) {                                                         \
-		c->field = (__typeof__(c->field))(v * (scale));                                    \
-		continue;                                                                          \
-	}
-		K("max_conns", max_conns, 1)
-		K("max_payload", max_payload, 1)
-		K("out_cap", out_cap, 1)
-		K("max_fps", max_frames_per_s, 1)
-		K("flood_burst", flood_burst, 1)
-		K("flood_close_s", flood_close_s, 1)
-		K("read_per_turn", read_per_turn, 1)
-		K("max_skew_ms", max_skew_ns, 1000000ull)
-		K("drop_skewed", drop_skewed, 1)
-		K("hello_timeout_ms", hello_timeout_ms, 1)
-		K("idle_timeout_ms", idle_timeout_ms, 1)
-		K("heartbeat_ms", heartbeat_ms, 1)
-		K("tick_ms", tick_ms, 1)
-		K("join_delay_ms", join_delay_ms, 1)
-		K("run_ms", run_ns, 1000000ull)
-		K("exit_after_byes", exit_after_byes, 1)
-#undef K
-		fprintf(log, "pulse-analyzer error: PULSE_ANALYZER_SERVER: '%s%s%s' is not a known "
-			     "key=number (see analyzer/PROTOCOL.md)\n",
-			kv, eq ? "=" : "", eq ? eq + 1 : "");
-		rc = -1;
-	}
-	free(dup);
-	return rc;
-}
-
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log)
-{
-	struct an_srv_cfg c;
-	an_srv_cfg_default(&c);
-	c.listen = listen_addr;
-	c.log = log;
-	if (env_cfg(&c, log ? log : stderr))
-		return 1;
-	return an_serve_cfg(s, &c, NULL);
 }

@@ -1,0 +1,109 @@
+/* What the three files of pulse-analyzer's TCP service share
+ * (analyzer/server.h is its interface):
+ *   server_conn.c  connections and the loop: listening, accepting, reading
+ *                  and flushing, the protocol state machine of one agent
+ *                  connection (HELLO, data frames, BYE), throttling, clock
+ *                  skew, ticks;
+ *   server_join.c  the cross-host QP join over every host's latest map;
+ *   server_main.c  configuration, statistics, signals, an_serve.
+ * Calls go one way: main -> conn -> join (and join sends through conn). */
+#ifndef PULSE_ANALYZER_SERVER_INT_H
+#define PULSE_ANALYZER_SERVER_INT_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pulse/analyzer_wire.h"
+#include "pulse/qp_join.h"
+#include "server.h"
+
+#define MAX_HOSTS 4096
+#define LOG_FIRST 20      /* per connection: the first this many bad events are logged, */
+#define LOG_EVERY 1000    /* then every this many */
+
+enum { C_NEW = 0, C_READY = 1, C_DEAD = 2, C_LINGER = 3 };
+/* C_LINGER: we said ERROR; its input is read and discarded until it closes
+ * or for LINGER_NS, so that closing with its data unread does not reset
+ * the connection before it has read the ERROR. */
+#define LINGER_NS 1000000000ull
+#define ACTIVE(c) ((c)->state == C_NEW || (c)->state == C_READY)
+
+struct host_ent {
+	char name[PULSE_AW_NAME_LEN];
+	struct conn *conn;           /* its current connection, or NULL */
+	/* its latest hook_map, parsed for the join */
+	struct pulse_join_qp *qps;
+	uint32_t nqps;
+	struct pulse_join_comm *comms;
+	uint32_t ncomms;
+	int have_map;
+	char *last_join;             /* what it was last sent (t_ns and version zeroed) */
+	uint64_t agent_dropped;      /* the agent's own drops, from its HEARTBEAT */
+	int skewed;
+	int64_t skew_ns;
+	int64_t skew_s[4];           /* the last samples (agent - analyzer realtime) */
+	uint32_t nskew;
+};
+
+struct conn {
+	int fd;
+	int state;
+	char peer[80];
+	struct host_ent *host;
+	uint16_t version;
+	struct pulse_aw_decoder dec;
+	uint8_t *out;
+	size_t out_len, out_off, out_alloc;
+	uint32_t seq;
+	int wdead;                   /* sending failed: what it sent is still read, then closed */
+	int wshut;                   /* lingering: our side shut down after the ERROR went out */
+	uint64_t linger_until;
+	uint64_t t_accept, t_rx;     /* monotonic ns */
+	double tokens;
+	uint64_t t_tokens;
+	uint64_t throttled_since;     /* start of the current flood episode (0: none) */
+	uint64_t throttled_last;      /* the last turn it was over its rate */
+	uint64_t throttled_frames;   /* data frames taken on credit in this episode */
+	uint64_t nlog;
+	uint64_t frames, lines;
+};
+
+struct an_srv {
+	struct an_state *state;
+	struct an_srv_cfg cfg;
+	FILE *log;
+	int lfd;
+	int port;
+	char job[PULSE_AW_NAME_LEN];
+	struct conn **conns;
+	uint32_t nconns, capconns;
+	struct host_ent *hosts;
+	uint32_t nhosts;
+	struct an_srv_stats st;
+	uint64_t t_start, t_tick, join_due;
+	uint64_t join_gen;
+	int stop;
+	struct pollfd *pfd;
+	uint32_t cappfd;
+};
+
+/* set by server_main.c's signal handlers, read by the loop */
+extern volatile sig_atomic_t srv_sig_stop, srv_sig_usr1;
+
+/* ---- server_conn.c ---- */
+void srv_log(struct an_srv *s, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Queues one frame to c; 0, or -1 (the connection is then closed). */
+int srv_conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len);
+
+/* ---- server_join.c ---- */
+/* A MAP payload (wire/hook_map.c) into h's join input. 0, or -1 with err. */
+int srv_parse_map(struct host_ent *h, const char *line, size_t len, char *err, size_t errlen);
+/* Joins every host's latest map; sends JOIN to each connected host whose
+ * part of the result changed. */
+void srv_run_join(struct an_srv *s);
+
+#endif
