@@ -630,7 +630,9 @@ int an_inst_peak_median(const struct an_inst *in, const struct an_comm *c, doubl
  * no evidence of a hang; the members that send are. */
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count)
 {
-	if (rank < 0 || rank >= c->nranks)
+	/* (a receive's record is its sender's: point-to-point calls are not
+	 * judged by their own rank's records) */
+	if (rank < 0 || rank >= c->nranks || !an_is_builtin(op))
 		return 0;
 	for (uint32_t g = 0; g < c->nsigs; g++) {
 		if (c->sigs[g].op != op || c->sigs[g].count != count)
