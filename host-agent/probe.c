@@ -27,6 +27,7 @@
 
 #define PROBE_MAX_FINDINGS 64
 #define PROBE_MAX_PAIRS 256
+#define PROBE_RESCAN_NS 2000000000ull /* devices looked for again every 2 s */
 
 struct probe {
 	struct rdma_inventory inv;
@@ -47,6 +48,9 @@ struct probe {
 	uint64_t res_dumps, res_failures, res_malformed;
 	struct rdma_res_summary sum;
 	int have_sum;
+	const char *sysfs_root;      /* --sysfs-root */
+	uint64_t next_rescan_ns;     /* monotonic */
+	uint64_t devices_lost, devices_found; /* between rescans */
 	pthread_mutex_t mu;          /* link state (watcher thread) vs metrics */
 	const char *host;
 };
@@ -159,7 +163,9 @@ void probe_start(struct agent *a)
 	pthread_mutex_init(&p->mu, NULL);
 	p->host = a->host_name;
 	a->probe = p;
+	p->sysfs_root = a->opt.sysfs_root;
 	probe_discover(&p->inv, a->opt.sysfs_root, 1);
+	p->next_rescan_ns = agent_mono_ns() + PROBE_RESCAN_NS;
 	if (p->inv.ndevs == 0) {
 		LOGW("no RDMA device found (%s/class/infiniband is empty%s%s): NICs cannot be mapped to "
 		     "netdevs, PCI or NUMA, no link state or PCIe check for them; QPs are tied to NICs by the "
@@ -277,11 +283,67 @@ void probe_note_qp(struct agent *a, const char *devf, size_t devlen, const char 
 	}
 }
 
+/* Devices that went away (hot unplug, driver unbound, VF removed) or came
+ * since the last scan: one line each, counted; a new one gets its PCIe
+ * check. The inventory is replaced (pairings of a lost device stay known). */
+static void rescan(struct probe *p)
+{
+	struct rdma_inventory *n = malloc(sizeof *n);
+	if (!n)
+		return;
+	probe_discover(n, p->sysfs_root, 0);
+	for (int i = 0; i < p->inv.ndevs; i++) {
+		const struct rdma_dev *d = &p->inv.devs[i];
+		if (rdma_find_dev(n, d->name))
+			continue;
+		p->devices_lost++;
+		LOGW("RDMA device %s (PCI %s, netdev %s) is gone: its link and QPs are no longer reported",
+		     d->name, d->pci[0] ? d->pci : "-", d->netdev[0] ? d->netdev : "-");
+	}
+	struct rdma_finding f[8];
+	for (int i = 0; i < n->ndevs; i++) {
+		const struct rdma_dev *d = &n->devs[i];
+		if (rdma_find_dev(&p->inv, d->name))
+			continue;
+		p->devices_found++;
+		LOGI("RDMA device %s appeared: PCI %s, NUMA %d, netdev %s", d->name, d->pci[0] ? d->pci : "-",
+		     d->numa, d->netdev[0] ? d->netdev : "-");
+		struct rdma_inventory *one = calloc(1, sizeof *one);
+		if (!one)
+			continue;
+		one->ndevs = 1;
+		one->devs[0] = *d;
+		int nf = rdma_findings_pcie(one, f, 8);
+		free(one);
+		pthread_mutex_lock(&p->mu);
+		for (int k = 0; k < nf && p->nfind < PROBE_MAX_FINDINGS; k++) {
+			int dup = 0; /* a device that comes back: its findings are known */
+			for (int j = 0; j < p->nfind && !dup; j++)
+				dup = p->find[j].kind == f[k].kind && !strcmp(p->find[j].nic, f[k].nic) &&
+				      !strcmp(p->find[j].gpu, f[k].gpu);
+			if (!dup)
+				p->find[p->nfind++] = f[k];
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
+	pthread_mutex_lock(&p->mu);
+	uint64_t errs = p->inv.errors;
+	p->inv = *n;
+	p->inv.errors += errs;
+	pthread_mutex_unlock(&p->mu);
+	free(n);
+}
+
 void probe_cycle(struct agent *a)
 {
 	struct probe *p = a->probe;
 	if (!p)
 		return;
+	uint64_t now = agent_mono_ns();
+	if (now >= p->next_rescan_ns) {
+		p->next_rescan_ns = now + PROBE_RESCAN_NS;
+		rescan(p);
+	}
 	while (p->nemitted < p->nfind) /* pairing findings since the last cycle */
 		emit_finding(p, &p->find[p->nemitted++]);
 	if (!p->res)
@@ -415,6 +477,10 @@ char *probe_metrics(struct agent *a)
 		mput(&b, &len, &cap, "pulse_agent_rdma_device_numa_node{dev=\"%s\",pci=\"%s\"} %d\n",
 		     lv(p->inv.devs[i].name, l1, sizeof l1), lv(p->inv.devs[i].pci, l2, sizeof l2),
 		     p->inv.devs[i].numa);
+	PFAM("pulse_agent_rdma_devices_lost", "counter", "RDMA devices that went away while the agent ran");
+	mput(&b, &len, &cap, "pulse_agent_rdma_devices_lost_total %llu\n", (unsigned long long)p->devices_lost);
+	PFAM("pulse_agent_rdma_devices_found", "counter", "RDMA devices that appeared while the agent ran");
+	mput(&b, &len, &cap, "pulse_agent_rdma_devices_found_total %llu\n", (unsigned long long)p->devices_found);
 	PFAM("pulse_agent_rdma_discovery_errors", "counter", "sysfs/libibverbs entries that could not be read");
 	mput(&b, &len, &cap, "pulse_agent_rdma_discovery_errors_total %llu\n", (unsigned long long)p->inv.errors);
 	PFAM("pulse_agent_config_finding", "gauge",

@@ -59,6 +59,26 @@ ok = kinds == want
 print(("ok   " if ok else "FAIL ") + "config_finding lines: %s" % kinds)
 sys.exit(0 if ok else 1)
 PY
+# a device that disappears while the agent runs, and comes back
+cp -a tests/host-agent/sysfs "$work/sys"
+nic1=devices/pci0000:80/0000:80:01.0/0000:81:00.0
+"$agent" --netdev lo --sysfs-root "$work/sys" --no-hooks --lock-dir "$work" --poll 100ms \
+	--out "$work/gone.jsonl" --log "$work/gone.log" 2>"$work/gone.err" &
+gp=$!
+sleep 0.5
+mv "$work/sys/$nic1" "$work/nic1.away"
+i=0; while ! grep -q "RDMA device mlx5_1 .*is gone" "$work/gone.log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+mv "$work/nic1.away" "$work/sys/$nic1"
+i=0; while ! grep -q "RDMA device mlx5_1 appeared" "$work/gone.log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM "$gp"; wait "$gp"; rc=$?
+grep -q "warn: RDMA device mlx5_1 (PCI 0000:81:00.0, netdev ens2f0np0) is gone" "$work/gone.log" &&
+	grep -q "info: RDMA device mlx5_1 appeared: PCI 0000:81:00.0, NUMA 1" "$work/gone.log" && [ "$rc" -eq 0 ] &&
+	ok "a device that goes away while the agent runs: logged, back again logged, exit 0" ||
+	{ bad "device gone (exit $rc)"; sed 's/^/    | /' "$work/gone.log"; }
+if grep -q "ERROR: \(Address\|Undefined\|Leak\)Sanitizer\|runtime error" "$work/gone.err"; then
+	bad "sanitizer report (device gone)"; sed 's/^/    | /' "$work/gone.err"
+fi
+
 # --list-devices on the fixture, and --device auto in a build without the DOCA SDK
 "$agent" --list-devices --sysfs-root tests/host-agent/sysfs >"$work/list.out" 2>"$work/list.err"
 rc=$?
