@@ -38,8 +38,14 @@ uint64_t pulse_comm_id_local(uint32_t pid, uint64_t call_index, int dev_index);
 void pulse_hook_gpu_identify(struct pulse_hook_gpu *g);
 
 /* verbs.c: the verbs entry points dlsym.c hands out instead of the real ones. */
-enum { PULSE_W_MODIFY, PULSE_W_CREATE, PULSE_W_DESTROY, PULSE_W_NONE };
+enum { PULSE_W_MODIFY, PULSE_W_CREATE, PULSE_W_DESTROY, PULSE_W_MLX5_CREATE, PULSE_W_NONE };
 void *pulse_verbs_swap_in(int which, void *real, const char *name);
+/* The one symbol version each wrapper has the ABI of: "IBVERBS_1.1", or
+ * "MLX5_1.3" for mlx5dv_create_qp. */
+static inline const char *pulse_verbs_version(int which)
+{
+	return which == PULSE_W_MLX5_CREATE ? "MLX5_1.3" : "IBVERBS_1.1";
+}
 
 /* nccl.c: after fork, in the child. */
 void pulse_hook_nccl_atfork_child(void);

@@ -37,6 +37,11 @@ $(HOOK_TDIR)/libibverbs.so.1: $(BUILD)/obj/tests/hook/fake_verbs.o tests/hook/fa
 # "libibverbs.so" first, which must not find a system libibverbs-dev's.
 $(HOOK_TDIR)/libibverbs.so: $(HOOK_TDIR)/libibverbs.so.1
 	ln -sf libibverbs.so.1 $@
+# Stand-in libmlx5.so.1 with mlx5dv_create_qp@@MLX5_1.3.
+$(HOOK_TDIR)/libmlx5.so.1: $(BUILD)/obj/tests/hook/fake_mlx5.o tests/hook/fake_mlx5.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libmlx5.so.1 -Wl,--version-script=tests/hook/fake_mlx5.map \
+		-o $@ $(BUILD)/obj/tests/hook/fake_mlx5.o
 # Stand-in libnccl.so.2: dlopens libibverbs.so.1 from its own directory.
 $(HOOK_TDIR)/libnccl.so.2: $(BUILD)/obj/tests/hook/fake_nccl.o
 	@mkdir -p $(@D)
@@ -45,8 +50,10 @@ $(HOOK_TDIR)/libnccl.so.2: $(BUILD)/obj/tests/hook/fake_nccl.o
 $(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
 	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
 # Other entry points, direct verbs linking and dlsym(RTLD_NEXT) semantics.
-$(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1
-	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 -Wl,-rpath,'$$ORIGIN' -ldl
+$(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 \
+		$(HOOK_TDIR)/libmlx5.so.1
+	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 $(HOOK_TDIR)/libmlx5.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -ldl
 
 # NCCL 2.22-2.29 entry points; NCCL's own-thread inits; a calloc that fails on demand.
 $(HOOK_TDIR)/newapis: $(BUILD)/obj/tests/hook/newapis.o $(HOOK_TDIR)/libnccl.so.2
@@ -58,7 +65,7 @@ $(HOOK_TDIR)/libfailcalloc.so: $(BUILD)/obj/tests/hook/failcalloc.o
 	$(CC) -shared -o $@ $^ -ldl
 
 HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 \
-	$(HOOK_TDIR)/libibverbs.so $(HOOK_TDIR)/libnccl.so.2 \
+	$(HOOK_TDIR)/libibverbs.so $(HOOK_TDIR)/libmlx5.so.1 $(HOOK_TDIR)/libnccl.so.2 \
 	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis $(HOOK_TDIR)/newapis $(HOOK_TDIR)/inits $(HOOK_TDIR)/libfailcalloc.so
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \

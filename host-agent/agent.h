@@ -65,6 +65,12 @@ struct agent_opts {
 	const char *job;           /* --job ID */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
+	const char *sysfs_root;    /* --sysfs-root DIR (NULL: /sys) */
+	int list_devices;          /* --list-devices */
+	int device_auto;           /* --device auto */
+	const char *netdevs[AGENT_MAX_NICS]; /* --netdev IF: also watch these links */
+	int nnetdevs;
+	int no_netlink;            /* --no-netlink */
 };
 
 /* Returns 0 to run, 1 when --help was printed (exit 0), 2 on bad usage
@@ -407,6 +413,7 @@ struct agent {
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */
+	struct probe *probe;        /* RDMA devices, links, kernel QPs (probe.h); NULL: none */
 };
 
 #endif

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "probe.h"
 #include "assoc.h"
 #include "pulse/hook_ring.h"
 
@@ -322,6 +323,9 @@ int hooks_apply(struct agent *a, struct hooks *h, FILE *f, const struct pulse_ho
 		return 0;
 	}
 	qp_map_apply(&h->map, r);
+	if ((r->kind == PULSE_HOOK_QP_CREATE || r->kind == PULSE_HOOK_QP_RTR) && r->u.qp.result == 0)
+		probe_note_qp(a, r->u.qp.dev, sizeof r->u.qp.dev, r->u.qp.gpu.pci_bus_id,
+			      sizeof r->u.qp.gpu.pci_bus_id);
 	return 0;
 }
 

@@ -4,10 +4,18 @@
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
 	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
-	host-agent/replay.c host-agent/analyzer_link.c
+	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
+	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c \
+	host-agent/probe.c
+# libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
+# libnl-route-3-dev): make deps installs them.
+NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+CFLAGS_host-agent/link_watch.c := $(NL_CFLAGS)
+CFLAGS_host-agent/rdma_res.c := $(NL_CFLAGS)
+CFLAGS_tests/host-agent/test_rdma_nl.c := $(NL_CFLAGS)
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
-AGENT_LDLIBS := -lmicrohttpd -lcjson -lm $(HOST_LDLIBS) -lrt
+AGENT_LDLIBS := -lmicrohttpd -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
 
 # Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,
 # interception ring reader, firmware core (replay), wire codecs and QP join.
@@ -41,6 +49,26 @@ $(BUILD)/tests/test_host_agent: $(call objs,asan,tests/host-agent/test_host_agen
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_host_agent
 
+# Discovery, findings and netlink parsers (tests/host-agent/sysfs: the fixture).
+RDMA_TEST_SRCS := tests/host-agent/test_rdma.c tests/host-agent/test_rdma_nl.c
+$(BUILD)/tests/test_rdma: $(call objs,asan,$(RDMA_TEST_SRCS) $(AGENT_SRCS) \
+		mailbox/transport_doca_none.c) $(AGENT_ASAN_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(AGENT_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_rdma
+
+# libFuzzer target (clang only) for the netlink and sysfs parsers; the
+# sources are compiled straight into the fuzzer with its flags.
+HA_FUZZ_BIN := $(BUILD)/fuzz/fuzz_host_netlink
+HA_FUZZ_SRCS := host-agent/link_watch.c host-agent/rdma_res.c host-agent/rdma_sysfs.c host-agent/log.c
+$(HA_FUZZ_BIN): tests/fuzz/fuzz_host_netlink.c $(HA_FUZZ_SRCS) $(wildcard host-agent/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -std=c11 -g -O1 -Iinclude $(NL_CFLAGS) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/fuzz/fuzz_host_netlink.c $(HA_FUZZ_SRCS) \
+		-lnl-route-3 -lnl-3 -lpthread -lm
+TEST_SCRIPTS += tests/host-agent/fuzz_host_netlink.sh
+test: $(HA_FUZZ_BIN)
+
 # A misbehaving simulated NIC for the end-to-end tests.
 $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/lib/asan/libpulse_unix.a \
 		$(BUILD)/lib/asan/libpulse_host.a
@@ -49,11 +77,15 @@ $(BUILD)/tests/bad_nic: $(call objs,asan,tests/host-agent/bad_nic.c) $(BUILD)/li
 
 # End to end against run_trace --serve and bad_nic (shell; 77 skips).
 TEST_SCRIPTS += tests/host-agent/agent_sim.sh tests/host-agent/agent_bad_nic.sh \
-	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh
+	tests/host-agent/agent_daemon.sh tests/host-agent/agent_prometheus.sh tests/host-agent/agent_hooks.sh \
+	tests/host-agent/agent_links.sh tests/host-agent/agent_pairing.sh
 test: $(BUILD)/bin/pulse-host-agent $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/tests/bad_nic \
 	$(BUILD)/bin/pulse-run-trace
 # agent_hooks.sh: the hook and the unmodified training program (hook/hook.mk)
-test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1
+test: $(BUILD)/lib/libpulse-hook.so $(BUILD)/tests/hook/train $(BUILD)/tests/hook/libibverbs.so.1 \
+	$(BUILD)/tests/hook/libibverbs.so
+# agent_pairing.sh: and the stand-in CUDA runtime (the GPU's PCI bus id)
+test: $(BUILD)/tests/hook/libcudart.so.12
 
 # ---- benchmarks (BENCHMARKS.md, "pulse-host-agent") ----
 $(BUILD)/bench/bench_host_agent: $(call objs,obj,tests/host-agent/bench_host_agent.c $(AGENT_SRCS) \

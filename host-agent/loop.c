@@ -18,6 +18,7 @@
 
 #include "agent.h"
 #include "analyzer_link.h"
+#include "probe.h"
 
 static void handle_signals(struct agent *a)
 {
@@ -65,6 +66,8 @@ int agent_run(struct agent *a)
 		 * windows that carry their traffic arrive */
 		if (a->hooks && !agent_sig_term)
 			hooks_poll(a, a->hooks);
+		if (!agent_sig_term)
+			probe_cycle(a); /* GPU pairing, the kernel's QPs against the hook's */
 		if (!agent_sig_term)
 			agent_cycle_begin(a, agent_realtime_ns());
 		for (int i = 0; i < a->nnics && !agent_sig_term; i++)

@@ -11,6 +11,8 @@
 #include "agent.h"
 #include "analyzer_link.h"
 #include "assoc.h"
+#include "probe.h"
+#include "rdma.h"
 
 static struct agent agent; /* large; one per process */
 static struct hooks hooks;
@@ -88,15 +90,35 @@ int main(int argc, char **argv)
 		return 2;
 	if (a->opt.replay_dir)
 		return replay_main(a);
+	if (a->opt.list_devices) {
+		/* what this host (or --sysfs-root) has; problems on stderr */
+		agent_log_open(NULL);
+		static struct rdma_inventory inv;
+		probe_discover(&inv, a->opt.sysfs_root, 1);
+		static struct rdma_finding fs[64];
+		int nf = rdma_findings_pcie(&inv, fs, 64);
+		rdma_print_inventory(stdout, &inv, fs, nf);
+		fputs("GPU pairing: from the hook's records while the agent runs (log line \"GPU pairing\", "
+		      "\"config_finding\" lines)\n",
+		      stdout);
+		return 0;
+	}
 	set_host_name(a);
 	static char devs[AGENT_MAX_NICS][64];
-	if (a->opt.nnics == 0) {
+	if (a->opt.device_auto && !pulse_doca_available()) {
+		fprintf(stderr, "pulse-host-agent: --device auto needs a build with the DOCA SDK (this one has "
+				"none); use --sim SOCKET for a simulated NIC\n");
+		return 1;
+	}
+	if (a->opt.nnics == 0 && (a->opt.device_auto || a->opt.nnetdevs == 0 || pulse_doca_available())) {
 		/* No NIC named: every DOCA device with PCC, when there are any. */
 		char err[200] = "";
 		int n = pulse_doca_available() ? pulse_doca_list_devices(devs, AGENT_MAX_NICS, err, sizeof err)
 					       : 0;
-		if (n <= 0)
+		if (n <= 0 && (a->opt.device_auto || a->opt.nnetdevs == 0))
 			return no_nic_message();
+		if (n < 0)
+			n = 0;
 		for (int i = 0; i < n && i < AGENT_MAX_NICS; i++) {
 			a->opt.kind[i] = NIC_DOCA;
 			a->opt.target[i] = devs[i];
@@ -170,6 +192,11 @@ int main(int argc, char **argv)
 			LOGW("%s: interception rings are not drained (--no-hooks silences this)", err);
 		}
 	}
+	/* this host's RDMA devices, findings, links, the kernel's QPs */
+	probe_start(a);
+	if (a->nnics == 0)
+		LOGI("no NIC to poll: only the links%s are watched",
+		     a->opt.no_netlink ? "" : " (and the kernel's QP list, where there is one)");
 	/* the association: this host's operators from its windows and calls */
 	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns,
 				 .hang_ns = a->opt.hang_ns};
@@ -224,6 +251,7 @@ int main(int argc, char **argv)
 out:
 	control_stop();
 	metrics_stop();
+	probe_stop(a);
 	if (a->hooks) {
 		hooks_close(a, a->hooks);
 		a->hooks = NULL;

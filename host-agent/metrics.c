@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 #include "agent.h"
+#include "probe.h"
 
 struct buf {
 	char *p;
@@ -208,6 +209,12 @@ char *metrics_render(struct agent *a, size_t *len)
 	}
 	FAM("pulse_agent_dumps", "counter", "Dumps of the retention ring written");
 	bput(&b, "pulse_agent_dumps_total %llu\n", (unsigned long long)a->dumps);
+	char *pm = probe_metrics(a); /* RDMA devices, findings, links, kernel QPs */
+	if (pm)
+		bput(&b, "%s", pm);
+	else
+		b.oom = 1;
+	free(pm);
 	pthread_mutex_unlock(&a->lock);
 	bput(&b, "# EOF\n");
 #undef PER_NIC

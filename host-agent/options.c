@@ -21,6 +21,18 @@ static const char usage[] =
 "                      so that intercepted QPs are tied to its windows\n"
 "  --device IBDEV      a BlueField-3 through DOCA PCC (e.g. mlx5_0); needs a build\n"
 "                      with the DOCA SDK (see docs/hardware.md)\n"
+"  --device auto       every DOCA device with PCC (the default when the build has the\n"
+"                      DOCA SDK and no NIC is named)\n"
+"This host's RDMA devices (sysfs, libibverbs, netlink):\n"
+"  --list-devices      print the RDMA devices found (ports, state, GIDs and their type,\n"
+"                      netdevs, PCI, NUMA, PCIe link width and speed) and the findings\n"
+"                      (PCIe link below capability), then exit\n"
+"  --sysfs-root DIR    read sysfs from DIR instead of /sys (tests; libibverbs is then\n"
+"                      not asked)\n"
+"  --netdev IF         also report link up/down of IF (repeatable); the RDMA devices'\n"
+"                      netdevs are always watched. With only --netdev and no NIC, the\n"
+"                      agent runs to watch links and the kernel's QPs\n"
+"  --no-netlink        neither link events nor the kernel's RDMA netlink QP list\n"
 "Replay (no NIC; faster than real time):\n"
 "  --replay DIR        run the hosts of a sim/run_cluster directory through the same\n"
 "                      code as live operation: each DIR/hosts/H/<dev>.evs feeds an\n"
@@ -136,7 +148,8 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_HANG
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_HANG,
+	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -167,6 +180,10 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"analyzer", required_argument, 0, O_ANALYZER},
 		{"job", required_argument, 0, O_JOB},
 		{"hang", required_argument, 0, O_HANG},
+		{"list-devices", no_argument, 0, O_LIST_DEVICES},
+		{"sysfs-root", required_argument, 0, O_SYSFS_ROOT},
+		{"netdev", required_argument, 0, O_NETDEV},
+		{"no-netlink", no_argument, 0, O_NO_NETLINK},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -184,8 +201,27 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case O_SIM:
+		case O_LIST_DEVICES: o->list_devices = 1; break;
+		case O_SYSFS_ROOT:
+			if (!*optarg)
+				return bad("--sysfs-root", "''", "empty path");
+			o->sysfs_root = optarg;
+			break;
+		case O_NETDEV:
+			if (!*optarg || strlen(optarg) >= 16 || strchr(optarg, '/'))
+				return bad("--netdev", optarg, "must be a netdev name of 1..15 characters");
+			if (o->nnetdevs == AGENT_MAX_NICS)
+				return bad("--netdev", optarg, "too many (at most 16)");
+			o->netdevs[o->nnetdevs++] = optarg;
+			break;
+		case O_NO_NETLINK: o->no_netlink = 1; break;
 		case O_DEVICE:
+			if (!strcmp(optarg, "auto")) {
+				o->device_auto = 1;
+				break;
+			}
+			/* fall through */
+		case O_SIM:
 			if (o->nnics == AGENT_MAX_NICS)
 				return bad(c == O_SIM ? "--sim" : "--device", optarg,
 					   "too many NICs (at most 16)");
@@ -324,6 +360,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	if (o->replay_dir && o->analyzer) {
 		fprintf(stderr, "pulse-host-agent: --analyzer is for live operation; a replay writes "
 				"--out (pulse-analyzer --replay DIR reads the run itself)\n");
+		return 2;
+	}
+	if (o->device_auto && o->nnics) {
+		fprintf(stderr, "pulse-host-agent: --device auto takes every DOCA device; it cannot be "
+				"combined with --sim or a named --device\n");
 		return 2;
 	}
 	if (o->replay_dir && o->nnics) {

@@ -6,6 +6,7 @@ PACKAGES="
   make gcc libc6-dev pkg-config
   libcmocka-dev
   libpcap-dev libcjson-dev libmicrohttpd-dev
+  libibverbs-dev libnl-3-dev libnl-route-3-dev iproute2
   clang libclang-rt-14-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
   prometheus curl python3

@@ -60,6 +60,8 @@ enum pulse_hook_source {
 #define PULSE_HOOK_F_SIMULATED 0x10u /* GROUP_END: the group was closed by
 	* ncclGroupSimulateEnd; its operators never launched and were not
 	* recorded */
+#define PULSE_HOOK_F_MLX5DV 0x20u /* QP_CREATE: the QP came from mlx5dv_create_qp
+	* (libmlx5), not ibv_create_qp */
 
 /* How a communicator came to be (comm.how). */
 enum pulse_hook_comm_how {

@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
 #include "../../hook/nccl_abi.h"
-#include "../../hook/verbs_abi.h"
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
@@ -24,18 +26,6 @@ ncclResult_t ncclCommAbort(ncclComm_t);
 ncclResult_t ncclBcast(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
 			   cudaStream_t);
-
-struct ibv_pd;
-struct ibv_qp_init_attr {
-	void *qp_context;
-	char rest[64];
-};
-struct ibv_device **ibv_get_device_list(int *);
-struct ibv_context *ibv_open_device(struct ibv_device *);
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *);
-struct ibv_qp *ibv_create_qp(struct ibv_pd *, struct ibv_qp_init_attr *);
-int ibv_modify_qp(struct ibv_qp *, struct ibv_qp_attr *, int);
-int ibv_destroy_qp(struct ibv_qp *);
 
 static int fails;
 #define EXPECT(cond)                                                      \
@@ -78,11 +68,11 @@ int main(void)
 	EXPECT(qp != NULL);
 	struct ibv_qp_attr at;
 	memset(&at, 0, sizeof at);
-	at.qp_state = PULSE_IBV_QPS_RTR;
+	at.qp_state = IBV_QPS_RTR;
 	at.dest_qp_num = 0xabcde;
 	at.ah_attr.port_num = 2;
-	EXPECT(ibv_modify_qp(qp, &at, PULSE_IBV_QP_STATE | PULSE_IBV_QP_DEST_QPN | PULSE_IBV_QP_AV) == 0);
-	EXPECT(qp->state == PULSE_IBV_QPS_RTR);
+	EXPECT(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_AV) == 0);
+	EXPECT(qp->state == IBV_QPS_RTR);
 	printf("apis: direct qpn=%u\n", qp->qp_num);
 	EXPECT(ibv_destroy_qp(qp) == 0);
 
@@ -103,7 +93,7 @@ int main(void)
 		EXPECT(qp != NULL);
 		if (m10 && m11 && qp) {
 			at.dest_qp_num = 0x1234;
-			int mask = PULSE_IBV_QP_STATE | PULSE_IBV_QP_DEST_QPN | PULSE_IBV_QP_AV;
+			int mask = IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_AV;
 			EXPECT(m10(qp, &at, mask) == 38 /* ENOSYS: the 1.0 function */);
 			EXPECT(m11(qp, &at, mask) == 0);
 			printf("apis: dlvsym qpn=%u\n", qp->qp_num);
@@ -112,6 +102,37 @@ int main(void)
 			EXPECT(ibv_destroy_qp(qp) == 0);
 		}
 		(void)cr;
+	}
+
+	/* mlx5dv_create_qp (NCCL_IB_OOO_RQ=1): linked directly, and through
+	 * dlvsym of its one version as NCCL looks it up; a lookup of another
+	 * version is not the hook's business and finds nothing here. */
+	struct ibv_qp_init_attr_ex ix;
+	memset(&ix, 0, sizeof ix);
+	ix.pd = pd;
+	ix.qp_type = IBV_QPT_RC;
+	struct mlx5dv_qp_init_attr dv;
+	memset(&dv, 0, sizeof dv);
+	qp = mlx5dv_create_qp(ibv_open_device(l[0]), &ix, &dv);
+	EXPECT(qp != NULL);
+	if (qp) {
+		printf("apis: mlx5dv direct qpn=%u\n", qp->qp_num);
+		EXPECT(ibv_destroy_qp(qp) == 0);
+	}
+	void *h5 = dlopen("libmlx5.so.1", RTLD_NOW);
+	EXPECT(h5 != NULL);
+	if (h5) {
+		struct ibv_qp *(*dvc)(struct ibv_context *, struct ibv_qp_init_attr_ex *,
+				      struct mlx5dv_qp_init_attr *);
+		*(void **)&dvc = dlvsym(h5, "mlx5dv_create_qp", "MLX5_1.3");
+		EXPECT(dvc != NULL && (void *)dvc == dlsym(h5, "mlx5dv_create_qp"));
+		EXPECT(dlvsym(h5, "mlx5dv_create_qp", "MLX5_1.0") == NULL);
+		qp = dvc ? dvc(ibv_open_device(l[0]), &ix, &dv) : NULL;
+		EXPECT(qp != NULL);
+		if (qp) {
+			printf("apis: mlx5dv dlvsym qpn=%u\n", qp->qp_num);
+			EXPECT(ibv_destroy_qp(qp) == 0);
+		}
 	}
 
 	fflush(stdout);

@@ -16,16 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+
 #include "../../hook/nccl_abi.h"
-#include "../../hook/verbs_abi.h"
 #include "../../profiler/nccl_profiler_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-struct ibv_qp_init_attr {
-	void *qp_context;
-	char rest[64];
-};
 
 /* The leading members of NCCL's ncclConfig_t (nccl.h): the stand-in reads
  * only `blocking`. */
@@ -306,10 +302,10 @@ static int connect_qp(struct ncclComm *c, uint32_t salt)
 		return ncclSystemError;
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof a);
-	a.qp_state = 1; /* INIT */
-	int rc = p_modify(c->qp, &a, PULSE_IBV_QP_STATE | (1 << 5));
+	a.qp_state = IBV_QPS_INIT;
+	int rc = p_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PORT);
 	memset(&a, 0, sizeof a);
-	a.qp_state = PULSE_IBV_QPS_RTR;
+	a.qp_state = IBV_QPS_RTR;
 	a.dest_qp_num = 0x1000u + (uint32_t)((c->rank + 1) % c->nranks) + (salt & 0xff) * 16;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -318,7 +314,7 @@ static int connect_qp(struct ncclComm *c, uint32_t salt)
 	a.ah_attr.grh.dgid.raw[1] = 0x80;
 	for (int i = 8; i < 16; i++)
 		a.ah_attr.grh.dgid.raw[i] = (uint8_t)(salt >> ((i % 4) * 8)) ^ (uint8_t)c->rank;
-	int mask = PULSE_IBV_QP_STATE | PULSE_IBV_QP_AV | PULSE_IBV_QP_DEST_QPN;
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN;
 	int rtr = p_modify(c->qp, &a, mask);
 	printf("fake-nccl: rtr qpn=%u dest=%u rc=%d state=%d\n", c->qp->qp_num, a.dest_qp_num, rtr,
 	       c->qp->state);
@@ -330,7 +326,7 @@ static int connect_qp(struct ncclComm *c, uint32_t salt)
 	printf("fake-nccl: bad rtr qpn=%u rc=%d\n", c->qp->qp_num, brc);
 	memset(&a, 0, sizeof a);
 	a.qp_state = 3; /* RTS */
-	rc |= p_modify(c->qp, &a, PULSE_IBV_QP_STATE);
+	rc |= p_modify(c->qp, &a, IBV_QP_STATE);
 	fflush(stdout);
 	return (rc || rtr) ? ncclSystemError : ncclSuccess;
 }
@@ -349,13 +345,13 @@ static int lazy_connect(struct ncclComm *c)
 		return -1;
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof a);
-	a.qp_state = PULSE_IBV_QPS_RTR;
+	a.qp_state = IBV_QPS_RTR;
 	a.dest_qp_num = 0x2000u + (uint32_t)c->rank;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid.raw[0] = 0xfe;
 	a.ah_attr.grh.dgid.raw[1] = 0x80;
-	int rtr = p_modify(c->qp2, &a, PULSE_IBV_QP_STATE | PULSE_IBV_QP_AV | PULSE_IBV_QP_DEST_QPN);
+	int rtr = p_modify(c->qp2, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN);
 	printf("fake-nccl: lazy connect qpn=%u dest=%u rc=%d comm=%016llx\n", c->qp2->qp_num, a.dest_qp_num,
 	       rtr, (unsigned long long)c->hash);
 	fflush(stdout);

@@ -1,33 +1,31 @@
 /* Stand-in libibverbs.so.1 for the interception tests: the handful of entry
  * points NCCL uses, exported with the IBVERBS_1.0/1.1 symbol versions (see
- * fake_verbs.map), over the leading members of rdma-core's structs
- * (hook/verbs_abi.h). No RDMA device is involved. ibv_modify_qp applies the
+ * fake_verbs.map), over rdma-core's own structs (<infiniband/verbs.h>). Its
+ * one device is "mlx5_fake0", or FAKE_VERBS_DEV.
+ * No RDMA device is involved. ibv_modify_qp applies the
  * state, and refuses (EINVAL) an RTR transition with dest_qp_num 0, so a
  * caller can see that results come back unchanged. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../hook/verbs_abi.h"
-
-struct ibv_pd {
-	struct ibv_context *context;
-};
-
-struct ibv_qp_init_attr {
-	void *qp_context;
-	/* ... (never read) */
-};
+#include <infiniband/verbs.h>
 
 static struct ibv_device g_dev = { .name = "mlx5_fake0" };
 static struct ibv_device *g_list[2] = { &g_dev, NULL };
-static struct ibv_context g_ctx = { &g_dev };
-static struct ibv_pd g_pd = { &g_ctx };
+static struct ibv_context g_ctx = { .device = &g_dev };
+static struct ibv_pd g_pd = { .context = &g_ctx };
 static uint32_t g_next_qpn = 0x100;
 
-struct ibv_device **ibv_get_device_list(int *n)
+/* verbs.h wraps ibv_get_device_list in a macro: the parentheses define the function */
+struct ibv_device **(ibv_get_device_list)(int *n)
 {
+	/* FAKE_VERBS_DEV names the device (tests of the agent's GPU pairing) */
+	const char *name = getenv("FAKE_VERBS_DEV");
+	if (name && *name)
+		snprintf(g_dev.name, sizeof g_dev.name, "%s", name);
 	if (n)
 		*n = 1;
 	return g_list;
@@ -47,7 +45,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 {
 	if (!pd || !init)
 		return NULL;
-	struct ibv_qp *qp = calloc(1, sizeof *qp + 128); /* room for the members we do not declare */
+	struct ibv_qp *qp = calloc(1, sizeof *qp);
 	if (!qp)
 		return NULL;
 	qp->context = pd->context;
@@ -64,10 +62,10 @@ int ibv_modify_qp_1_1(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	if (!qp || !attr)
 		return EINVAL;
-	if ((mask & PULSE_IBV_QP_STATE) && attr->qp_state == PULSE_IBV_QPS_RTR &&
-	    (!(mask & PULSE_IBV_QP_DEST_QPN) || attr->dest_qp_num == 0))
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
+	    (!(mask & IBV_QP_DEST_QPN) || attr->dest_qp_num == 0))
 		return EINVAL;
-	if (mask & PULSE_IBV_QP_STATE)
+	if (mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
 	return 0;
 }

@@ -438,6 +438,25 @@ static void test_other_entry_points_fork_and_direct_verbs(void **state)
 	}
 	assert_int_equal(x->u.qp.dest_qpn, 0x1234);
 	assert_int_equal(x->u.qp.result, 0);
+	/* mlx5dv_create_qp, called directly and through dlvsym(MLX5_1.3): a
+	 * QP_CREATE each, flagged, with the stand-in libmlx5's QPN and device */
+	const char *dvl[2] = { "apis: mlx5dv direct qpn=", "apis: mlx5dv dlvsym qpn=" };
+	for (int k = 0; k < 2; k++) {
+		p = strstr(r->out, dvl[k]);
+		assert_non_null(p);
+		assert_int_equal(sscanf(p + strlen(dvl[k]), "%u", &qpn), 1);
+		assert_true(qpn >= 0x800);
+		for (;;) {
+			x = find(r, &j, PULSE_HOOK_QP_CREATE);
+			if (x->u.qp.qpn == qpn)
+				break;
+		}
+		assert_int_equal(x->flags, PULSE_HOOK_F_MLX5DV);
+		assert_string_equal(x->u.qp.dev, "mlx5_fake0");
+		assert_int_equal(x->u.qp.result, 0);
+		x = find(r, &j, PULSE_HOOK_QP_DESTROY);
+		assert_int_equal(x->u.qp.qpn, qpn);
+	}
 	/* After fork the parent's sequence goes on (the child's op is not in
 	 * the parent's ring): AllReduce is op 2 of communicator a. */
 	x = find(r, &j, PULSE_HOOK_OP);
