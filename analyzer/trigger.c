@@ -243,12 +243,6 @@ static int is_iteration_sig(const struct an_state *s, const struct an_sig *g)
 	return mine >= 0.9 * best;
 }
 
-/* Peers before history: the ranks of a built-in collective move the same
- * volume, so a rank whose actual transmission time stands out of its own
- * instance's (AN_ACTIVE_OUTLIER over the median, and two epochs: the
- * localizer's criterion) needs no baseline, and a fault present from the
- * first iteration is seen. It fires when the same node stands out in two
- * consecutive instances of the signature (once is jitter). */
 /* The node common to an instance's transfers whose peak epoch stayed
  * AN_ACTIVE_OUTLIER below the instance's median peak (their sender, else
  * their receiver), -1 when none or no one node. */
@@ -266,6 +260,8 @@ static int capped_node(const struct an_comm *c, const struct an_inst *in)
 			const struct an_peer *q = &r->peers[p];
 			if (!an_peer_peak_measured(r, q) || (double)q->peak * AN_ACTIVE_OUTLIER >= med)
 				continue;
+			if (r->node < 0 || q->node < 0)
+				return -1; /* an end not known: no one node */
 			snd = snd == -1 || snd == r->node ? r->node : -2;
 			rcv = rcv == -1 || rcv == q->node ? q->node : -2;
 		}
@@ -273,6 +269,13 @@ static int capped_node(const struct an_comm *c, const struct an_inst *in)
 	return snd >= 0 ? snd : rcv >= 0 ? rcv : -1;
 }
 
+/* Peers before history: the ranks of a built-in collective move the same
+ * volume, so a rank whose actual transmission time stands out of its own
+ * instance's (AN_ACTIVE_OUTLIER over the median, and two epochs: the
+ * localizer's criterion) needs no baseline, and a fault present from the
+ * first iteration is seen. The same holds for a transfer's peak epoch in
+ * any instance (capped_node). It fires when the same node stands out in
+ * two consecutive instances of the signature (once is jitter). */
 static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in)
 {
 	if (in->sig < 0)
