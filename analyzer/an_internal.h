@@ -356,6 +356,9 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
  * duration). Returns 1 with d filled. */
 int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d,
 			int observed);
+/* Per-transfer rate, node common to the slow transfers (loc_comm_slow.c);
+ * observed: the OP-level variant (volume / operator duration). */
+int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed);
 int an_comm_index_of(const struct an_state *s, const struct an_comm *c);
 /* rank of (host, pid) in comm from the mappings, -1 unknown */
 int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t comm);

@@ -7,11 +7,15 @@
  * Hang: the first missing start (computation fail-stop, machine level); the
  * node common to the unfinished P2P operators (custom collectives); a hung
  * built-in collective: the whole group (it cannot tell who stopped).
- * Slow: the first delayed start (computation fail-slow, machine level); for
- * custom collectives the lowest observed rate over the last k; else the
- * group whose operators take longer than usual is reported as a
- * communication fail-slow at group level (the paper's ○, and its ◐ when the
- * cause was a CPU). */
+ * Slow, in Pulse's order (a fair baseline: the same rule order and the
+ * same sample minimum, 3, as Pulse): the node common to the transfers with
+ * a low observed rate (volume / operator duration: the per-P2P outlier by
+ * which the paper's SOTA reaches machine level, §D.11/D.12); for custom
+ * collectives the lowest observed rate over the last k; the first delayed
+ * start (computation fail-slow, machine level); else the group whose
+ * operators take longer than usual is reported as a communication
+ * fail-slow at group level (the paper's ○, and its ◐ when the cause was a
+ * CPU). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdlib.h>
@@ -36,7 +40,7 @@ static int extended_group(struct an_state *s, const struct an_window *w, struct 
 			struct an_rec *x = in->recs[k];
 			uint32_t nb;
 			double dmax = an_rec_base(s, c, x, AN_BASE_DUR, &nb);
-			if (x->status != PULSE_OP_COMPLETE || nb < 4 || !(dmax > 0) || !x->call || x->end <= x->call)
+			if (x->status != PULSE_OP_COMPLETE || nb < 3 || !(dmax > 0) || !x->call || x->end <= x->call)
 				continue;
 			r[n++] = (double)(x->end - x->call) / dmax;
 		}
@@ -81,12 +85,18 @@ int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
 	struct an_diagnosis d;
 	an_diag_init(s, &d, "op-level", t);
 	int ok = 0;
-	if (an_rule_delayed_start(s, &w, &d)) {
-		an_diag_step(&d, "operators in time order: first delayed start");
+	/* the same order as Pulse's methods (localize.c): communication first,
+	 * then delayed starts, then the group */
+	if (an_edge_rate(s, &w, &d, 1)) {
+		an_diag_step(&d, "all groups: observed rate per transfer (volume / duration), node common to the "
+				 "slow ones");
 		ok = 1;
 	} else if (an_rule_custom_rate(s, &w, &d, 1)) {
 		an_diag_step(&d, "custom collectives: lowest observed rate (volume / duration) over the last %u",
 			     s->cfg.custom_k);
+		ok = 1;
+	} else if (an_rule_delayed_start(s, &w, &d)) {
+		an_diag_step(&d, "operators in time order: first delayed start");
 		ok = 1;
 	} else if (extended_group(s, &w, &d)) {
 		an_diag_step(&d, "extended durations: group level");

@@ -148,7 +148,11 @@ struct edge {
 	const struct an_comm *c;
 };
 
-int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+/* observed: the OP-level variant (the per-P2P observed-rate outlier by
+ * which the paper's SOTA reaches machine level, §D.11/D.12): a
+ * point-to-point transfer's rate is its volume over its operator's
+ * duration (call to end), what an operator-level logger sees; no µs data. */
+int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed)
 {
 	uint32_t cap = 0, n = 0;
 	struct edge *e = NULL;
@@ -158,12 +162,25 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
-			if (!r || r->status != PULSE_OP_COMPLETE || !r->actual)
+			if (!r || r->status != PULSE_OP_COMPLETE || (!observed && !r->actual))
 				continue;
+			/* (observed: point-to-point only; a collective's members all
+			 * end together, so their durations say nothing per transfer) */
+			if (observed && an_is_builtin(r->op))
+				continue;
+			uint64_t od = r->end > r->call && r->call ? r->end - r->call : 0;
 			for (uint32_t p = 0; p < r->npeers; p++) {
 				const struct an_peer *q = &r->peers[p];
-				if (q->node < 0 || !q->active || (double)q->active < 8 * ep || q->actual < (1u << 20))
-					continue;
+				double rate;
+				if (observed) {
+					if (q->node < 0 || (double)od < 8 * ep || q->expected < (1u << 20))
+						continue;
+					rate = (double)q->expected * 8 / (double)od;
+				} else {
+					if (q->node < 0 || !q->active || (double)q->active < 8 * ep || q->actual < (1u << 20))
+						continue;
+					rate = (double)q->actual * 8 / (double)q->active;
+				}
 				if (n == cap) {
 					cap = cap ? cap * 2 : 256;
 					struct edge *x = realloc(e, cap * sizeof *x);
@@ -173,7 +190,7 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 					}
 					e = x;
 				}
-				e[n++] = (struct edge){ r->node, q->node, (double)q->actual * 8 / (double)q->active, r, c };
+				e[n++] = (struct edge){ r->node, q->node, rate, r, c };
 			}
 		}
 	}
@@ -238,13 +255,15 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 		if ((e[i].from == best || e[i].to == best) && (!ev || e[i].rate < ev->rate))
 			ev = &e[i];
 	double mine = srate[best] / slow[best];
-	an_diag_evidence(d, ev->c, ev->rec, "actual_rate_gbps", mine, G, (uint32_t)n);
+	an_diag_evidence(d, ev->c, ev->rec, observed ? "observed_rate_gbps" : "actual_rate_gbps", mine, G,
+			 (uint32_t)n);
 	an_diag_margin(d, mine, G, G / AN_ACTIVE_OUTLIER);
 	d->onset_ns = ev->rec->call;
 	snprintf(d->why, sizeof d->why,
 		 "%s GPU %d is an end of %d of the %d transfers slower than the median (%.0f against %.0f "
-		 "Gb/s while active, gaps excluded); %.0f%% of its transfers are slow%s: its NIC, PCIe or path",
-		 an_node_host(s, best), s->nodes[best].gpu, slow[best], nslow, mine, G, 100 * fb,
+		 "Gb/s %s); %.0f%% of its transfers are slow%s: its NIC, PCIe or path",
+		 an_node_host(s, best), s->nodes[best].gpu, slow[best], nslow, mine, G,
+		 observed ? "observed, volume over duration" : "while active, gaps excluded", 100 * fb,
 		 both ? " (as are its peer's: both named)" : "");
 	ok = 1;
 out:
@@ -361,6 +380,11 @@ out:
 	free(in_cap);
 	free(in_tot);
 	return ok;
+}
+
+int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	return an_edge_rate(s, w, d, 0);
 }
 
 /* Rank-level actual rate of custom collectives, averaged over each node's

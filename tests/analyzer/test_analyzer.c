@@ -155,6 +155,11 @@ static void test_custom_slow(void **state)
 	const struct an_diagnosis *p = syn_first(st, "pulse");
 	expect_machine(p, AN_COMM_SLOW, "host1");
 	assert_string_equal(p->metric, "rank_rate_gbps");
+	/* the OP-level baseline reaches machine level here too, from observed
+	 * rates (volume over duration), as the paper's SOTA does in §D.11/D.12 */
+	p = syn_first(st, "op-level");
+	expect_machine(p, AN_COMM_SLOW, "host1");
+	assert_string_equal(p->metric, "observed_rate_gbps");
 	an_state_free(st);
 }
 
