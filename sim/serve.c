@@ -32,6 +32,10 @@ struct serve_ctx {
 	uint64_t pkt_ts;
 	uint64_t prev_ts;      /* monotonic clamp within one pass over the file */
 	uint64_t loop_offset;  /* added to file timestamps on later passes */
+	/* Forward jumps longer than SIM_JUMP_POLLS polls (a corrupt timestamp)
+	 * are served as one poll of silence, not waited out in real time: the
+	 * rest of the capture comes jump_cut earlier. */
+	uint64_t jump_cut, jumps, jump_max;
 	int started;
 	uint64_t w0;           /* wall (monotonic) time of the first request */
 	uint64_t fed, passes, read_errors;
@@ -61,6 +65,13 @@ static int reopen(struct serve_ctx *c)
 	return 0;
 }
 
+/* A jump is served as one poll of silence: in real time, even the
+ * SIM_JUMP_POLLS polls that make it a jump would be a minute's wait. */
+static uint64_t serve_jump_keep(const struct sim_trace *t)
+{
+	return t->cfg.poll_ns ? t->cfg.poll_ns : 1000000000ull;
+}
+
 /* Reads ahead to the next packet this NIC counts. */
 static void next_pkt(struct serve_ctx *c)
 {
@@ -87,6 +98,16 @@ static void next_pkt(struct serve_ctx *c)
 		}
 		if (ts < c->prev_ts)
 			ts = c->prev_ts;
+		if (c->prev_ts && ts - c->prev_ts > SIM_JUMP_POLLS * t->cfg.poll_ns) {
+			uint64_t gap = ts - c->prev_ts, keep = serve_jump_keep(t);
+			c->jump_cut += gap - keep;
+			if (gap > c->jump_max)
+				c->jump_max = gap;
+			if (!c->jumps++)
+				fprintf(stderr, "run_trace: serve: warning: timestamps jump forward by %.3f s (corrupt "
+						"capture?); served as %.3f s of silence\n",
+					(double)gap / 1e9, (double)keep / 1e9);
+		}
 		c->prev_ts = ts;
 		if (pulse_roce_decode(d, cap, wire, c->in.link, &k) != PULSE_ROCE_OK || sim_is_ctl(&k))
 			continue;
@@ -97,7 +118,7 @@ static void next_pkt(struct serve_ctx *c)
 			continue;
 		c->pkt_qp = t->flows[fi].qp;
 		c->pkt_bytes = b;
-		c->pkt_ts = ts + c->loop_offset;
+		c->pkt_ts = ts + c->loop_offset - c->jump_cut;
 		c->have_pkt = 1;
 		return;
 	}
@@ -213,6 +234,10 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 		if (o->exit_after_ns && pulse_mono_ns() - start >= o->exit_after_ns)
 			break;
 	}
+	if (c.jumps)
+		fprintf(stderr, "run_trace: serve: %llu forward timestamp jumps, the longest %.3f s, each served as "
+				"%.3f s of silence\n",
+			(unsigned long long)c.jumps, (double)c.jump_max / 1e9, (double)serve_jump_keep(t) / 1e9);
 	fprintf(stderr, "run_trace: serve: stopping: %llu requests from %llu connections (%llu bad "
 			"frames, %llu dropped), %llu packets fed as %llu TX events over %llu passes\n",
 		(unsigned long long)srv.requests, (unsigned long long)srv.accepted,
