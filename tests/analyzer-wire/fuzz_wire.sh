@@ -1,35 +1,5 @@
 #!/bin/sh
-# Runs the libFuzzer target for the agent <-> analyzer wire decoder
-# (tests/fuzz/fuzz_analyzer_wire.c) for a bounded time, from the committed
-# seeds in tests/fuzz/corpus/analyzer_wire. FUZZ_SECONDS (default 20) sets
-# the budget. Exit 0: no failure found; 77: not built (no clang/libFuzzer).
-set -u
-BUILD=${BUILD:-build}
-bin=$BUILD/fuzz/fuzz_analyzer_wire
-if [ ! -x "$bin" ]; then
-	echo "fuzz_wire.sh: $bin not built (needs clang with libFuzzer: make $bin)"
-	exit 77
-fi
-secs=${FUZZ_SECONDS:-20}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus"
-# copied, so that what the fuzzer finds does not land in the source tree
-cp tests/fuzz/corpus/analyzer_wire/* "$work/corpus/" 2>/dev/null || true
-"$bin" -max_total_time="$secs" -timeout=5 -rss_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
-	-artifact_prefix="$work/" "$work/corpus" >"$work/log" 2>&1
-rc=$?
-tail -n 20 "$work/log"
-if [ $rc -ne 0 ]; then
-	echo "fuzz_wire.sh: the fuzzer found a failure (exit $rc); reproducer:"
-	for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
-		[ -f "$f" ] || continue
-		mkdir -p "$BUILD/fuzz/artifacts"
-		cp "$f" "$BUILD/fuzz/artifacts/"
-		echo "  $BUILD/fuzz/artifacts/$(basename "$f")"
-		od -A d -t x1 "$f" | head -n 20
-	done
-	exit 1
-fi
-grep -q 'Done [0-9]* runs' "$work/log" || { echo "fuzz_wire.sh: no run summary"; exit 1; }
-exit 0
+# The agent <-> analyzer wire decoder's libFuzzer target
+# (tests/fuzz/fuzz_analyzer_wire.c), seeded from tests/fuzz/corpus/analyzer_wire; see
+# tests/fuzz/run-target.sh.
+exec sh tests/fuzz/run-target.sh fuzz_analyzer_wire 20 -max_len=65536 -- tests/fuzz/corpus/analyzer_wire/*
