@@ -248,6 +248,35 @@ static pid_t spawn(char *const argv[])
 	return pid;
 }
 
+/* 40 ms of one QP writing at 10 Gb/s, whole 4096-byte packets only, so
+ * that every packet is its own TX event and lands in its own epoch */
+static void write_capture(const char *cap, struct tg_result *res)
+{
+	struct tg_cfg g;
+	tg_cfg_default(&g);
+	g.pattern = TG_WRITE;
+	g.channels = 1;
+	g.gbps = 10;
+	g.duration_ns = 40000000;
+	g.msg = 64u << 10;
+	g.snaplen = 128;
+	char err[256];
+	assert_int_equal(tg_generate(&g, cap, res, err, sizeof err), 0);
+}
+
+/* Starts run_trace --serve (argv) and says HELLO to it on sock. */
+static pid_t serve_and_hello(char **argv, const char *sock, struct pulse_unix_client *uc,
+			     struct pulse_nic_client *nc)
+{
+	pid_t pid = spawn(argv);
+	assert_true(pid > 0);
+	assert_int_equal(pulse_unix_client_init(uc, sock), 0);
+	assert_int_equal(pulse_nic_client_init(nc, pulse_unix_exchange, uc, 4096, 3000), 0);
+	if (pulse_nic_hello(nc) != PULSE_NIC_OK)
+		fail_msg("HELLO to run_trace --serve: %s / %s", nc->last_error, uc->last_error);
+	return pid;
+}
+
 static void test_serve_epochs(void **st)
 {
 	(void)st;
@@ -259,19 +288,9 @@ static void test_serve_epochs(void **st)
 	char cap[600], sock[600];
 	snprintf(cap, sizeof cap, "%s/w.pcap", dir);
 	snprintf(sock, sizeof sock, "%s/nic.sock", dir);
-	/* 40 ms of one QP writing at 10 Gb/s, whole 4096-byte packets only, so
-	 * that every packet is its own TX event and lands in its own epoch */
-	struct tg_cfg g;
-	tg_cfg_default(&g);
-	g.pattern = TG_WRITE;
-	g.channels = 1;
-	g.gbps = 10;
-	g.duration_ns = 40000000;
-	g.msg = 64u << 10;
-	g.snaplen = 128;
 	struct tg_result res;
 	char err[256];
-	assert_int_equal(tg_generate(&g, cap, &res, err, sizeof err), 0);
+	write_capture(cap, &res);
 	/* what the capture says, per packet: NIC time (the served NIC's clock
 	 * is 0 at the capture's first packet) and wire bytes */
 	struct sim_cfg c;
@@ -302,14 +321,9 @@ static void test_serve_epochs(void **st)
 
 	char *argv[] = {(char *)bin_path(), "--serve", sock, "--speed", "0.5", "--exit-after", "30s",
 			cap, NULL};
-	pid_t pid = spawn(argv);
-	assert_true(pid > 0);
 	struct pulse_unix_client uc;
-	assert_int_equal(pulse_unix_client_init(&uc, sock), 0);
 	struct pulse_nic_client nc;
-	assert_int_equal(pulse_nic_client_init(&nc, pulse_unix_exchange, &uc, 4096, 3000), 0);
-	if (pulse_nic_hello(&nc) != PULSE_NIC_OK)
-		fail_msg("HELLO to run_trace --serve: %s / %s", nc.last_error, uc.last_error);
+	pid_t pid = serve_and_hello(argv, sock, &uc, &nc);
 	assert_int_equal(nc.hello.platform, PULSE_PLATFORM_X86_SIM);
 	struct pulse_mb_config mc = {.epoch_ns = 32000, .window_ns = 200000000, .page_bytes = 4096};
 	assert_int_equal(pulse_nic_configure(&nc, &mc), PULSE_NIC_OK);
@@ -435,17 +449,8 @@ static void test_serve_jump(void **st)
 	snprintf(cap, sizeof cap, "%s/w.pcap", dir);
 	snprintf(jumped, sizeof jumped, "%s/jump.pcap", dir);
 	snprintf(sock, sizeof sock, "%s/nic.sock", dir);
-	struct tg_cfg g;
-	tg_cfg_default(&g);
-	g.pattern = TG_WRITE;
-	g.channels = 1;
-	g.gbps = 10;
-	g.duration_ns = 40000000;
-	g.msg = 64u << 10;
-	g.snaplen = 128;
 	struct tg_result res;
-	char err[256];
-	assert_int_equal(tg_generate(&g, cap, &res, err, sizeof err), 0);
+	write_capture(cap, &res);
 	/* the same records, the second half 194 days later */
 	struct sim_pcap in;
 	assert_int_equal(sim_pcap_open(&in, cap), SIM_EXIT_OK);
@@ -471,14 +476,9 @@ static void test_serve_jump(void **st)
 	sim_pcap_close(&in);
 
 	char *argv[] = {(char *)bin_path(), "--serve", sock, "--exit-after", "30s", jumped, NULL};
-	pid_t pid = spawn(argv);
-	assert_true(pid > 0);
 	struct pulse_unix_client uc;
-	assert_int_equal(pulse_unix_client_init(&uc, sock), 0);
 	struct pulse_nic_client nc;
-	assert_int_equal(pulse_nic_client_init(&nc, pulse_unix_exchange, &uc, 4096, 3000), 0);
-	if (pulse_nic_hello(&nc) != PULSE_NIC_OK)
-		fail_msg("HELLO to run_trace --serve: %s / %s", nc.last_error, uc.last_error);
+	pid_t pid = serve_and_hello(argv, sock, &uc, &nc);
 	struct pulse_mb_config mc = {.epoch_ns = 32000, .window_ns = 200000000, .page_bytes = 4096};
 	assert_int_equal(pulse_nic_configure(&nc, &mc), PULSE_NIC_OK);
 	struct pulse_window win;
