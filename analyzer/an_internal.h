@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 
+#include "pulse/host_event.h"
 #include "analyzer.h"
 
 #define AN_HIST 2048       /* operator instances kept per communicator */
@@ -236,6 +237,18 @@ struct an_host {
 	uint64_t dropped_skew;
 };
 
+/* What the agents say about their hosts besides traffic (wire/host_event.c):
+ * link changes, kept while the analyzer runs (the last AN_LINKS), and the
+ * configuration findings (the first AN_FINDINGS). */
+#define AN_LINKS 256
+#define AN_FINDINGS 64
+struct an_link {
+	int host;
+	uint64_t t;              /* host time */
+	int down;                /* down or gone */
+	char netdev[PULSE_HOST_EVENT_NAME_LEN];
+};
+
 struct an_state {
 	struct an_cfg cfg;
 	struct an_host *hosts;
@@ -283,6 +296,10 @@ struct an_state {
 	/* pid -> gpu of hook_map lines: (host, pid, comm) -> rank */
 	struct an_hmap { int host; uint32_t pid; uint64_t comm; int32_t rank, nranks, gpu; } *hmap;
 	uint32_t nhmap, hmap_cap;
+	struct an_link links[AN_LINKS];
+	uint32_t nlinks, links_pos;
+	struct pulse_config_finding findings[AN_FINDINGS];
+	uint32_t nfindings;
 };
 
 void an_log(struct an_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -383,6 +400,9 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 /* complete, or complete without RDMA traffic */
 int an_rec_finished(const struct an_rec *r);
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count);
+/* A link of host h that went down at or before t and has not come back up
+ * since (the last such), or NULL. */
+const struct an_link *an_link_down(const struct an_state *s, int h, uint64_t t);
 /* peak epochs (an_peer.peak): a transfer long enough to have reached its
  * path's capacity, and the median of an instance's (-1: fewer than 3) */
 int an_peer_peak_measured(const struct an_rec *r, const struct an_peer *q);

@@ -513,6 +513,41 @@ out:
 	return found;
 }
 
+/* Direct evidence before inference: a member host of the hung operator
+ * whose NIC link went down before now, and has not come back, stopped
+ * communicating (the host agent's rtnetlink link event, wire/host_event.c).
+ * Returns 1 with d rewritten. */
+static int link_evidence(struct an_state *s, const struct an_comm *c, uint64_t key, struct an_diagnosis *d)
+{
+	for (int32_t r = 0; r < c->nranks; r++) {
+		int node = c->m[r].node;
+		if (node < 0)
+			continue;
+		const struct an_link *l = an_link_down(s, s->nodes[node].host, s->now_ns);
+		if (!l)
+			continue;
+		d->cls = AN_COMM_STOP;
+		d->level = AN_LEVEL_MACHINE;
+		d->hang_kind = AN_HANG_STOPPED_IN_COMM;
+		d->nsuspects = 0;
+		an_diag_suspect(s, d, node, r);
+		d->comm_id = c->id;
+		d->seq = key;
+		snprintf(d->metric, sizeof d->metric, "link_down");
+		d->value = 0;
+		d->median = 0;
+		d->onset_ns = l->t;
+		snprintf(d->why, sizeof d->why,
+			 "#%" PRIu64 " on communicator 0x%016" PRIx64 " hangs, and the NIC link of %s (netdev %s) "
+			 "went down %.2f s before and has not come back: its NIC or link stopped",
+			 key, c->id, an_node_host(s, node), l->netdev,
+			 s->now_ns > l->t ? (double)(s->now_ns - l->t) / 1e9 : 0.0);
+		an_diag_step(d, "a member's NIC link is down (the host agent's link event): direct evidence");
+		return 1;
+	}
+	return 0;
+}
+
 int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel)
 {
 	struct hop *v = NULL;
@@ -520,10 +555,20 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 	int found = 0;
 	uint64_t since = 0;
 	struct an_diagnosis d;
-	for (uint32_t i = 0; i < n && i < 16 && !found; i++) {
+	uint32_t i = 0;
+	for (; i < n && i < 16 && !found; i++) {
 		an_diag_init(s, &d, oplevel ? "op-level" : "pulse", t);
 		found = hang_one(s, s->comms[v[i].comm], v[i].key, oplevel, &d);
 		since = v[i].t;
+	}
+	if (n) {
+		uint32_t at = found ? i - 1 : 0;
+		if (!found)
+			an_diag_init(s, &d, oplevel ? "op-level" : "pulse", t);
+		if (link_evidence(s, s->comms[v[at].comm], v[at].key, &d)) {
+			found = 1;
+			since = v[at].t;
+		}
 	}
 	free(v);
 	if (!found)

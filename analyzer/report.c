@@ -148,6 +148,13 @@ void an_report_text(const struct an_state *s, FILE *f)
 		fprintf(f, "Dropped records: %" PRIu64 " unknown communicator, %" PRIu64 " bad rank, %" PRIu64
 			   " clock skew, %" PRIu64 " duplicate\n",
 			c.op_unknown_comm, c.op_bad_rank, c.op_skew, c.op_dup);
+	if (s->nfindings)
+		fprintf(f, "Configuration findings from the agents (found before anything went wrong):\n");
+	for (uint32_t i = 0; i < s->nfindings; i++) {
+		const struct pulse_config_finding *x = &s->findings[i];
+		fprintf(f, "  %s: %s on %s%s%s: %s\n", x->host, x->kind, x->nic, x->gpu[0] ? ", GPU " : "", x->gpu,
+			x->detail);
+	}
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		if (s->hosts[i].skewed)
 			fprintf(f, "Host %s: clock %.1f ms off the others (bound %.1f ms); %" PRIu64
@@ -256,6 +263,20 @@ void *an_report_json(const struct an_state *s)
 	cJSON_AddNumberToObject(st, "triggers_hang", (double)c.triggers_hang);
 	cJSON_AddNumberToObject(st, "candidates_confirmed", (double)c.confirmed);
 	cJSON_AddNumberToObject(st, "candidates_unconfirmed", (double)c.unconfirmed);
+	cJSON *cf = cJSON_AddArrayToObject(o, "config_findings");
+	for (uint32_t i = 0; i < s->nfindings; i++) {
+		const struct pulse_config_finding *x = &s->findings[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "host", x->host);
+		cJSON_AddStringToObject(e, "kind", x->kind);
+		cJSON_AddStringToObject(e, "nic", x->nic);
+		if (x->gpu[0])
+			cJSON_AddStringToObject(e, "gpu", x->gpu);
+		else
+			cJSON_AddNullToObject(e, "gpu");
+		cJSON_AddStringToObject(e, "detail", x->detail);
+		cJSON_AddItemToArray(cf, e);
+	}
 	cJSON *sk = cJSON_AddArrayToObject(st, "skewed_hosts");
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		if (s->hosts[i].skewed)

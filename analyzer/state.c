@@ -1012,6 +1012,54 @@ out:
 	return rc;
 }
 
+static int ingest_link(struct an_state *s, int host, const char *line, size_t len, char *err, size_t errlen)
+{
+	struct pulse_link_event e;
+	if (pulse_link_event_from_json(line, len, &e, err, errlen))
+		return -1;
+	if (!strcmp(e.event, "initial") && !pulse_link_event_is_down(&e))
+		return 0; /* the state at the agent's start, up: nothing happened */
+	struct an_link *l = &s->links[s->links_pos];
+	s->links_pos = (s->links_pos + 1) % AN_LINKS;
+	if (s->nlinks < AN_LINKS)
+		s->nlinks++;
+	l->host = host;
+	l->t = e.t_ns;
+	l->down = pulse_link_event_is_down(&e);
+	snprintf(l->netdev, sizeof l->netdev, "%s", e.netdev);
+	an_log(s, "%s: link %s %s", s->hosts[host].name, e.netdev, e.state);
+	return 0;
+}
+
+static int ingest_finding(struct an_state *s, const char *line, size_t len, char *err, size_t errlen)
+{
+	struct pulse_config_finding f;
+	if (pulse_config_finding_from_json(line, len, &f, err, errlen))
+		return -1;
+	for (uint32_t i = 0; i < s->nfindings; i++)
+		if (!strcmp(s->findings[i].host, f.host) && !strcmp(s->findings[i].kind, f.kind) &&
+		    !strcmp(s->findings[i].nic, f.nic) && !strcmp(s->findings[i].gpu, f.gpu))
+			return 0; /* said again (an agent restarted) */
+	if (s->nfindings < AN_FINDINGS)
+		s->findings[s->nfindings++] = f;
+	return 0;
+}
+
+const struct an_link *an_link_down(const struct an_state *s, int h, uint64_t t)
+{
+	const struct an_link *last = NULL;
+	for (uint32_t k = 0; k < s->nlinks; k++) {
+		const struct an_link *l = &s->links[(s->links_pos + AN_LINKS - s->nlinks + k) % AN_LINKS];
+		if (l->host != h || l->t > t)
+			continue;
+		if (l->down)
+			last = l;
+		else if (last && !strcmp(last->netdev, l->netdev))
+			last = NULL; /* it came back */
+	}
+	return last;
+}
+
 int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
 	      size_t errlen)
 {
@@ -1069,6 +1117,10 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 		rc = ingest_hook_op(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "window")) {
 		rc = ingest_window(s, h, o, err, errlen);
+	} else if (!strcmp(type->valuestring, "link")) {
+		rc = ingest_link(s, h, line, len, err, errlen);
+	} else if (!strcmp(type->valuestring, "config_finding")) {
+		rc = ingest_finding(s, line, len, err, errlen);
 	} else {
 		rc = 1; /* hook_group, event, ...: not used by the localizers */
 	}

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pulse/host_event.h"
+
 #include "agent.h"
 #include "link_watch.h"
 #include "probe.h"
@@ -83,25 +85,29 @@ static int nd_index(struct probe *p, const char *ifname)
 static void link_line(struct probe *p, const char *ifname, const char *dev, const struct link_ev *ev,
 		      uint64_t t_ns, const char *what)
 {
-	FILE *o = jsonl_begin();
-	if (!o)
+	struct pulse_link_event e;
+	memset(&e, 0, sizeof e);
+	e.t_ns = t_ns;
+	snprintf(e.host, sizeof e.host, "%s", p->host);
+	snprintf(e.netdev, sizeof e.netdev, "%s", ifname);
+	snprintf(e.dev, sizeof e.dev, "%s", dev);
+	snprintf(e.event, sizeof e.event, "%s", what);
+	snprintf(e.state, sizeof e.state, "%s", !ev ? "absent" : ev->deleted ? "gone" : ev->up ? "up" : "down");
+	e.ifindex = ev ? ev->ifindex : 0;
+	e.admin_up = ev && (ev->flags & IFF_UP);
+	e.running = ev && (ev->flags & IFF_RUNNING);
+	e.operstate = ev ? ev->operstate : -1;
+	e.carrier = ev ? ev->carrier : -1;
+	char *s = pulse_link_event_to_json(&e);
+	if (!s)
 		return;
-	fprintf(o, "{\"type\":\"link\",\"t_ns\":%" PRIu64 ",\"host\":", t_ns);
-	jsonl_put_str(o, p->host);
-	fputs(",\"netdev\":", o);
-	jsonl_put_str(o, ifname);
-	if (dev[0]) {
-		fputs(",\"dev\":", o);
-		jsonl_put_str(o, dev);
-	} else {
-		fputs(",\"dev\":null", o);
+	FILE *o = jsonl_begin();
+	if (o) {
+		fputs(s, o);
+		fputc('\n', o);
+		jsonl_end();
 	}
-	fprintf(o, ",\"event\":\"%s\",\"state\":\"%s\",\"ifindex\":%d,\"admin_up\":%s,\"running\":%s,"
-		   "\"operstate\":%d,\"carrier\":%d}\n",
-		what, !ev ? "absent" : ev->deleted ? "gone" : ev->up ? "up" : "down", ev ? ev->ifindex : 0,
-		ev && (ev->flags & IFF_UP) ? "true" : "false", ev && (ev->flags & IFF_RUNNING) ? "true" : "false",
-		ev ? ev->operstate : -1, ev ? ev->carrier : -1);
-	jsonl_end();
+	free(s);
 }
 
 static void on_link_event(void *ctx, const char *ifname, const char *dev, const struct link_ev *ev,

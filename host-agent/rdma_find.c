@@ -5,7 +5,10 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "pulse/host_event.h"
 
 #include "rdma.h"
 
@@ -121,19 +124,22 @@ int rdma_pair_gpu(const struct rdma_inventory *inv, const char *gpu_bus_id, cons
 
 void rdma_finding_json(FILE *f, const struct rdma_finding *x, const char *host, uint64_t t_ns)
 {
-	fprintf(f, "{\"type\":\"config_finding\",\"t_ns\":%" PRIu64 ",\"host\":", t_ns);
-	rdma_json_str(f, host ? host : "");
-	fprintf(f, ",\"kind\":\"%s\",\"nic\":", rdma_finding_names[x->kind]);
-	rdma_json_str(f, x->nic);
-	if (x->gpu[0]) {
-		fputs(",\"gpu\":", f);
-		rdma_json_str(f, x->gpu);
-	} else {
-		fputs(",\"gpu\":null", f);
+	struct pulse_config_finding c;
+	memset(&c, 0, sizeof c);
+	c.t_ns = t_ns;
+	snprintf(c.host, sizeof c.host, "%s", host ? host : "");
+	snprintf(c.kind, sizeof c.kind, "%s", rdma_finding_names[x->kind]);
+	snprintf(c.nic, sizeof c.nic, "%s", x->nic);
+	snprintf(c.gpu, sizeof c.gpu, "%s", x->gpu);
+	c.nic_numa = x->nic_numa;
+	c.gpu_numa = x->gpu_numa;
+	snprintf(c.detail, sizeof c.detail, "%s", x->detail);
+	char *s = pulse_config_finding_to_json(&c);
+	if (s) {
+		fputs(s, f);
+		fputc('\n', f);
+		free(s);
 	}
-	fprintf(f, ",\"nic_numa\":%d,\"gpu_numa\":%d,\"detail\":", x->nic_numa, x->gpu_numa);
-	rdma_json_str(f, x->detail);
-	fputs("}\n", f);
 }
 
 void rdma_print_inventory(FILE *f, const struct rdma_inventory *inv, const struct rdma_finding *fs,

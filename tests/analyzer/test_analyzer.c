@@ -992,6 +992,58 @@ static void test_stall_not_hang(void **state)
 	an_state_free(st);
 }
 
+/* The agent's link events are direct evidence: in a hang where every rank
+ * sent as much (the volumes cannot tell), host2's NIC link went down and
+ * stayed down: communication fail-stop on host2. A link that came back up
+ * is no evidence. Configuration findings go into the report. */
+static void feed_link(struct an_state *st, const char *host, uint64_t t, const char *state)
+{
+	char line[512];
+	snprintf(line, sizeof line,
+		 "{\"type\":\"link\",\"t_ns\":%llu,\"host\":\"%s\",\"netdev\":\"eth0\",\"dev\":\"mlx5_0\","
+		 "\"event\":\"change\",\"state\":\"%s\",\"ifindex\":2,\"admin_up\":true,\"running\":%s,"
+		 "\"operstate\":%d,\"carrier\":%d}",
+		 (unsigned long long)t, host, state, strcmp(state, "up") ? "false" : "true",
+		 strcmp(state, "up") ? 2 : 6, strcmp(state, "up") ? 0 : 1);
+	feed_line(st, host, line);
+}
+
+static void test_hang_link_down(void **state)
+{
+	(void)state;
+	const uint64_t MB = 1000000;
+	struct an_state *st = an_state_new(NULL);
+	feed_link(st, "host2", SYN_T0 + 650 * MB, "down");
+	const char *cf = "{\"type\":\"config_finding\",\"t_ns\":1,\"host\":\"host3\",\"kind\":\"cross_numa\","
+			 "\"nic\":\"mlx5_1\",\"gpu\":\"0000:05:00.0\",\"nic_numa\":1,\"gpu_numa\":0,"
+			 "\"detail\":\"NIC on another NUMA node than its GPU\"}";
+	feed_line(st, "host3", cf);
+	hang_job(st, 0xabcull, SYN_T0, 100, 10, 0, -1, -1);
+	an_finish(st);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_STOP, "host2");
+	assert_string_equal(p->metric, "link_down");
+	assert_int_equal(p->hang_kind, AN_HANG_STOPPED_IN_COMM);
+	cJSON *j = an_report_json(st);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "config_findings");
+	assert_int_equal(cJSON_GetArraySize(arr), 1);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 0), "kind")->valuestring,
+			    "cross_numa");
+	cJSON_Delete(j);
+	an_state_free(st);
+
+	/* down, then up again before the hang: no evidence */
+	st = an_state_new(NULL);
+	feed_link(st, "host2", SYN_T0 + 100 * MB, "down");
+	feed_link(st, "host2", SYN_T0 + 200 * MB, "up");
+	hang_job(st, 0xabcull, SYN_T0, 100, 10, 0, -1, -1);
+	an_finish(st);
+	p = syn_first(st, "pulse");
+	assert_non_null(p);
+	assert_string_not_equal(p->metric, "link_down");
+	an_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_hang_from_calls),
 		cmocka_unit_test(test_hang_then_restart),
 		cmocka_unit_test(test_stall_not_hang),
+		cmocka_unit_test(test_hang_link_down),
 		cmocka_unit_test(test_map_gpu_both_forms),
 		cmocka_unit_test(test_peak_cap_from_start),
 	};
