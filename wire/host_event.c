@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "json_dec.h"
 #include "pulse/host_event.h"
 
 static int add_time(cJSON *o, const char *k, uint64_t t)
@@ -71,69 +72,42 @@ char *pulse_config_finding_to_json(const struct pulse_config_finding *f)
 
 /* ---- decoding: every field checked ---- */
 
-struct dec {
-	char *err;
-	size_t errlen;
-	int bad;
-};
-
-static void fail(struct dec *d, const char *what, const char *k)
-{
-	if (!d->bad)
-		snprintf(d->err, d->errlen, "%s \"%s\"", what, k);
-	d->bad = 1;
-}
-
-static void get_str(struct dec *d, const cJSON *o, const char *k, char *out, size_t cap, int nullable)
+static void get_str(struct wire_dec *d, const cJSON *o, const char *k, char *out, size_t cap, int nullable)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 	out[0] = 0;
 	if (nullable && cJSON_IsNull(v))
 		return;
 	if (!cJSON_IsString(v) || !v->valuestring) {
-		fail(d, "missing or non-string", k);
+		wire_dec_fail(d, "missing or non-string", k);
 		return;
 	}
 	if (strlen(v->valuestring) >= cap) {
-		fail(d, "too long", k);
+		wire_dec_fail(d, "too long", k);
 		return;
 	}
 	memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
 }
 
-static double get_num(struct dec *d, const cJSON *o, const char *k, double lo, double hi)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (!cJSON_IsNumber(v)) {
-		fail(d, "missing or non-numeric", k);
-		return 0;
-	}
-	if (!(v->valuedouble >= lo && v->valuedouble <= hi)) {
-		fail(d, "out-of-range", k);
-		return 0;
-	}
-	return v->valuedouble;
-}
-
-static int get_bool(struct dec *d, const cJSON *o, const char *k)
+static int get_bool(struct wire_dec *d, const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (!cJSON_IsBool(v))
-		fail(d, "missing or non-boolean", k);
+		wire_dec_fail(d, "missing or non-boolean", k);
 	return cJSON_IsTrue(v);
 }
 
-static cJSON *open_obj(struct dec *d, const char *s, size_t len, const char *type)
+static cJSON *open_obj(struct wire_dec *d, const char *s, size_t len, const char *type)
 {
 	cJSON *o = cJSON_ParseWithLength(s, len);
 	if (!cJSON_IsObject(o)) {
-		fail(d, "not a JSON object:", type);
+		wire_dec_fail(d, "not a JSON object:", type);
 		cJSON_Delete(o);
 		return NULL;
 	}
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (!cJSON_IsString(t) || strcmp(t->valuestring, type)) {
-		fail(d, "not a line of type", type);
+		wire_dec_fail(d, "not a line of type", type);
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -143,25 +117,25 @@ static cJSON *open_obj(struct dec *d, const char *s, size_t len, const char *typ
 int pulse_link_event_from_json(const char *s, size_t len, struct pulse_link_event *e, char *err,
 			       size_t errlen)
 {
-	struct dec d = { err, errlen, 0 };
+	struct wire_dec d = { err, errlen, NULL, 0 };
 	memset(e, 0, sizeof *e);
 	cJSON *o = open_obj(&d, s, len, "link");
 	if (!o)
 		return -1;
-	e->t_ns = (uint64_t)get_num(&d, o, "t_ns", 0, 1.8e19);
+	e->t_ns = (uint64_t)wire_dec_num(&d, o, "t_ns", 0, 1.8e19);
 	get_str(&d, o, "host", e->host, sizeof e->host, 0);
 	get_str(&d, o, "netdev", e->netdev, sizeof e->netdev, 0);
 	get_str(&d, o, "dev", e->dev, sizeof e->dev, 1);
 	get_str(&d, o, "event", e->event, sizeof e->event, 0);
 	get_str(&d, o, "state", e->state, sizeof e->state, 0);
-	e->ifindex = (int32_t)get_num(&d, o, "ifindex", -1, 2147483647.0);
+	e->ifindex = (int32_t)wire_dec_num(&d, o, "ifindex", -1, 2147483647.0);
 	e->admin_up = (uint8_t)get_bool(&d, o, "admin_up");
 	e->running = (uint8_t)get_bool(&d, o, "running");
-	e->operstate = (int32_t)get_num(&d, o, "operstate", -1, 255);
-	e->carrier = (int32_t)get_num(&d, o, "carrier", -1, 1);
+	e->operstate = (int32_t)wire_dec_num(&d, o, "operstate", -1, 255);
+	e->carrier = (int32_t)wire_dec_num(&d, o, "carrier", -1, 1);
 	if (!d.bad && strcmp(e->state, "up") && strcmp(e->state, "down") && strcmp(e->state, "gone") &&
 	    strcmp(e->state, "absent"))
-		fail(&d, "unknown value of", "state");
+		wire_dec_fail(&d, "unknown value of", "state");
 	cJSON_Delete(o);
 	return d.bad ? -1 : 0;
 }
@@ -169,18 +143,18 @@ int pulse_link_event_from_json(const char *s, size_t len, struct pulse_link_even
 int pulse_config_finding_from_json(const char *s, size_t len, struct pulse_config_finding *f, char *err,
 				   size_t errlen)
 {
-	struct dec d = { err, errlen, 0 };
+	struct wire_dec d = { err, errlen, NULL, 0 };
 	memset(f, 0, sizeof *f);
 	cJSON *o = open_obj(&d, s, len, "config_finding");
 	if (!o)
 		return -1;
-	f->t_ns = (uint64_t)get_num(&d, o, "t_ns", 0, 1.8e19);
+	f->t_ns = (uint64_t)wire_dec_num(&d, o, "t_ns", 0, 1.8e19);
 	get_str(&d, o, "host", f->host, sizeof f->host, 0);
 	get_str(&d, o, "kind", f->kind, sizeof f->kind, 0);
 	get_str(&d, o, "nic", f->nic, sizeof f->nic, 0);
 	get_str(&d, o, "gpu", f->gpu, sizeof f->gpu, 1);
-	f->nic_numa = (int32_t)get_num(&d, o, "nic_numa", -1, 65535);
-	f->gpu_numa = (int32_t)get_num(&d, o, "gpu_numa", -1, 65535);
+	f->nic_numa = (int32_t)wire_dec_num(&d, o, "nic_numa", -1, 65535);
+	f->gpu_numa = (int32_t)wire_dec_num(&d, o, "gpu_numa", -1, 65535);
 	get_str(&d, o, "detail", f->detail, sizeof f->detail, 0);
 	cJSON_Delete(o);
 	return d.bad ? -1 : 0;

@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 
+#include "json_dec.h"
 #include "pulse/hex_id.h"
 #include "pulse/hook_record.h"
 #include "pulse/op_record.h"
@@ -160,74 +161,47 @@ char *pulse_op_record_to_json(const struct pulse_op_record *r)
 
 /* ---- decoding: every field checked, nothing trusted ---- */
 
-struct dec {
-	char *err;
-	size_t errlen;
-	int bad;
-};
-
-static void fail(struct dec *d, const char *what, const char *key)
-{
-	if (!d->bad)
-		snprintf(d->err, d->errlen, "op record: %s \"%s\"", what, key);
-	d->bad = 1;
-}
-
-static double get_num(struct dec *d, const cJSON *o, const char *k, double lo, double hi)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	if (!cJSON_IsNumber(v)) {
-		fail(d, "missing or non-numeric", k);
-		return 0;
-	}
-	if (!(v->valuedouble >= lo && v->valuedouble <= hi)) {
-		fail(d, "out-of-range", k);
-		return 0;
-	}
-	return v->valuedouble;
-}
-
 #define U53 9007199254740992.0
 
-static uint64_t get_u64(struct dec *d, const cJSON *o, const char *k)
+static uint64_t get_u64(struct wire_dec *d, const cJSON *o, const char *k)
 {
-	return (uint64_t)get_num(d, o, k, 0, U53);
+	return (uint64_t)wire_dec_num(d, o, k, 0, U53);
 }
 
-static int32_t get_i32(struct dec *d, const cJSON *o, const char *k, int32_t lo, int32_t hi)
+static int32_t get_i32(struct wire_dec *d, const cJSON *o, const char *k, int32_t lo, int32_t hi)
 {
-	return (int32_t)get_num(d, o, k, lo, hi);
+	return (int32_t)wire_dec_num(d, o, k, lo, hi);
 }
 
-static const char *get_str(struct dec *d, const cJSON *o, const char *k)
+static const char *get_str(struct wire_dec *d, const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (!cJSON_IsString(v) || !v->valuestring) {
-		fail(d, "missing or non-string", k);
+		wire_dec_fail(d, "missing or non-string", k);
 		return "";
 	}
 	return v->valuestring;
 }
 
-static void get_host(struct dec *d, const cJSON *o, const char *k, char out[PULSE_OP_HOST_LEN])
+static void get_host(struct wire_dec *d, const cJSON *o, const char *k, char out[PULSE_OP_HOST_LEN])
 {
 	const char *s = get_str(d, o, k);
 	if (strlen(s) >= PULSE_OP_HOST_LEN)
-		fail(d, "too long", k);
+		wire_dec_fail(d, "too long", k);
 	else
 		memcpy(out, s, strlen(s) + 1);
 }
 
-static uint64_t get_id(struct dec *d, const cJSON *o, const char *k)
+static uint64_t get_id(struct wire_dec *d, const cJSON *o, const char *k)
 {
 	const char *s = get_str(d, o, k);
 	uint64_t v = 0;
 	if (!d->bad && pulse_hex_id_parse(s, &v))
-		fail(d, "malformed id", k);
+		wire_dec_fail(d, "malformed id", k);
 	return d->bad ? 0 : v;
 }
 
-static uint64_t get_time(struct dec *d, const cJSON *o, const char *k)
+static uint64_t get_time(struct wire_dec *d, const cJSON *o, const char *k)
 {
 	const char *s = get_str(d, o, k);
 	if (d->bad)
@@ -236,26 +210,26 @@ static uint64_t get_time(struct dec *d, const cJSON *o, const char *k)
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (*s < '0' || *s > '9' || errno || *end) {
-		fail(d, "malformed time", k);
+		wire_dec_fail(d, "malformed time", k);
 		return 0;
 	}
 	return v;
 }
 
-static uint8_t get_enum(struct dec *d, const cJSON *o, const char *k, const char *const *names,
+static uint8_t get_enum(struct wire_dec *d, const cJSON *o, const char *k, const char *const *names,
 			size_t n)
 {
 	uint8_t v = 0;
 	const char *s = get_str(d, o, k);
 	if (!d->bad && parse_name(names, n, s, &v))
-		fail(d, "unknown value of", k);
+		wire_dec_fail(d, "unknown value of", k);
 	return v;
 }
 
 int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_record *r, char *err,
 			      size_t errlen)
 {
-	struct dec d = { err, errlen, 0 };
+	struct wire_dec d = { err, errlen, "op record: ", 0 };
 	memset(r, 0, sizeof *r);
 	cJSON *o = cJSON_ParseWithLength(text, len);
 	if (!o || !cJSON_IsObject(o)) {
@@ -264,12 +238,12 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 		return -1;
 	}
 	if (strcmp(get_str(&d, o, "type"), "op"))
-		fail(&d, "not an op record:", "type");
+		wire_dec_fail(&d, "not an op record:", "type");
 	if (!d.bad && get_i32(&d, o, "v", 0, 1000) != PULSE_OP_RECORD_VERSION)
-		fail(&d, "unsupported version in", "v");
+		wire_dec_fail(&d, "unsupported version in", "v");
 	get_host(&d, o, "host", r->host);
 	r->gpu = get_i32(&d, o, "gpu", -1, 1 << 20);
-	r->pid = (uint32_t)get_num(&d, o, "pid", 0, 4294967295.0);
+	r->pid = (uint32_t)wire_dec_num(&d, o, "pid", 0, 4294967295.0);
 	r->comm_id = get_id(&d, o, "comm_id");
 	r->rank = get_i32(&d, o, "rank", -1, 1 << 24);
 	r->nranks = get_i32(&d, o, "nranks", 0, 1 << 24);
@@ -283,7 +257,7 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 	r->algo_source = get_enum(&d, o, "algo_source", algo_source_names, NAMES(algo_source_names));
 	r->parallelism = get_enum(&d, o, "parallelism", par_names, NAMES(par_names));
 	r->status = get_enum(&d, o, "status", status_names, NAMES(status_names));
-	r->epoch_ns = (uint32_t)get_num(&d, o, "epoch_ns", 0, 4294967295.0);
+	r->epoch_ns = (uint32_t)wire_dec_num(&d, o, "epoch_ns", 0, 4294967295.0);
 	r->call_ns = get_time(&d, o, "call_ns");
 	r->start_ns = get_time(&d, o, "start_ns");
 	r->end_ns = get_time(&d, o, "end_ns");
@@ -292,12 +266,12 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 	r->actual_bytes = get_u64(&d, o, "actual_bytes");
 	r->active_ns = get_u64(&d, o, "active_ns");
 	r->rank_active_ns = get_u64(&d, o, "rank_active_ns");
-	r->rank_rate_gbps = get_num(&d, o, "rank_rate_gbps", 0, 1e9);
+	r->rank_rate_gbps = wire_dec_num(&d, o, "rank_rate_gbps", 0, 1e9);
 	const cJSON *peers = cJSON_GetObjectItemCaseSensitive(o, "peers");
 	if (!cJSON_IsArray(peers))
-		fail(&d, "missing or non-array", "peers");
+		wire_dec_fail(&d, "missing or non-array", "peers");
 	else if (cJSON_GetArraySize(peers) > PULSE_OP_MAX_PEERS)
-		fail(&d, "too many entries in", "peers");
+		wire_dec_fail(&d, "too many entries in", "peers");
 	const cJSON *q;
 	cJSON_ArrayForEach(q, peers)
 	{
@@ -305,7 +279,7 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 			break;
 		struct pulse_op_peer *p = &r->peers[r->npeers++];
 		if (!cJSON_IsObject(q)) {
-			fail(&d, "non-object entry in", "peers");
+			wire_dec_fail(&d, "non-object entry in", "peers");
 			break;
 		}
 		p->rank = get_i32(&d, q, "rank", -1, 1 << 24);
@@ -321,7 +295,7 @@ int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_reco
 			p->peak_epoch_bytes = get_u64(&d, q, "peak_epoch_bytes");
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(q, "complete");
 		if (!cJSON_IsBool(c))
-			fail(&d, "missing or non-boolean", "complete");
+			wire_dec_fail(&d, "missing or non-boolean", "complete");
 		p->complete = cJSON_IsTrue(c);
 	}
 	cJSON_Delete(o);

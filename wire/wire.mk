@@ -7,6 +7,7 @@
 #   qp_join.c    the cross-host QP join (include/pulse/qp_join.h)
 #   hex_id.c     64-bit hex ids, for all of them (include/pulse/hex_id.h)
 #   host_event.c link events and configuration findings (include/pulse/host_event.h)
+#   json_dec.c   the checked field reading those codecs share (wire/json_dec.h)
 # Tests: test_op_record, test_hook_map, fuzz_hook_map, test_host_event,
 # fuzz_host_event (here);
 # test_analyzer_wire and fuzz_analyzer_wire (analyzer/server.mk).
@@ -14,7 +15,7 @@
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
 WIRE_SRCS := wire/op_record.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c \
-	wire/host_event.c
+	wire/host_event.c wire/json_dec.c
 WIRE_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_wire,$(WIRE_SRCS))
@@ -52,9 +53,9 @@ TEST_PROGS += $(BUILD)/tests/test_host_event
 # libFuzzer target for the link event and finding decoders (clang only)
 HE_FUZZ_BIN := $(BUILD)/fuzz/fuzz_host_event
 ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
-$(HE_FUZZ_BIN): tests/fuzz/fuzz_host_event.c wire/host_event.c include/pulse/host_event.h
+$(HE_FUZZ_BIN): tests/fuzz/fuzz_host_event.c wire/host_event.c wire/json_dec.c include/pulse/host_event.h
 	@mkdir -p $(@D)
-	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_host_event.c wire/host_event.c $(WIRE_LDLIBS)
+	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_host_event.c wire/host_event.c wire/json_dec.c $(WIRE_LDLIBS)
 test: $(HE_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/wire/fuzz_host_event.sh
