@@ -187,9 +187,8 @@ enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2 };
 /* An iteration a confirmation leaves out: the instances first called in
  * [a, b], and the evidence's own instance (comm, seq: a P2P instance
  * gathers calls each rank numbered on its own, so its first call may lie
- * outside [a, b]). One today: the evidence's (leaving a whole chain of
- * replaced verdicts out was tried, trigger.c). */
-#define AN_EXCL_MAX 1
+ * outside [a, b]). b 0: none. (Leaving a whole chain of replaced
+ * verdicts out was tried, trigger.c.) */
 struct an_excl {
 	uint64_t a, b, comm, seq;
 };
@@ -200,8 +199,7 @@ struct an_trigger {
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
-	struct an_excl excl[AN_EXCL_MAX]; /* a confirmation: the iterations left out */
-	uint32_t nexcl;
+	struct an_excl excl;     /* a confirmation: the iteration left out */
 	char why[160];
 };
 
@@ -214,8 +212,7 @@ struct an_trigger {
 struct an_pending {
 	struct an_diagnosis d;
 	uint64_t onset;          /* the trigger's onset: the same window */
-	struct an_excl excl[AN_EXCL_MAX]; /* the iterations left out: the evidence's */
-	uint32_t nexcl;
+	struct an_excl excl;     /* the evidence's iteration, left out */
 	uint32_t chain;          /* verdicts replaced so far */
 	uint64_t next_try, give_up;
 	uint64_t armed_now, armed_report; /* the tick that armed it and its report time */
@@ -348,8 +345,7 @@ struct an_window {
 	int *comm;               /* comm index per instance */
 	uint32_t n;
 	uint64_t t0, t1;
-	const struct an_excl *excl; /* a confirmation: records that start in these iterations */
-	uint32_t nexcl;             /* are no evidence */
+	struct an_excl excl;     /* a confirmation: records that start in [a, b] are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);
 void an_window_free(struct an_window *w);

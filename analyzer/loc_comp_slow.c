@@ -215,10 +215,7 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
  * may lie elsewhere) */
 int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
 {
-	for (uint32_t x = 0; x < w->nexcl; x++)
-		if (r->start >= w->excl[x].a && r->start <= w->excl[x].b)
-			return 1;
-	return 0;
+	return w->excl.b && r->start >= w->excl.a && r->start <= w->excl.b;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)

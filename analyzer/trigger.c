@@ -593,10 +593,7 @@ static void localize_tentative(struct an_state *s, const struct an_trigger *t, i
 {
 	/* a confirmation judges records against the baselines before the
 	 * evidence's iteration: a fail-slow that persists has entered them */
-	s->base_before = 0;
-	for (uint32_t x = 0; x < t->nexcl; x++)
-		if (!s->base_before || t->excl[x].a < s->base_before)
-			s->base_before = t->excl[x].a;
+	s->base_before = t->excl.b ? t->excl.a : 0;
 	s->tentative = 1;
 	s->ntent = 0;
 	if (oplevel)
@@ -631,15 +628,13 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		t.comm = -1;
 		t.fired_ns = now;
 		t.onset_ns = p->onset;
-		memcpy(t.excl, p->excl, sizeof t.excl);
-		t.nexcl = p->nexcl;
+		t.excl = p->excl;
 		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
 		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
 		if (getenv("PULSE_ANALYZER_DEBUG")) {
-			fprintf(stderr, "confirm %s %s %s (excl %u, last %.3f..%.3f s):", p->d.localizer,
-				an_class_name(p->d.cls), p->d.nsuspects ? p->d.suspects[0].host : "group", p->nexcl,
-				(double)(p->excl[p->nexcl - 1].a % 1000000000000ull) / 1e9,
-				(double)(p->excl[p->nexcl - 1].b % 1000000000000ull) / 1e9);
+			fprintf(stderr, "confirm %s %s %s (excl %.3f..%.3f s):", p->d.localizer,
+				an_class_name(p->d.cls), p->d.nsuspects ? p->d.suspects[0].host : "group",
+				(double)(p->excl.a % 1000000000000ull) / 1e9, (double)(p->excl.b % 1000000000000ull) / 1e9);
 			for (uint32_t k = 0; k < s->ntent; k++)
 				fprintf(stderr, " [%s %s]", an_class_name(s->tent[k].cls),
 					s->tent[k].nsuspects ? s->tent[k].suspects[0].host : "group");
@@ -664,7 +659,6 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 			an_log(s, "%s verdict not confirmed, the next iterations name another (now pending): %s",
 			       p->d.localizer, p->d.why);
 			p->chain++;
-			p->nexcl = 0;
 			pending_chain(s, p, &s->tent[0], now);
 			if (!s->finishing)
 				i++; /* at the end of the data: try it on what is there */
@@ -702,7 +696,7 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 }
 
 /* d becomes the candidate; its evidence's iteration (the instances first
- * called within half a period of it) is added to those left out. */
+ * called within half a period of it) is the one left out. */
 static void pending_chain(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t now)
 {
 	p->d = *d;
@@ -712,7 +706,7 @@ static void pending_chain(struct an_state *s, struct an_pending *p, const struct
 	if (!period)
 		period = 2000000ull;
 	uint64_t ev = d->onset_ns ? d->onset_ns : now;
-	struct an_excl *x = &p->excl[p->nexcl++];
+	struct an_excl *x = &p->excl;
 	x->a = ev > period / 2 ? ev - period / 2 : 0;
 	x->b = ev + period / 2;
 	x->comm = d->comm_id;
@@ -728,7 +722,6 @@ static void pending_chain(struct an_state *s, struct an_pending *p, const struct
 static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
 			uint64_t now)
 {
-	p->nexcl = 0;
 	p->chain = 0;
 	p->onset = onset;
 	pending_chain(s, p, d, now);

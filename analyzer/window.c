@@ -64,7 +64,6 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 	w->t0 = onset > back ? onset - back : 0;
 	w->t1 = s->now_ns;
 	w->excl = t->excl;
-	w->nexcl = t->nexcl;
 	uint32_t cap = 0;
 	for (uint32_t i = 0; i < s->ncomms; i++)
 		for (uint32_t k = 0; k < AN_HIST; k++)
@@ -82,11 +81,8 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 				continue;
 			uint64_t a = in->first_call ? in->first_call : in->last_end;
 			uint64_t b = in->last_end > a ? in->last_end : a;
-			int out = 0;
-			for (uint32_t x = 0; x < t->nexcl && !out; x++)
-				out = (a >= t->excl[x].a && a <= t->excl[x].b) ||
-				      (s->comms[i]->id == t->excl[x].comm && in->seq == t->excl[x].seq);
-			if (out)
+			if (t->excl.b && ((a >= t->excl.a && a <= t->excl.b) ||
+					  (s->comms[i]->id == t->excl.comm && in->seq == t->excl.seq)))
 				continue; /* left out to confirm a verdict */
 			if (in->hung || (b >= w->t0 && a <= w->t1)) {
 				p[n].in = in;
