@@ -95,6 +95,11 @@ struct an_inst {
 	uint32_t xmed_n;         /* transfers behind it */
 };
 
+/* A cause lies at most this many iterations before its first evidence:
+ * the window's candidates for "first in time order" (window.c), and the
+ * span within which a slow trigger's fires are one episode (trigger.c) */
+#define AN_CAUSE_PERIODS 4
+
 /* actual time this much above its operator instance's median is an outlier
  * (the localizer's rule and the peer trigger) */
 #define AN_ACTIVE_OUTLIER 1.15
@@ -199,6 +204,7 @@ struct an_trigger {
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
+	uint64_t first_onset_ns; /* the onset of the fire that armed it */
 	struct an_excl excl;     /* a confirmation: the iteration left out */
 	char why[160];
 };
@@ -345,6 +351,8 @@ struct an_window {
 	int *comm;               /* comm index per instance */
 	uint32_t n;
 	uint64_t t0, t1;
+	uint64_t cause0;         /* the earliest a cause may start: a few iterations before the
+	                          * onset (t0 reaches further back, for the baselines) */
 	struct an_excl excl;     /* a confirmation: records that start in [a, b] are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);

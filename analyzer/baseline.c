@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "an_internal.h"
+#include "localizer.h"
 #include "pulse/hook_record.h"
 
 static int extended_group(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -73,6 +74,53 @@ static int extended_group(struct an_state *s, const struct an_window *w, struct 
 	return 1;
 }
 
+static int edge_rate_observed(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	return an_edge_rate(s, w, d, 1);
+}
+
+static int custom_rate_observed(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	return an_rule_custom_rate(s, w, d, 1);
+}
+
+static void step_edge(const struct an_state *s, const int g[6], struct an_diagnosis *d)
+{
+	(void)s;
+	(void)g;
+	an_diag_step(d, "all groups: observed rate per transfer (volume / duration), node common to the slow ones");
+}
+
+static void step_custom(const struct an_state *s, const int g[6], struct an_diagnosis *d)
+{
+	(void)g;
+	an_diag_step(d, "custom collectives: lowest observed rate (volume / duration) over the last %u",
+		     s->cfg.custom_k);
+}
+
+static void step_delayed(const struct an_state *s, const int g[6], struct an_diagnosis *d)
+{
+	(void)s;
+	(void)g;
+	an_diag_step(d, "operators in time order: first delayed start");
+}
+
+static void step_group(const struct an_state *s, const int g[6], struct an_diagnosis *d)
+{
+	(void)s;
+	(void)g;
+	an_diag_step(d, "extended durations: group level");
+}
+
+/* the same order as Pulse's methods (localize.c): communication first,
+ * then delayed starts, then the group */
+static const struct an_method oplevel_slow_methods[] = {
+	{ "op-level: observed rate per transfer", edge_rate_observed, step_edge },
+	{ "op-level: observed rate, custom collectives", custom_rate_observed, step_custom },
+	{ "op-level: delayed start", an_rule_delayed_start, step_delayed },
+	{ "op-level: extended group", extended_group, step_group },
+};
+
 int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
 {
 	/* the same hang-first order as Pulse (localize.c): a hang is
@@ -80,28 +128,6 @@ int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
 	int hung = an_localize_hang(s, t, 1);
 	if (hung || t->kind == AN_TRIG_HANG)
 		return hung;
-	struct an_window w;
-	an_window_build(s, t, &w);
-	struct an_diagnosis d;
-	an_diag_init(s, &d, "op-level", t);
-	int ok = 0;
-	/* the same order as Pulse's methods (localize.c): communication first,
-	 * then delayed starts, then the group */
-	if (an_edge_rate(s, &w, &d, 1)) {
-		an_diag_step(&d, "all groups: observed rate per transfer (volume / duration), node common to the "
-				 "slow ones");
-		ok = 1;
-	} else if (an_rule_custom_rate(s, &w, &d, 1)) {
-		an_diag_step(&d, "custom collectives: lowest observed rate (volume / duration) over the last %u",
-			     s->cfg.custom_k);
-		ok = 1;
-	} else if (an_rule_delayed_start(s, &w, &d)) {
-		an_diag_step(&d, "operators in time order: first delayed start");
-		ok = 1;
-	} else if (extended_group(s, &w, &d)) {
-		an_diag_step(&d, "extended durations: group level");
-		ok = 1;
-	}
-	an_window_free(&w);
-	return ok ? an_diag_commit(s, &d) : 0;
+	return an_run_methods(s, t, "op-level", oplevel_slow_methods,
+			      sizeof oplevel_slow_methods / sizeof *oplevel_slow_methods);
 }

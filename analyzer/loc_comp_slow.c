@@ -30,6 +30,12 @@
  * cascade is resolved. Ranks compared to their siblings need no history,
  * so the 1F1B schedule's uneven gaps are not mistaken for delays. */
 #define DELAY_REL 0.25
+/* Two sibling groups at least: the median of the delays against them
+ * says which side moved. Against one, a rank whose sibling's rank was
+ * slowed looks late as well (tried: seed 8675309 gained a PP 2 x DP 2 GPT
+ * whose GPU was throttled, and the fixed matrix lost both cpu_contention-90
+ * cases to such a mirror image). */
+#define AN_MIN_SIBS 2
 
 static uint64_t rec_start(const struct an_rec *r)
 {
@@ -169,7 +175,7 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
 
 /* The median, over up to 16 earlier instances of group c, of how much
  * later rank k started than the median of the others. */
-static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k)
+static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, double *sd)
 {
 	double v[16];
 	int nv = 0;
@@ -186,7 +192,14 @@ static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k)
 			continue;
 		v[nv++] = (double)rec_start(y->recs[k]) - an_median(o, (size_t)n);
 	}
-	return nv >= 3 ? an_median(v, (size_t)nv) : NAN;
+	if (nv < 3)
+		return NAN;
+	double med = an_median(v, (size_t)nv);
+	double dev[16];
+	for (int q = 0; q < nv; q++)
+		dev[q] = fabs(v[q] - med);
+	*sd = 1.4826 * an_median(dev, (size_t)nv);
+	return med;
 }
 
 /* An instance whose ranks all exchange with each other (all-to-all): each
@@ -232,7 +245,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
-			if (!r || (r->call < w->t0 && r->start < w->t0) || an_rec_excluded(w, r))
+			if (!r || (r->call < w->cause0 && r->start < w->cause0) || an_rec_excluded(w, r))
 				continue;
 			int nsib;
 			uint64_t ex = 0;
@@ -241,7 +254,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib >= 2 && delay_significant(s, r, dl) && (!best || ex < bexp)) {
+			if (nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -270,7 +283,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int ns2;
 				uint64_t ex2 = 0;
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
-				if (ns2 < 2 || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
+				if (ns2 < AN_MIN_SIBS || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
 					continue;
 				best = r; /* the sibling's record stands for the signature */
 				bc = x;
@@ -317,11 +330,16 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		/* against this rank's usual lateness in this group (uneven routing
 		 * makes some ranks late every time: that is the schedule, not an
 		 * onset) */
-		double usual = inst_usual_lateness(c, in->seq, rk[hi]);
+		double usual_sd = 0;
+		double usual = inst_usual_lateness(c, in->seq, rk[hi], &usual_sd);
 		if (isnan(usual))
 			continue; /* no history for this group yet */
 		int64_t dl = (int64_t)(st[hi] - med - usual);
-		if ((r->call < w->t0 && r->start < w->t0) || !delay_significant(s, r, dl))
+		if ((r->call < w->cause0 && r->start < w->cause0) || !delay_significant(s, r, dl))
+			continue;
+		/* within the measured spread of this rank's lateness (routing
+		 * that changes each iteration moves it): noise, as sibling_delay2 */
+		if ((double)dl <= DELAY_SDS * usual_sd)
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = 0;

@@ -197,7 +197,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		struct an_comm *c = s->comms[w->comm[i]];
 		if (in->nrec != (uint32_t)c->nranks || in->hung)
 			continue;
-		double ratios[256], t[256];
+		double ratios[256], t[256], exts[256];
 		int n = 0, actnorm = 1;
 		for (int32_t k = 0; k < c->nranks && n < 256; k++) {
 			struct an_rec *r = in->recs[k];
@@ -210,6 +210,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			uint64_t dd = r->end > r->start && r->start ? r->end - r->start : 0;
 			if (!dd)
 				continue;
+			exts[n] = (double)dd - wmax;
 			ratios[n++] = (double)dd / wmax;
 			if (anb >= 3 && r->active && (double)r->active > AN_ACTIVE_OUTLIER * amed &&
 			    (double)r->active - amed > (double)s->cfg.min_slow_ns)
@@ -223,6 +224,10 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			fprintf(stderr, "cpu: %s #%" PRIu64 " comm %016" PRIx64 " wire duration x%.2f\n",
 				pulse_op_type_name(in->op), in->seq, c->id, med);
 		if (med < s->cfg.slow_factor)
+			continue;
+		/* the trigger's floor too (thr_of): a few hundred µs more than the
+		 * longest recent one is what launch and proxy jitter do */
+		if (an_median(exts, (size_t)n) <= (double)s->cfg.min_slow_ns)
 			continue;
 		/* starts must be normal: first bytes close together (a late
 		 * start is a computation straggler elsewhere, not a slow proxy) */

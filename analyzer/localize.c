@@ -17,6 +17,7 @@
  *   7. peers only, no history: the transfers whose peak epoch stays below
  *      their instance's (a capped NIC or path, from the first iteration). */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "an_internal.h"
@@ -95,6 +96,30 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
 };
 
+int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *who,
+		   const struct an_method *m, size_t n)
+{
+	struct an_window w;
+	an_window_build(s, t, &w);
+	int g[6];
+	count_groups(s, &w, g);
+	int added = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* a fresh diagnosis each: what a method wrote before its evidence
+		 * failed is not the next one's */
+		struct an_diagnosis d;
+		an_diag_init(s, &d, who, t);
+		if (!m[i].localize(s, &w, &d))
+			continue;
+		if (m[i].step)
+			m[i].step(s, g, &d);
+		added = an_diag_commit(s, &d);
+		break;
+	}
+	an_window_free(&w);
+	return added;
+}
+
 int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 {
 	/* A slow trigger localized when a hang is already visible (calls
@@ -104,19 +129,6 @@ int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 	int hung = an_localize_hang(s, t, 0);
 	if (hung || t->kind == AN_TRIG_HANG)
 		return hung;
-	struct an_window w;
-	an_window_build(s, t, &w);
-	struct an_diagnosis d;
-	an_diag_init(s, &d, "pulse", t);
-	int g[6];
-	count_groups(s, &w, g);
-	int ok = 0;
-	for (size_t i = 0; i < sizeof pulse_slow_methods / sizeof *pulse_slow_methods && !ok; i++) {
-		const struct an_method *m = &pulse_slow_methods[i];
-		ok = m->localize(s, &w, &d);
-		if (ok && m->step)
-			m->step(s, g, &d);
-	}
-	an_window_free(&w);
-	return ok ? an_diag_commit(s, &d) : 0;
+	return an_run_methods(s, t, "pulse", pulse_slow_methods,
+			      sizeof pulse_slow_methods / sizeof *pulse_slow_methods);
 }

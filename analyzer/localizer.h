@@ -27,6 +27,15 @@ struct an_method {
 	void (*step)(const struct an_state *s, const int groups[6], struct an_diagnosis *d);
 };
 
+/* Runs the methods in order on the window around t, each on a fresh
+ * diagnosis of localizer `who`: the first whose evidence holds is the
+ * verdict (an_diag_commit's return). Pulse's table and the OP-level
+ * baseline's go through the same runner: the same rule order. (Running
+ * every method when confirming a verdict was tried: no run gained on two
+ * development seeds, one more wrong host.) */
+int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *who,
+		   const struct an_method *m, size_t n);
+
 /* loc_comm_slow.c */
 int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);

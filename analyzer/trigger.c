@@ -36,11 +36,21 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 {
 	if (s->hang_open_ns)
 		return; /* the job is stopped: what waits now is the hang diagnosed */
+	/* One pending trigger per kind and episode. A poll delivers a second
+	 * of records at once, out of time order: a fire far from the pending
+	 * trigger's is another episode with its own onset (merged, an early
+	 * warm-up fire moved the onset of a later fault back to the start of
+	 * the run, and the fault's own fires were lost). */
+	uint64_t horizon = AN_CAUSE_PERIODS * an_period_ns(s);
 	for (uint32_t i = 0; i < s->ntrig; i++)
 		if (s->trig[i].kind == kind) {
-			if (onset && onset < s->trig[i].onset_ns)
-				s->trig[i].onset_ns = onset;
-			return; /* one pending trigger per kind */
+			struct an_trigger *p = &s->trig[i];
+			if (horizon && onset && p->first_onset_ns &&
+			    (onset + horizon < p->first_onset_ns || onset > p->first_onset_ns + horizon))
+				continue;
+			if (onset && onset < p->onset_ns)
+				p->onset_ns = onset;
+			return;
 		}
 	if (kind == AN_TRIG_SLOW && s->now_ns < s->slow_rearm)
 		return;
@@ -53,6 +63,7 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 	t->seq = seq;
 	t->fired_ns = s->now_ns;
 	t->onset_ns = onset;
+	t->first_onset_ns = onset;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(t->why, sizeof t->why, fmt, ap);

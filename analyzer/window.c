@@ -45,14 +45,22 @@ uint64_t an_period_ns(const struct an_state *s)
 	return (uint64_t)best;
 }
 
+/* How far before the first evidence a cause may lie: a few iterations
+ * (the cause comes first, and a fail-slow acts on every iteration); 0 when
+ * no period is known yet. */
+static uint64_t cause_lookback_ns(const struct an_state *s)
+{
+	double best = AN_CAUSE_PERIODS * (double)an_period_ns(s);
+	return (uint64_t)(best > 30e9 ? 30e9 : best);
+}
+
 static uint64_t lookback_ns(const struct an_state *s)
 {
-	/* a few iterations before the first evidence: the cause comes first */
-	double best = 4.0 * (double)an_period_ns(s);
+	/* the window itself reaches further back: the methods that judge
+	 * against the window's medians need the iterations before the onset */
+	double best = (double)cause_lookback_ns(s);
 	if (best < 1e9)
 		best = 1e9;
-	if (best > 30e9)
-		best = 30e9;
 	return (uint64_t)best;
 }
 
@@ -62,6 +70,8 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 	uint64_t back = lookback_ns(s);
 	uint64_t onset = t->onset_ns ? t->onset_ns : t->fired_ns;
 	w->t0 = onset > back ? onset - back : 0;
+	uint64_t cback = cause_lookback_ns(s);
+	w->cause0 = !cback ? w->t0 : onset > cback ? onset - cback : 0;
 	w->t1 = s->now_ns;
 	w->excl = t->excl;
 	uint32_t cap = 0;

@@ -7,7 +7,11 @@
 #     confirmation;
 #   - two PP-4 GPT runs of the randomized matrix (seed 80211 #9 and #58):
 #     pipeline drift confirmed as a slow machine while a confirmation could
-#     see the evidence's own instance again.
+#     see the evidence's own instance again;
+#   - two MoE runs with routing skew 0.43-0.45 and a PP-2 GPT run of the
+#     randomized matrix (seed 1234567 #13, #114, #23): a rank's usual
+#     lateness in its EP group taken without its spread, and a CPU verdict
+#     on wire durations a few hundred µs past their recent maximum.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
