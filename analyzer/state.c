@@ -622,12 +622,14 @@ int an_inst_peak_median(const struct an_inst *in, const struct an_comm *c, doubl
 	return 0;
 }
 
-/* A member whose NIC has nothing to show for this operator: it never had a
- * record of (op, count) while the others of its communicator finished at
- * least two. That is a receive-only role (the last rank of a ring
- * broadcast's chain, a reduce's root on some rings): its agent sees no
- * traffic, so no record, and its call stays open for good. Such a call is
- * no evidence of a hang; the members that send are. */
+/* A member whose NIC has nothing to show for this operator: it never
+ * finished one of (op, count) while the others of its communicator
+ * finished at least two. That is a receive-only role (the last rank of a
+ * ring broadcast's chain, a reduce's root on some rings): its agent sees no
+ * traffic, so no record or only "not started" ones, and its call stays
+ * open for good. Such a call is no evidence of a hang; the members that
+ * send are. (A job paused for a checkpoint left such a member as the only
+ * one "called, never started": blamed as a stopped GPU.) */
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count)
 {
 	/* (a receive's record is its sender's: point-to-point calls are not
@@ -637,7 +639,7 @@ int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t
 	for (uint32_t g = 0; g < c->nsigs; g++) {
 		if (c->sigs[g].op != op || c->sigs[g].count != count)
 			continue;
-		if (c->m[rank].nrecs[g])
+		if (c->m[rank].dur[g].n)
 			return 0;
 		uint32_t finished = 0;
 		for (int32_t q = 0; q < c->nranks; q++)
