@@ -55,3 +55,19 @@ $(BUILD)/tests/test_fabric: $(call objs,asan,tests/sim-cluster/test_fabric.c sim
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lm
 TEST_PROGS += $(BUILD)/tests/test_fabric
+
+# the SimAI workload reader's fuzz target (the reader alone)
+$(BUILD)/fuzz/fuzz_simai: tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/cluster/simai.h
+	@mkdir -p $(@D)
+	$(CLANG) -std=c11 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c
+TEST_SCRIPTS += tests/sim-cluster/fuzz_simai.sh
+test: $(BUILD)/fuzz/fuzz_simai
+
+# the SimAI workload: reader, scenario keys, a run (tests/sim-cluster/test_simai.c);
+# the real files are read in place from ../shared/workloads/simai
+CFLAGS_tests/sim-cluster/test_simai.c := $(CLUSTER_PKG_CFLAGS) -DSIMAI_DIR='"$(CURDIR)/../shared/workloads/simai"'
+$(BUILD)/tests/test_simai: $(call objs,asan,tests/sim-cluster/test_simai.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_simai

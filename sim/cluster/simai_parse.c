@@ -101,7 +101,7 @@ static int tok_int(const struct line *l, int i, long long lo, unsigned long long
 		*out = -(long long)v;
 		return 0;
 	}
-	if (v > hi)
+	if (v > hi || (lo > 0 && v < (unsigned long long)lo))
 		return -1;
 	*out = (long long)v;
 	return 0;
