@@ -42,10 +42,10 @@ bench-run-cluster: $(BUILD)/bin/pulse-run-cluster
 BENCH_TARGETS += bench-run-cluster
 
 # ---- fuzz target (libFuzzer; clang only) ----
-$(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c sim/cluster/cluster.h
+$(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c sim/util.c sim/cluster/cluster.h
 	@mkdir -p $(@D)
 	$(CLANG) -std=c11 -g -O1 -Iinclude $(CLUSTER_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c -lcjson -lm
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c sim/util.c -lcjson -lm
 TEST_SCRIPTS += tests/sim-cluster/fuzz_scenario.sh
 test: $(BUILD)/fuzz/fuzz_scenario
 
@@ -57,10 +57,10 @@ $(BUILD)/tests/test_fabric: $(call objs,asan,tests/sim-cluster/test_fabric.c sim
 TEST_PROGS += $(BUILD)/tests/test_fabric
 
 # the SimAI workload reader's fuzz target (the reader alone)
-$(BUILD)/fuzz/fuzz_simai: tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/cluster/simai.h
+$(BUILD)/fuzz/fuzz_simai: tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/util.c sim/cluster/simai.h
 	@mkdir -p $(@D)
 	$(CLANG) -std=c11 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/util.c
 TEST_SCRIPTS += tests/sim-cluster/fuzz_simai.sh
 test: $(BUILD)/fuzz/fuzz_simai
 

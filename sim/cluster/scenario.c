@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "simai.h"
+#include "../util.h"
 
 const struct sc_fail_info sc_fail_table[F_COUNT] = {
 	[F_NONE] = { "none", "", "" },
@@ -662,41 +663,10 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 
 int sc_scenario_load(const char *path, struct sc_scenario *s, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	size_t n;
+	char *buf = sim_read_file(path, 16u << 20, &n, err, errlen);
+	if (!buf)
 		return -1;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			fclose(f);
-			snprintf(err, errlen, "%s: out of memory", path);
-			return -1;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			if (cap >= (16u << 20)) {
-				free(buf);
-				fclose(f);
-				snprintf(err, errlen, "%s: larger than 16 MiB", path);
-				return -1;
-			}
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-	}
-	int rerr = ferror(f);
-	fclose(f);
-	if (rerr) {
-		free(buf);
-		snprintf(err, errlen, "%s: read error", path);
-		return -1;
-	}
 	char inner[400];
 	int r = sc_scenario_parse(buf, n, s, inner, sizeof inner);
 	free(buf);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "simai.h"
+#include "../util.h"
 
 #define MAX_TOKENS 64
 #define MAX_COMPUTE_NS 1000000000000ull /* 1000 s: a phase longer is a damaged file */
@@ -398,46 +399,15 @@ bad:
 int simai_load(const char *path, struct simai_workload *w, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof *w);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	size_t n;
+	char *buf = sim_read_file(path, SIMAI_MAX_FILE, &n, err, errlen);
+	if (!buf)
 		return -1;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	int rc = -1;
-	for (;;) {
-		if (!buf) {
-			snprintf(err, errlen, "%s: out of memory", path);
-			goto out;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			if (cap >= SIMAI_MAX_FILE) {
-				snprintf(err, errlen, "%s: larger than %u MiB", path, SIMAI_MAX_FILE >> 20);
-				goto out;
-			}
-			cap *= 2;
-			char *nb = realloc(buf, cap);
-			if (!nb)
-				free(buf);
-			buf = nb;
-		}
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read error (a directory?)", path);
-		goto out;
-	}
 	char inner[320];
-	rc = simai_parse(buf, n, w, inner, sizeof inner);
+	int rc = simai_parse(buf, n, w, inner, sizeof inner);
 	if (rc)
 		snprintf(err, errlen, "%s: %s", path, inner);
-out:
 	free(buf);
-	fclose(f);
 	return rc;
 }
 
