@@ -6,7 +6,7 @@ CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -
 CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
 CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
 CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
-	sim/cluster/workload.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
+	sim/cluster/workload.c sim/cluster/simai.c sim/cluster/simai_parse.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
 $(call static_lib,pulse_cluster,$(CLUSTER_LIB_SRCS))
@@ -42,10 +42,10 @@ bench-run-cluster: $(BUILD)/bin/pulse-run-cluster
 BENCH_TARGETS += bench-run-cluster
 
 # ---- fuzz target (libFuzzer; clang only) ----
-$(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/cluster.h
+$(BUILD)/fuzz/fuzz_scenario: tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c sim/util.c sim/cluster/cluster.h
 	@mkdir -p $(@D)
 	$(CLANG) -std=c11 -g -O1 -Iinclude $(CLUSTER_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c -lcjson -lm
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_scenario.c sim/cluster/scenario.c sim/cluster/simai_parse.c sim/util.c -lcjson -lm
 TEST_SCRIPTS += tests/sim-cluster/fuzz_scenario.sh
 test: $(BUILD)/fuzz/fuzz_scenario
 
@@ -55,3 +55,19 @@ $(BUILD)/tests/test_fabric: $(call objs,asan,tests/sim-cluster/test_fabric.c sim
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka -lm
 TEST_PROGS += $(BUILD)/tests/test_fabric
+
+# the SimAI workload reader's fuzz target (the reader alone)
+$(BUILD)/fuzz/fuzz_simai: tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/util.c sim/cluster/simai.h
+	@mkdir -p $(@D)
+	$(CLANG) -std=c11 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(WARN) -o $@ tests/sim-cluster/fuzz_simai.c sim/cluster/simai_parse.c sim/util.c
+TEST_SCRIPTS += tests/sim-cluster/fuzz_simai.sh
+test: $(BUILD)/fuzz/fuzz_simai
+
+# the SimAI workload: reader, scenario keys, a run (tests/sim-cluster/test_simai.c);
+# the real files are read in place from ../shared/workloads/simai
+CFLAGS_tests/sim-cluster/test_simai.c := $(CLUSTER_PKG_CFLAGS) -DSIMAI_DIR='"$(CURDIR)/../shared/workloads/simai"'
+$(BUILD)/tests/test_simai: $(call objs,asan,tests/sim-cluster/test_simai.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_simai

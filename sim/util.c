@@ -68,3 +68,48 @@ void *xrealloc(void *p, size_t sz)
 	}
 	return q;
 }
+
+char *sim_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	for (;;) {
+		if (!buf) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			break;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			if (cap >= max) {
+				snprintf(err, errlen, "%s: larger than %zu MiB", path, max >> 20);
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb)
+				free(buf);
+			buf = nb;
+		}
+	}
+	if (buf && ferror(f)) {
+		snprintf(err, errlen, "%s: read error (a directory?)", path);
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}

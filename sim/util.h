@@ -17,4 +17,9 @@ void *xcalloc(size_t n, size_t sz);
 /* realloc (a zero size is taken as 1) */
 void *xrealloc(void *p, size_t sz);
 
+/* ---- files ---- */
+/* The whole of PATH (at most max bytes), NUL-terminated, its length in
+ * *len; NULL with "PATH: reason" in err. The caller frees it. */
+char *sim_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
 #endif

@@ -37,7 +37,7 @@
 
 /* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
 /* One independent stream per (seed, tag, index). */
-enum { TAG_SCENARIO = 1, TAG_NULLS = 2 };
+enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_SIMAI = 3 };
 
 static void rng_init(struct pulse_rng *r, uint64_t seed, uint64_t tag, uint64_t index)
 {
@@ -118,8 +118,19 @@ static const struct ftype ftypes[] = {
 #define NFTYPES (int)(sizeof ftypes / sizeof ftypes[0])
 
 /* ---------- one scenario ---------- */
-enum wl { GPT, MOE, STANDALONE };
-static const char *const wl_name[] = { "gpt", "moe", "standalone" };
+enum wl { GPT, MOE, STANDALONE, SIMAI };
+static const char *const wl_name[] = { "gpt", "moe", "standalone", "simai" };
+/* --simai-share: real AICB workload files (../shared/workloads/simai), at
+ * the GPU counts they were generated for */
+static const struct {
+	const char *file, *what;
+	int gpus;
+} simai_jobs[] = {
+	{ "workload_gpt7b_64g.txt", "GPT-7B (TP 8, DP 8, GA 8)", 64 },
+	{ "workload_gpt13b_128g.txt", "GPT-13B (TP 8, PP 2, DP 8, GA 16)", 128 },
+	{ "workload_ep_test.txt", "MoE EP test (TP 4, EP 4, DP 8)", 32 },
+};
+#define NSIMAI (int)(sizeof simai_jobs / sizeof simai_jobs[0])
 static const char *const patterns[] = { "neighbor_exchange", "all_to_one", "one_to_all",
 					"collective" };
 static const char *const collectives[] = { "allreduce", "allgather", "reducescatter",
@@ -133,6 +144,8 @@ struct opts {
 	int max_gpus;
 	int max_iters;
 	int null_permille;
+	int simai_permille;    /* --simai-share: 0 keeps the matrix as it was */
+	const char *simai_dir; /* --simai-dir */
 };
 
 struct scen {
@@ -147,6 +160,7 @@ struct scen {
 	int failure; /* index into ftypes, -1: none */
 	int fhost, fgpu, sev, start, ingress;
 	const char *shape_note; /* "paper 64-GPU GPT", ... or NULL */
+	int simai_job, simai_compute_us, simai_size_cent; /* SIMAI */
 };
 
 static void draw_shape(struct pulse_rng *r, const struct opts *o, struct scen *s)
@@ -206,6 +220,8 @@ static void draw_shape(struct pulse_rng *r, const struct opts *o, struct scen *s
 			s->hosts = chance(r, 750) ? uni(r, 6, 9) : uni(r, 4, 5);
 			s->gpus = 1;
 			break;
+		case SIMAI: /* draw_simai() chooses it afterwards */
+			break;
 		}
 		if (s->hosts * s->gpus > o->max_gpus)
 			s->gpus = o->max_gpus / s->hosts;
@@ -256,6 +272,8 @@ static void rank_role(const struct scen *s, int rank, int *tx, int *rx)
 
 static int type_fits(const struct ftype *t, const struct scen *s, int tx, int rx)
 {
+	if (s->wl == SIMAI) /* every rank computes, sends and receives; no routing, no CCL-D hook */
+		return strcmp(t->name, "moe_expert_imbalance") && strncmp(t->name, "ccld_", 5);
 	unsigned bit = s->wl == GPT ? WG : s->wl == MOE ? WM : WS;
 	if (!(t->wl & bit))
 		return 0;
@@ -321,6 +339,50 @@ static void draw(struct pulse_rng *r, const struct opts *o, int is_null, struct 
 		s->failure = type;
 }
 
+/* A share of the scenarios runs a real AICB workload instead. Drawn from
+ * its own stream (SEED, k), after the draw above, so that --simai-share 0
+ * writes the matrix as it was and the others keep their draws. */
+static void draw_simai(const struct opts *o, int k, int is_null, struct scen *s)
+{
+	struct pulse_rng r;
+	rng_init(&r, o->seed, TAG_SIMAI, (uint64_t)k);
+	if (!chance(&r, o->simai_permille))
+		return;
+	int fit[NSIMAI], nfit = 0;
+	for (int i = 0; i < NSIMAI; i++)
+		if (simai_jobs[i].gpus <= o->max_gpus)
+			fit[nfit++] = i;
+	if (!nfit)
+		return;
+	s->wl = SIMAI;
+	s->shape_note = NULL;
+	s->simai_job = fit[uni(&r, 0, nfit - 1)];
+	s->gpus = 8;
+	s->hosts = simai_jobs[s->simai_job].gpus / 8;
+	s->simai_compute_us = uni(&r, 10, 50);
+	static const int size_cent[] = { 5, 10, 20 };
+	s->simai_size_cent = size_cent[uni(&r, 0, 2)];
+	int lo = o->max_iters < 4 ? o->max_iters : 4;
+	s->iterations = uni(&r, lo, 10 < o->max_iters ? 10 : o->max_iters);
+	s->sim_seed = pulse_rng_next(&r) >> 34;
+	s->failure = -1;
+	s->ingress = 0;
+	s->fhost = uni(&r, 0, s->hosts - 1);
+	s->fgpu = uni(&r, 0, s->gpus - 1);
+	int fits[NFTYPES], nf = 0;
+	for (int i = 0; i < NFTYPES; i++)
+		if (type_fits(&ftypes[i], s, 1, 1))
+			fits[nf++] = i;
+	int type = fits[uni(&r, 0, nf - 1)];
+	const struct ftype *t = &ftypes[type];
+	s->sev = t->kind == SEV_NONE ? 0 : uni(&r, t->lo, t->hi);
+	s->start = uni(&r, 0, s->iterations - 2 > 0 ? s->iterations - 2 : 0);
+	if (t->need == N_DIR)
+		s->ingress = chance(&r, 300);
+	if (!is_null)
+		s->failure = type;
+}
+
 static void sev_str(const struct scen *s, char *buf, size_t len)
 {
 	const struct ftype *t = &ftypes[s->failure];
@@ -343,6 +405,10 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 	else if (s->wl == MOE)
 		n += snprintf(desc + n, sizeof desc - n, " (ep %d, routing skew %d.%02d)", s->ep,
 			      s->skew_cent / 100, s->skew_cent % 100);
+	else if (s->wl == SIMAI)
+		n += snprintf(desc + n, sizeof desc - n, " (AICB %s, %s, sizes x0.%02d, %d us unprofiled phases)",
+			      simai_jobs[s->simai_job].file, simai_jobs[s->simai_job].what,
+			      s->simai_size_cent, s->simai_compute_us);
 	else
 		n += snprintf(desc + n, sizeof desc - n, " (%s%s%s)", patterns[s->pattern],
 			      s->pattern == 3 ? " " : "", s->pattern == 3 ? collectives[s->collective] : "");
@@ -365,7 +431,10 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 	fprintf(f, "{\"name\":\"%s\",\"seed\":%" PRIu64 ",\"workload\":\"%s\",\"iterations\":%d,\n",
 		name, s->sim_seed, wl_name[s->wl], s->iterations);
 	fprintf(f, " \"description\":\"%s\",\n", desc);
-	fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d},\n", s->hosts, s->gpus);
+	if (s->wl == SIMAI) /* hosts follow from simai.gpus */
+		fprintf(f, " \"cluster\":{\"gpus_per_host\":%d},\n", s->gpus);
+	else
+		fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d},\n", s->hosts, s->gpus);
 	fprintf(f,
 		" \"nccl\":{\"algo\":\"%s\",\"channels\":%d,\"p2p_channels\":%d,\"slice_bytes\":%d},"
 		"\"compute\":{\"jitter\":0.%03d},\n",
@@ -377,6 +446,12 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 	else if (s->wl == MOE)
 		fprintf(f, " \"moe\":{\"ep\":%d,\"routing_skew\":%d.%02d},\n", s->ep,
 			s->skew_cent / 100, s->skew_cent % 100);
+	else if (s->wl == SIMAI)
+		fprintf(f,
+			" \"simai\":{\"file\":\"%s/%s\",\"gpus\":%d,\"compute_ns\":%d,"
+			"\"size_scale\":0.%02d},\n",
+			o->simai_dir, simai_jobs[s->simai_job].file, s->hosts * s->gpus,
+			s->simai_compute_us * 1000, s->simai_size_cent);
 	else if (s->pattern == 3)
 		fprintf(f, " \"standalone\":{\"pattern\":\"%s\",\"collective\":\"%s\"},\n",
 			patterns[s->pattern], collectives[s->collective]);
@@ -434,6 +509,10 @@ static void usage(FILE *f)
 		"                            the 256-GPU shape needs 256, the paper's 64 needs 64)\n"
 		"  --max-iterations I        most iterations per run, 2..100000 (default 40)\n"
 		"  --no-failure-share F      share of runs with \"failure\": null, 0..1 (default 0.3)\n"
+		"  --simai-share F           share of runs that simulate a real SimAI/AICB\n"
+		"                            workload file instead, 0..1 (default 0: none)\n"
+		"  --simai-dir DIR           where the files are, as run_cluster will see it\n"
+		"                            (default ../shared/workloads/simai)\n"
 		"  -h, --help                this text\n"
 		"\n"
 		"The draw is described in sim/README.md (\"Randomized scenarios\").\n"
@@ -507,7 +586,7 @@ static int mkdirs(const char *path)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0, 0, NULL, 256, 40, 300 };
+	struct opts o = { 0, 0, NULL, 256, 40, 300, 0, "../shared/workloads/simai" };
 	int have_seed = 0;
 	for (int i = 1; i < argc; i += 2) { /* every option takes a value */
 		const char *a = argv[i];
@@ -539,6 +618,15 @@ int main(int argc, char **argv)
 			if (parse_share(v, &o.null_permille))
 				return bad_usage("--no-failure-share: expected a number in [0, 1], got "
 						 "\"%s\"", v ? v : "");
+		} else if (!strcmp(a, "--simai-share")) {
+			if (parse_share(v, &o.simai_permille))
+				return bad_usage("--simai-share: expected a number in [0, 1], got \"%s\"",
+						 v ? v : "");
+		} else if (!strcmp(a, "--simai-dir")) {
+			if (!v || !*v || strlen(v) > 200 || strpbrk(v, "\"\\"))
+				return bad_usage("--simai-dir: expected a directory (at most 200 characters, "
+						 "no quotes or backslashes)%s", "");
+			o.simai_dir = v;
 		} else {
 			return bad_usage("unknown argument \"%s\"", a);
 		}
@@ -572,6 +660,7 @@ int main(int argc, char **argv)
 		rng_init(&r, o.seed, TAG_SCENARIO, (uint64_t)k);
 		struct scen s;
 		draw(&r, &o, is_null[k % NULL_BLOCK], &s);
+		draw_simai(&o, k, is_null[k % NULL_BLOCK], &s);
 		nnull += s.failure < 0;
 		char name[64], idx[16];
 		for (int d = 0, v = k; d < width; d++, v /= 10) /* k, zero-padded to width */

@@ -20,7 +20,7 @@
 #define SC_MAX_CHANNELS 16
 #define SC_NAME_LEN 64
 
-enum sc_workload { WL_GPT = 1, WL_MOE = 2, WL_STANDALONE = 3 };
+enum sc_workload { WL_GPT = 1, WL_MOE = 2, WL_STANDALONE = 3, WL_SIMAI = 4 };
 enum sc_pattern { PAT_NEIGHBOR = 1, PAT_ALL_TO_ONE = 2, PAT_ONE_TO_ALL = 3, PAT_COLLECTIVE = 4 };
 enum sc_algo { ALGO_RING = 0, ALGO_TREE = 1, ALGO_P2P = 2 };
 
@@ -109,6 +109,11 @@ struct sc_scenario {
 	uint64_t msg_bytes;
 	double gap_ns;
 	double delay_ns[64]; /* per rank: extra GPU time before each round */
+	/* SimAI/AICB workload file (simai.h) */
+	char simai_file[256];
+	int simai_gpus;
+	double simai_compute_scale, simai_size_scale;
+	double simai_compute_ns; /* for phases the file gives as <= 1 ns (not profiled); 0: as given */
 	/* fabric: extra paths with reduced capacity (background traffic) */
 	int npaths;
 	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];

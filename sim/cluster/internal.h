@@ -299,6 +299,8 @@ void ops_flush_truth(struct sim *sm);
 
 /* workload.c */
 int workload_build(struct sim *sm);
+/* simai.c: the SimAI workload's programs (simai.h) */
+int simai_build(struct sim *sm);
 void prog_add(struct rankst *rk, struct instr in);
 
 /* output.c */

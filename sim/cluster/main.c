@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "simai.h"
 
 static void usage(FILE *f)
 {
@@ -16,6 +17,8 @@ static void usage(FILE *f)
 		   "  --pcap      also write DIR/hosts/<host>/<dev>.pcap (RoCEv2 packets)\n"
 		   "  --seed N    override the scenario's seed\n"
 		   "  --check     only parse and check the scenario\n"
+		   "  --check-simai FILE  only read and check a SimAI/AICB workload file and\n"
+		   "              describe it (any size: the 9216-GPU file too)\n"
 		   "  --quiet     no statistics on stdout\n"
 		   "exit: 0 ok, 1 runtime error, 2 usage, 3 bad scenario\n");
 }
@@ -26,6 +29,7 @@ int main(int argc, char **argv)
 					      { "pcap", no_argument, 0, 'p' },
 					      { "seed", required_argument, 0, 's' },
 					      { "check", no_argument, 0, 'c' },
+					      { "check-simai", required_argument, 0, 'S' },
 					      { "quiet", no_argument, 0, 'q' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
@@ -33,7 +37,7 @@ int main(int argc, char **argv)
 	int pcap = 0, quiet = 0, check = 0, have_seed = 0;
 	uint64_t seed = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "o:ps:cqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:ps:cS:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -54,6 +58,17 @@ int main(int argc, char **argv)
 		case 'c':
 			check = 1;
 			break;
+		case 'S': {
+			struct simai_workload w;
+			char err[512];
+			if (simai_load(optarg, &w, err, sizeof err)) {
+				fprintf(stderr, "run_cluster: %s\n", err);
+				return 3;
+			}
+			simai_describe(stdout, optarg, &w);
+			simai_free(&w);
+			return 0;
+		}
 		case 'q':
 			quiet = 1;
 			break;

@@ -236,7 +236,7 @@ static int write_truth_ops(struct sim *sm, const char *dir)
 
 static const char *workload_name(int w)
 {
-	return w == WL_GPT ? "gpt" : w == WL_MOE ? "moe" : "standalone";
+	return w == WL_GPT ? "gpt" : w == WL_MOE ? "moe" : w == WL_SIMAI ? "simai" : "standalone";
 }
 
 static int write_cluster(struct sim *sm, const char *dir)

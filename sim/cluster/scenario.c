@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "simai.h"
+#include "../util.h"
 
 const struct sc_fail_info sc_fail_table[F_COUNT] = {
 	[F_NONE] = { "none", "", "" },
@@ -182,6 +184,8 @@ static void defaults(struct sc_scenario *s)
 	s->collective_type = PULSE_HOOK_OP_ALLREDUCE;
 	s->msg_bytes = 64u << 20;
 	s->gap_ns = 1e6;
+	s->simai_compute_scale = 1;
+	s->simai_size_scale = 1;
 	s->failure.type = F_NONE;
 	s->failure.host = -1;
 	s->failure.gpu = 0;
@@ -201,6 +205,7 @@ enum ktype {
 	K_ENUM,  /* one of names[] into an int: the index of the name */
 	K_NAME,  /* the scenario's name: 1 to hi-1 of [A-Za-z0-9-_.] into a char[hi] */
 	K_FAIL,  /* a failure type (sc_fail_table) into an int; required */
+	K_PATH,  /* a file path: 1 to hi-1 printable characters into a char[hi] */
 	K_DELAYS, /* an array of at most 64 numbers in [lo, hi] into a double[64] */
 	K_OTHER, /* known here, read elsewhere (a section, a list), or not read at all */
 };
@@ -226,7 +231,7 @@ struct key {
 #define END { NULL, K_OTHER, 0, 0, -1, NULL, 0, NULL }
 
 static const char *const workload_names[] = { [WL_GPT] = "gpt", [WL_MOE] = "moe",
-					       [WL_STANDALONE] = "standalone" };
+					       [WL_STANDALONE] = "standalone", [WL_SIMAI] = "simai" };
 static const char *const algo_names[] = { [ALGO_RING] = "ring", [ALGO_TREE] = "tree" };
 static const char *const pattern_names[] = { [PAT_NEIGHBOR] = "neighbor_exchange",
 					     [PAT_ALL_TO_ONE] = "all_to_one",
@@ -244,7 +249,7 @@ static const struct key top_keys[] = {
 	{ "name", K_NAME, 0, SC_NAME_LEN, SC_OFF(name), NULL, 0, NULL },
 	U64("seed", seed, 0, 9007199254740991.0),
 	{ "quick", K_BOOL, 0, 0, -1, NULL, 0, NULL },
-	ENUM("workload", workload, workload_names, "gpt, moe or standalone"),
+	ENUM("workload", workload, workload_names, "gpt, moe, standalone or simai"),
 	END,
 };
 /* the top level: read after them */
@@ -257,7 +262,7 @@ static const struct key top_keys2[] = {
 	NUM("start_ns", start_ns, 1e5, 60e9),
 	OTHER("description"),
 	OTHER("cluster"), OTHER("nccl"), OTHER("compute"), OTHER("gpt"), OTHER("moe"),
-	OTHER("standalone"), OTHER("fabric"), OTHER("failure"),
+	OTHER("standalone"), OTHER("fabric"), OTHER("failure"), OTHER("simai"),
 	END,
 };
 static const struct key cluster_keys[] = {
@@ -323,6 +328,16 @@ static const struct key standalone_keys[] = {
 	U64("msg_bytes", msg_bytes, 1, 1e11),
 	NUM("gap_ns", gap_ns, 0, 1e10),
 	{ "delay_ns", K_DELAYS, 0, 1e10, SC_OFF(delay_ns), NULL, 0, "a number in [0, 1e10]" },
+	END,
+};
+/* workload "simai": a SimAI/AICB file (simai.h), checked by sc_scenario_load */
+static const struct key simai_keys[] = {
+	{ "file", K_PATH, 0, sizeof(((struct sc_scenario *)0)->simai_file), SC_OFF(simai_file), NULL, 0,
+	  NULL },
+	INT("gpus", simai_gpus, 1, 1000000),
+	NUM("compute_scale", simai_compute_scale, 0, 1000),
+	NUM("size_scale", simai_size_scale, 1e-6, 1000),
+	NUM("compute_ns", simai_compute_ns, 0, 1e10),
 	END,
 };
 static const struct key fabric_keys[] = {
@@ -439,6 +454,20 @@ static void read_keys(struct ctx *c, const cJSON *obj, const char *where, const 
 			break;
 		}
 		case K_NAME: get_name(c, obj, where, k, dst); break;
+		case K_PATH: {
+			const char *v = get_str(c, obj, where, k->name);
+			if (!v)
+				break;
+			size_t n = strlen(v);
+			int ok = n > 0 && n < (size_t)k->hi;
+			for (const char *p = v; ok && *p; p++)
+				ok = (unsigned char)*p >= 0x20 && *p != 0x7f;
+			if (!ok)
+				fail(c, "%s.%s: 1 to %d printable characters", where, k->name, (int)k->hi - 1);
+			else
+				memcpy(dst, v, n + 1);
+			break;
+		}
 		case K_FAIL: {
 			const char *t = get_str(c, obj, where, k->name);
 			int ft;
@@ -467,6 +496,44 @@ static const cJSON *section(struct ctx *c, const cJSON *root, const char *name,
 	return o;
 }
 
+/* workload simai: the cluster is simai.gpus GPUs, gpus_per_host (8) to a
+ * host; the file itself is checked by sc_scenario_load */
+static int simai_shape(struct sc_scenario *s, char *err, size_t errlen)
+{
+	if (!s->simai_file[0] || !s->simai_gpus) {
+		snprintf(err, errlen, "simai.%s: required with workload simai",
+			 s->simai_file[0] ? "gpus" : "file");
+		return -1;
+	}
+	int max = SC_MAX_HOSTS * s->gpus < 4096 ? SC_MAX_HOSTS * s->gpus : 4096;
+	if (s->simai_gpus > max) {
+		snprintf(err, errlen,
+			 "simai.gpus: %d GPUs: run_cluster simulates at most %d (%d hosts x %d GPUs, 4096 "
+			 "in all); run the file scaled down (a multiple of its TP x PP x EP) or check it "
+			 "alone with pulse-run-cluster --check-simai FILE",
+			 s->simai_gpus, max, SC_MAX_HOSTS, s->gpus);
+		return -1;
+	}
+	if (s->simai_gpus % s->gpus) {
+		snprintf(err, errlen, "simai.gpus: %d is not a multiple of cluster.gpus_per_host (%d)",
+			 s->simai_gpus, s->gpus);
+		return -1;
+	}
+	if (s->hosts && s->hosts * s->gpus != s->simai_gpus) {
+		snprintf(err, errlen, "cluster.hosts: %d x %d GPUs is not simai.gpus (%d); leave it out",
+			 s->hosts, s->gpus, s->simai_gpus);
+		return -1;
+	}
+	s->hosts = s->simai_gpus / s->gpus;
+	int t = s->failure.type;
+	if (t == F_MOE_IMBALANCE || t == F_CCLD_NOT_ENTERED || t == F_CCLD_INCONSISTENT) {
+		snprintf(err, errlen, "failure.type: %s does not apply to workload simai",
+			 sc_fail_table[t].name);
+		return -1;
+	}
+	return 0;
+}
+
 int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char *err,
 		      size_t errlen)
 {
@@ -489,6 +556,9 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	if (s->workload == WL_MOE) { /* defaults that differ by workload */
 		s->hosts = 2;
 		s->gpus = 2;
+	} else if (s->workload == WL_SIMAI) {
+		s->hosts = 0; /* simai.gpus / cluster.gpus_per_host */
+		s->gpus = 8;
 	} else if (s->workload == WL_STANDALONE) {
 		s->hosts = 4;
 		s->gpus = 1;
@@ -510,6 +580,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		s->ep = s->hosts;
 	section(&c, root, "moe", moe_keys, s);
 	section(&c, root, "standalone", standalone_keys, s);
+	section(&c, root, "simai", simai_keys, s);
 
 	const cJSON *fab = section(&c, root, "fabric", fabric_keys, s);
 	const cJSON *paths = fab ? cJSON_GetObjectItemCaseSensitive(fab, "paths") : NULL;
@@ -549,6 +620,8 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		return -1;
 
 	/* cross-field checks */
+	if (s->workload == WL_SIMAI && simai_shape(s, err, errlen))
+		return -1;
 	if ((long)s->hosts * s->gpus > 4096) {
 		snprintf(err, errlen, "cluster: at most 4096 GPUs");
 		return -1;
@@ -590,44 +663,26 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 
 int sc_scenario_load(const char *path, struct sc_scenario *s, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	size_t n;
+	char *buf = sim_read_file(path, 16u << 20, &n, err, errlen);
+	if (!buf)
 		return -1;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			fclose(f);
-			snprintf(err, errlen, "%s: out of memory", path);
-			return -1;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			if (cap >= (16u << 20)) {
-				free(buf);
-				fclose(f);
-				snprintf(err, errlen, "%s: larger than 16 MiB", path);
-				return -1;
-			}
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-	}
-	int rerr = ferror(f);
-	fclose(f);
-	if (rerr) {
-		free(buf);
-		snprintf(err, errlen, "%s: read error", path);
-		return -1;
-	}
 	char inner[400];
 	int r = sc_scenario_parse(buf, n, s, inner, sizeof inner);
 	free(buf);
+	if (!r && s->workload == WL_SIMAI) {
+		/* the workload file must be readable and fit the GPUs now, so
+		 * that --check and a run fail alike, before anything is written */
+		struct simai_workload w;
+		char e2[sizeof inner - 16];
+		if (simai_load(s->simai_file, &w, e2, sizeof e2)) {
+			snprintf(inner, sizeof inner, "simai.file: %s", e2);
+			r = -1;
+		} else {
+			r = simai_check_gpus(&w, s->simai_gpus, inner, sizeof inner);
+			simai_free(&w);
+		}
+	}
 	if (r)
 		snprintf(err, errlen, "%s: %s", path, inner);
 	return r;

@@ -420,6 +420,8 @@ int workload_build(struct sim *sm)
 		return build_moe(sm);
 	case WL_STANDALONE:
 		return build_standalone(sm);
+	case WL_SIMAI:
+		return simai_build(sm);
 	}
 	snprintf(sm->err, sizeof sm->err, "unknown workload");
 	return -1;

@@ -76,6 +76,7 @@ done
 "$gen" --help | grep -q -- '--random SEED' || err "--help does not show the usage"
 for bad in "" "--random 1" "--random 1 --count 0 --out $tmp/x" "--random -1 --count 2 --out $tmp/x" \
 	"--random 1 --count 2 --out $tmp/x --max-gpus 1" "--random 1 --count 2 --out $tmp/x --no-failure-share 2" \
+	"--random 1 --count 2 --out $tmp/x --simai-share 1.5" "--random 1 --count 2 --out $tmp/x --simai-dir" \
 	"--random 1 --count 2 --out $tmp/x --bogus"; do
 	# shellcheck disable=SC2086
 	"$gen" $bad >/dev/null 2>&1
@@ -93,6 +94,21 @@ for f in "$tmp"/small/*.json; do
 	[ "$it" -le 6 ] || err "$(basename "$f"): $it iterations over --max-iterations 6"
 	"$sim" --check "$f" >/dev/null 2>&1 || err "$(basename "$f") (--max-gpus 8) fails run_cluster --check"
 done
+
+# 4. SimAI draws (--simai-share): only behind the option; with it, the real
+# AICB files of ../shared/workloads/simai at their GPU counts, all --check-ed
+"$gen" --random 5 --count 20 --out "$tmp/s0" >/dev/null
+! grep -q '"simai"' "$tmp"/s0/*.json || err "SimAI draws without --simai-share"
+"$gen" --random 5 --count 20 --out "$tmp/s1" --simai-share 1 --max-gpus 64 >/dev/null
+[ "$(grep -l '"workload":"simai"' "$tmp"/s1/*.json | wc -l)" -eq 20 ] || err "--simai-share 1: not every run is SimAI"
+! grep -q 'gpt13b' "$tmp"/s1/*.json || err "--max-gpus 64 drew the 128-GPU file"
+if [ -d ../shared/workloads/simai ]; then
+	for f in "$tmp"/s1/*.json; do
+		"$sim" --check "$f" >/dev/null 2>&1 || err "$(basename "$f") (SimAI) fails run_cluster --check"
+	done
+else
+	echo "note: ../shared/workloads/simai absent: SimAI scenarios not --check-ed"
+fi
 
 if [ "$fail" -ne 0 ]; then
 	exit 1

@@ -20,7 +20,8 @@ command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 out=build/test-random-matrix
 rm -rf "$out"
 mkdir -p "$out"
-"$gen" --random 2026 --count 48 --max-gpus 32 --max-iterations 12 --out "$out/scenarios" >/dev/null || {
+# --simai-share 0: the matrix the floor was measured on (no SimAI draws)
+"$gen" --random 2026 --count 48 --max-gpus 32 --max-iterations 12 --simai-share 0 --out "$out/scenarios" >/dev/null || {
 	echo "FAIL: pulse-gen-scenarios"; exit 1; }
 t0=$(date +%s)
 scen=$(ls "$out"/scenarios/*.json | tr '\n' ' ')

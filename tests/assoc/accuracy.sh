@@ -8,7 +8,9 @@
 #   start and end within one epoch + delta (2 ms) of the simulator's first
 #   and last byte, the inferred algorithm right for ring and for tree, the
 #   parallelism labels right (dp/tp/pp/ep, none for small collectives).
-# Scenarios: tests/assoc/acc-*.json and the no-failure scenarios of
+# Scenarios: tests/assoc/acc-*.json (acc-simai-*: real AICB workload files
+# from ../shared/workloads/simai, GPT-13B at 128 and 512 GPUs and GPT-7B at
+# 64: the parallelism labels of every communicator, sim/README.md) and the no-failure scenarios of
 # tests/scenarios/ named *-small.json or *baseline*.json (if any).
 # Exit 77 (skip) only when the programs are not built.
 set -u
@@ -39,6 +41,10 @@ done
 rc=0
 for s in "${scen[@]}"; do
 	name=$(basename "$s" .json)
+	# SimAI workloads are read in place from ../shared (never copied here)
+	if grep -q '"workload" *: *"simai"' "$s" && [ ! -d ../shared/workloads/simai ]; then
+		echo "skip $name: ../shared/workloads/simai is not there"; continue
+	fi
 	dir=$tmp/$name
 	if ! "$sim" "$s" --out "$dir" >"$tmp/$name.sim.log" 2>&1; then
 		echo "FAIL $name: run_cluster failed:"; tail -5 "$tmp/$name.sim.log"; rc=1; continue

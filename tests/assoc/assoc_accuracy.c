@@ -82,6 +82,85 @@ static void fail(const char *fmt, ...)
 	putchar('\n');
 }
 
+/* Lookups by (host, pid, communicator, group or seq) through sorted
+ * indexes: a 512-GPU run has over a million operators, too many for a
+ * linear search per operator. */
+static const struct pulse_op_record *g_r;
+static const struct truth *g_t;
+
+static int cmp3(const char *ha, uint32_t pa, uint64_t ca, const char *hb, uint32_t pb, uint64_t cb)
+{
+	int c = strcmp(ha, hb);
+	if (c)
+		return c;
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	return 0;
+}
+
+static uint64_t rec_key(const struct pulse_op_record *c, int *grp)
+{
+	*grp = c->op == PULSE_OP_GROUP;
+	return *grp ? c->group_id : c->seq;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct pulse_op_record *x = &g_r[*(const size_t *)a], *y = &g_r[*(const size_t *)b];
+	int c = cmp3(x->host, x->pid, x->comm_id, y->host, y->pid, y->comm_id);
+	if (c)
+		return c;
+	int gx, gy;
+	uint64_t kx = rec_key(x, &gx), ky = rec_key(y, &gy);
+	if (gx != gy)
+		return gx - gy;
+	return kx < ky ? -1 : kx > ky;
+}
+
+static const struct pulse_op_record *find_rec(const size_t *idx, size_t nr, const struct truth *x,
+					      int grp)
+{
+	uint64_t key = grp ? x->group_id : x->seq;
+	size_t lo = 0, hi = nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct pulse_op_record *c = &g_r[idx[mid]];
+		int d = cmp3(c->host, c->pid, c->comm_id, x->host, x->pid, x->comm_id);
+		if (!d) {
+			int g;
+			uint64_t k = rec_key(c, &g);
+			d = g != grp ? g - grp : (k < key ? -1 : k > key);
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nr) {
+		const struct pulse_op_record *c = &g_r[idx[lo]];
+		int g;
+		uint64_t k = rec_key(c, &g);
+		if (!cmp3(c->host, c->pid, c->comm_id, x->host, x->pid, x->comm_id) && g == grp && k == key)
+			return c;
+	}
+	return NULL;
+}
+
+/* truth lines of one group, in file order */
+static int cmp_grp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct truth *x = &g_t[i], *y = &g_t[j];
+	int c = cmp3(x->host, x->pid, x->comm_id, y->host, y->pid, y->comm_id);
+	if (c)
+		return c;
+	if (x->group_id != y->group_id)
+		return x->group_id < y->group_id ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 static uint64_t absdiff(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : b - a;
@@ -170,6 +249,27 @@ int main(int argc, char **argv)
 	fclose(rf);
 	if (bad_lines)
 		fail("%" PRIu64 " op lines the codec rejects", bad_lines);
+	g_r = r;
+	g_t = t;
+	size_t *ridx = malloc((nr ? nr : 1) * sizeof *ridx);
+	size_t *tidx = malloc((nt ? nt : 1) * sizeof *tidx);
+	size_t *gnext = malloc((nt ? nt : 1) * sizeof *gnext);
+	if (!ridx || !tidx || !gnext)
+		return 2;
+	for (size_t i = 0; i < nr; i++)
+		ridx[i] = i;
+	qsort(ridx, nr, sizeof *ridx, cmp_rec);
+	for (size_t i = 0; i < nt; i++) {
+		tidx[i] = i;
+		gnext[i] = SIZE_MAX;
+	}
+	qsort(tidx, nt, sizeof *tidx, cmp_grp);
+	for (size_t i = 0; i + 1 < nt; i++) {
+		const struct truth *x = &t[tidx[i]], *y = &t[tidx[i + 1]];
+		if (x->group_id && !cmp3(x->host, x->pid, x->comm_id, y->host, y->pid, y->comm_id) &&
+		    x->group_id == y->group_id)
+			gnext[tidx[i]] = tidx[i + 1];
+	}
 	uint64_t tol = epoch + delta;
 	uint64_t n_net = 0, n_local = 0, n_groups = 0, n_algo = 0, n_label = 0;
 	uint64_t max_start = 0, max_end = 0;
@@ -184,11 +284,8 @@ int main(int argc, char **argv)
 			start = UINT64_MAX;
 			end = 0;
 			bytes = 0;
-			for (size_t j = i; j < nt; j++) {
+			for (size_t j = i; j != SIZE_MAX; j = gnext[j]) {
 				struct truth *y = &t[j];
-				if (y->group_id != x->group_id || y->pid != x->pid || y->comm_id != x->comm_id ||
-				    strcmp(y->host, x->host))
-					continue;
 				y->done = 1;
 				if (y->bytes) {
 					bytes += y->bytes;
@@ -199,15 +296,7 @@ int main(int argc, char **argv)
 			n_groups++;
 		}
 		checked++;
-		const struct pulse_op_record *m = NULL;
-		for (size_t j = 0; j < nr && !m; j++) {
-			const struct pulse_op_record *c = &r[j];
-			if (c->pid != x->pid || c->comm_id != x->comm_id || strcmp(c->host, x->host))
-				continue;
-			if (is_group ? (c->op == PULSE_OP_GROUP && c->group_id == x->group_id)
-				     : (c->op != PULSE_OP_GROUP && c->seq == x->seq))
-				m = c;
-		}
+		const struct pulse_op_record *m = find_rec(ridx, nr, x, is_group);
 		if (!m) {
 			fail("missing: %s pid %u comm %s 0x%016" PRIx64 " seq %" PRIu64 " %s%s (truth bytes %" PRIu64 ")",
 			     x->host, x->pid, x->comm, x->comm_id, x->seq, x->op, is_group ? " group" : "", bytes);
@@ -260,6 +349,9 @@ int main(int argc, char **argv)
 	       " groups), %zu records; algorithm checked on %" PRIu64 ", labels on %" PRIu64
 	       "; max start error %" PRIu64 " ns, max end error %" PRIu64 " ns (bound %" PRIu64 "); %d mismatches\n",
 	       checked, n_net, n_local, n_groups, nr, n_algo, n_label, max_start, max_end, tol, failures);
+	free(ridx);
+	free(tidx);
+	free(gnext);
 	free(t);
 	free(r);
 	return failures ? 1 : 0;

@@ -14,6 +14,8 @@
 #   EVAL_NO_ABLATION=1 skip the ablation
 #   EVAL_SEED=S        the randomized matrix's seed (default: today, date +%Y%m%d)
 #   EVAL_COUNT=N       its runs (default 200)
+#   EVAL_GEN_OPTS="..." more pulse-gen-scenarios options for it, e.g.
+#                      "--simai-share 0.5" (real SimAI/AICB workloads)
 #   EVAL_NO_RANDOM=1   skip the randomized matrix
 #   EVAL_NO_FIXED=1    skip tests/scenarios/ (and the ablation)
 set -u
@@ -103,9 +105,11 @@ if [ $random = 1 ]; then
 	mkdir -p "$rdir/runs"
 	echo
 	echo "== randomized matrix: seed $seed, $count runs, $jobs at a time; output in $rdir/"
-	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count make eval; the files alone:"
-	echo "   tools/gen-scenarios.sh --random $seed --count $count DIR)"
-	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" --out "$rdir/scenarios"; then
+	gopts=${EVAL_GEN_OPTS:-}
+	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count${gopts:+ EVAL_GEN_OPTS=\"$gopts\"} make eval; the files alone:"
+	echo "   tools/gen-scenarios.sh --random $seed --count $count${gopts:+ $gopts} DIR)"
+	# shellcheck disable=SC2086
+	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" $gopts --out "$rdir/scenarios"; then
 		echo "eval: pulse-gen-scenarios failed (EVAL_SEED must be 0..2^64-1, EVAL_COUNT 1..100000)"
 		rc=1
 	else
