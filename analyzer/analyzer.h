@@ -131,6 +131,13 @@ void an_state_free(struct an_state *s);
 int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
 	      size_t errlen);
 
+/* One operator record already decoded (the binary form of the wire
+ * protocol's OPS frames, include/pulse/op_record.h): exactly what
+ * an_ingest does with an "op" line, counted the same way, without the
+ * JSON. Every live input (TCP, the bus) goes through an_ingest or this. */
+int an_ingest_op(struct an_state *s, const char *host, const struct pulse_op_record *r, char *err,
+		 size_t errlen);
+
 /* Runs the triggers on everything ingested up to data time now_ns and, when
  * one fires, both localizers. Returns the number of new diagnoses. */
 int an_tick(struct an_state *s, uint64_t now_ns);

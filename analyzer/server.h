@@ -50,6 +50,9 @@ struct an_srv_cfg {
 	uint64_t run_ns;             /* 0: until SIGTERM/SIGINT (or stop) */
 	uint32_t exit_after_byes;    /* >0: return once this many agents said BYE and
 				      * none is connected (tests, demo) */
+	uint32_t max_version;        /* highest protocol version to choose (0: PULSE_AW_VERSION_MAX);
+				      * 1 makes agents send JSON OP frames (a comparison, or to
+				      * see the records in a capture) */
 	int no_signals;              /* do not install SIGTERM/SIGINT/SIGUSR1 handlers */
 	FILE *log;                   /* NULL: stderr */
 	/* called after each an_tick that found new diagnoses (may be NULL) */

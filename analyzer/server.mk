@@ -46,11 +46,12 @@ AW_FUZZ_BIN := $(BUILD)/fuzz/fuzz_analyzer_wire
 AW_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude $(WIRE_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
-$(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c wire/hex_id.c wire/json_dec.c \
+$(AW_FUZZ_BIN): tests/fuzz/fuzz_analyzer_wire.c wire/frame.c wire/op_record.c wire/op_record_bin.c \
+		wire/hex_id.c wire/json_dec.c \
 		include/pulse/analyzer_wire.h include/pulse/op_record.h
 	@mkdir -p $(@D)
 	$(CLANG) $(AW_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_analyzer_wire.c wire/frame.c \
-		wire/op_record.c wire/hex_id.c wire/json_dec.c $(WIRE_LDLIBS)
+		wire/op_record.c wire/op_record_bin.c wire/hex_id.c wire/json_dec.c $(WIRE_LDLIBS)
 test: $(AW_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/analyzer-wire/fuzz_wire.sh

@@ -357,6 +357,22 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 
 /* ---- frames from an agent ---- */
 
+/* What the state made of one line or record (an_ingest's return), counted
+ * and, within the per-connection bound, logged. */
+static void count_line(struct an_srv *s, struct conn *c, int rc, const char *what, const char *err)
+{
+	if (rc == 0) {
+		s->st.lines_used++;
+	} else if (rc > 0) {
+		s->st.lines_ignored++;
+	} else {
+		s->st.lines_rejected++;
+		if (conn_logok(c))
+			srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
+				what, err[0] ? err : "(no reason)");
+	}
+}
+
 static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
 {
 	char err[256];
@@ -367,16 +383,33 @@ static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw
 		c->lines++;
 		err[0] = 0;
 		int rc = an_ingest(s->state, c->host->name, line, ll, err, sizeof err);
-		if (rc == 0) {
-			s->st.lines_used++;
-		} else if (rc > 0) {
-			s->st.lines_ignored++;
-		} else {
-			s->st.lines_rejected++;
-			if (conn_logok(c))
-				srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
-				     pulse_aw_type_name(f->h.type), err[0] ? err : "(no reason)");
-		}
+		count_line(s, c, rc, pulse_aw_type_name(f->h.type), err);
+	}
+}
+
+/* OPS (protocol version 2): binary records, straight into the state's
+ * record entry point; counted as lines, like the JSON records they replace. */
+static void ingest_ops(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
+{
+	char err[256];
+	size_t pos = 0, rl;
+	const uint8_t *rec;
+	int rc;
+	while ((rc = pulse_aw_ops_next(f->payload, f->h.length, &pos, &rec, &rl, err, sizeof err)) == 1) {
+		s->st.lines++;
+		c->lines++;
+		err[0] = 0;
+		if (pulse_op_record_from_bin(rec, rl, s->rec, err, sizeof err) == 0)
+			rc = an_ingest_op(s->state, c->host->name, s->rec, err, sizeof err);
+		else
+			rc = -1;
+		count_line(s, c, rc, "OPS record", err);
+	}
+	if (rc < 0) {
+		s->st.bad_payload++;
+		if (conn_logok(c))
+			srv_log(s, "warn", "agent %s: OPS frame %" PRIu32 ": %s; its other records dropped",
+				cname(c), f->h.seq, err);
 	}
 }
 
@@ -460,15 +493,16 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		return;
 	}
 	uint16_t lo = h.version_min > PULSE_AW_VERSION_MIN ? h.version_min : PULSE_AW_VERSION_MIN;
-	uint16_t hi = h.version_max < PULSE_AW_VERSION_MAX ? h.version_max : PULSE_AW_VERSION_MAX;
+	uint16_t mine = s->cfg.max_version && s->cfg.max_version < PULSE_AW_VERSION_MAX
+				? (uint16_t)s->cfg.max_version : PULSE_AW_VERSION_MAX;
+	uint16_t hi = h.version_max < mine ? h.version_max : mine;
 	if (lo > hi) {
 		s->st.hello_version++;
 		srv_log(s, "warn",
-		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%d; closing",
-		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN,
-		     PULSE_AW_VERSION_MAX);
-		conn_error(s, c, PULSE_AW_E_VERSION, "analyzer speaks protocol versions %d..%d, agent %u..%u",
-			   PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, h.version_min, h.version_max);
+		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%u; closing",
+		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN, mine);
+		conn_error(s, c, PULSE_AW_E_VERSION, "analyzer speaks protocol versions %d..%u, agent %u..%u",
+			   PULSE_AW_VERSION_MIN, mine, h.version_min, h.version_max);
 		return;
 	}
 	if (!s->job[0])
@@ -548,7 +582,9 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 			srv_log(s, "warn", "agent %s: second HELLO; dropped", cname(c));
 		return;
 	}
-	if (f->h.version != c->version) {
+	/* a frame carries the version that defined its type, at most the
+	 * connection's (include/pulse/analyzer_wire.h) */
+	if (f->h.version < pulse_aw_type_since(t) || f->h.version > c->version) {
 		s->st.bad_frames++;
 		if (conn_logok(c))
 			srv_log(s, "warn", "agent %s: %s frame of version %u, the connection speaks %u; dropped",
@@ -586,6 +622,17 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		ingest_lines(s, c, f);
 		return;
 	}
+	case PULSE_AW_OPS:
+		take_token(s, c);
+		if (c->host->skewed && s->cfg.drop_skewed) {
+			size_t pos = 0, rl;
+			const uint8_t *rec;
+			while (pulse_aw_ops_next(f->payload, f->h.length, &pos, &rec, &rl, NULL, 0) == 1)
+				s->st.skew_dropped++;
+			return;
+		}
+		ingest_ops(s, c, f);
+		return;
 	case PULSE_AW_HEARTBEAT: {
 		struct pulse_aw_heartbeat hb;
 		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
@@ -826,6 +873,12 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	s->rec = malloc(sizeof *s->rec);
+	if (!s->rec) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
 	s->state = st;
 	s->cfg = *cfg;
 	s->log = cfg->log ? cfg->log : stderr;
@@ -849,11 +902,13 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 	s->hosts = calloc(MAX_HOSTS, sizeof *s->hosts);
 	if (!s->hosts) {
 		snprintf(err, errlen, "out of memory");
+		free(s->rec);
 		free(s);
 		return NULL;
 	}
 	if (listen_on(s, cfg->listen, err, errlen)) {
 		free(s->hosts);
+		free(s->rec);
 		free(s);
 		return NULL;
 	}
@@ -863,6 +918,7 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 			snprintf(err, errlen, "--port-file %s: %s", cfg->port_file, strerror(errno));
 			close(s->lfd);
 			free(s->hosts);
+			free(s->rec);
 			free(s);
 			return NULL;
 		}
@@ -1000,6 +1056,7 @@ void an_srv_free(struct an_srv *s)
 		host_free(&s->hosts[i]);
 	free(s->hosts);
 	free(s->pfd);
+	free(s->rec);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	free(s);

@@ -88,6 +88,7 @@ struct an_srv {
 	int stop;
 	struct pollfd *pfd;
 	uint32_t cappfd;
+	struct pulse_op_record *rec; /* one OPS record being decoded (large: not on the stack) */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */

@@ -182,6 +182,7 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 		K("join_delay_ms", join_delay_ms, 1)
 		K("run_ms", run_ns, 1000000ull)
 		K("exit_after_byes", exit_after_byes, 1)
+		K("max_version", max_version, 1)
 #undef K
 		fprintf(log, "pulse-analyzer error: PULSE_ANALYZER_SERVER: '%s%s%s' is not a known "
 			     "key=number (see analyzer/PROTOCOL.md)\n",

@@ -313,6 +313,10 @@ static void emit_op(void *ctx, const struct pulse_op_record *r)
 		jsonl_end();
 	}
 	free(line);
+	/* the analyzer gets the record itself, binary where it can take it
+	 * (the tee leaves this line to the file: records_direct) */
+	if (a->alink)
+		alink_op(a->alink, r);
 	a->op_records++;
 }
 

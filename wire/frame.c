@@ -33,7 +33,15 @@ static const char *const type_names[PULSE_AW_NTYPES] = {
 	[PULSE_AW_MAP] = "MAP",         [PULSE_AW_LINES] = "LINES",
 	[PULSE_AW_JOIN] = "JOIN",       [PULSE_AW_HEARTBEAT] = "HEARTBEAT",
 	[PULSE_AW_BYE] = "BYE",         [PULSE_AW_ERROR] = "ERROR",
+	[PULSE_AW_OPS] = "OPS",
 };
+
+uint8_t pulse_aw_type_since(uint8_t type)
+{
+	if (!pulse_aw_type_senders(type))
+		return 0;
+	return type == PULSE_AW_OPS ? 2 : 1;
+}
 
 const char *pulse_aw_type_name(uint8_t type)
 {
@@ -48,6 +56,7 @@ unsigned pulse_aw_type_senders(uint8_t type)
 	case PULSE_AW_CALLS:
 	case PULSE_AW_MAP:
 	case PULSE_AW_LINES:
+	case PULSE_AW_OPS:
 		return PULSE_AW_FROM_AGENT;
 	case PULSE_AW_HELLO_ACK:
 	case PULSE_AW_JOIN:
@@ -796,4 +805,40 @@ bad:
 	cJSON_Delete(o);
 	pulse_aw_join_free(j);
 	return -1;
+}
+
+/* ---- OPS: binary operator records ---- */
+
+size_t pulse_aw_ops_put(uint8_t *buf, size_t len, size_t cap, const struct pulse_op_record *r)
+{
+	if (len > cap || cap - len < 2 + 1)
+		return 0;
+	size_t room = cap - len - 2;
+	size_t n = pulse_op_record_to_bin(r, buf + len + 2, room < PULSE_OP_BIN_MAX ? room : PULSE_OP_BIN_MAX);
+	if (!n)
+		return 0;
+	pulse_put_u16(buf + len, (uint16_t)n);
+	return len + 2 + n;
+}
+
+int pulse_aw_ops_next(const uint8_t *p, size_t len, size_t *pos, const uint8_t **rec,
+		      size_t *reclen, char *err, size_t errlen)
+{
+	if (*pos >= len)
+		return 0;
+	if (len - *pos < 2) {
+		seterr(err, errlen, "OPS: %zu stray byte(s) at %zu", len - *pos, *pos);
+		*pos = len;
+		return -1;
+	}
+	size_t n = pulse_get_u16(p + *pos);
+	if (!n || n > PULSE_OP_BIN_MAX || n > len - *pos - 2) {
+		seterr(err, errlen, "OPS: record length %zu at %zu (payload %zu bytes)", n, *pos, len);
+		*pos = len;
+		return -1;
+	}
+	*rec = p + *pos + 2;
+	*reclen = n;
+	*pos += 2 + n;
+	return 1;
 }
