@@ -193,6 +193,6 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 
 /* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
+int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
 
 #endif

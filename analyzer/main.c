@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"  --timeline FILE     write the window around the diagnosis as Chrome trace-event\n"
 		"                      JSON (open it in https://ui.perfetto.dev or chrome://tracing)\n"
 		"  --listen ADDR:PORT  serve live host agents over TCP\n"
+		"  --metrics-listen IPV4:PORT  with --listen: serve OpenMetrics at /metrics (Prometheus)\n"
 		"  --hang-ms N         a call outstanding this long with no record is a hang (10000)\n"
 		"  --slow-factor F     an operator or iteration this much slower than its running\n"
 		"                      baseline triggers localization (1.1)\n"
@@ -68,13 +69,14 @@ int main(int argc, char **argv)
 		{ "hang-ms", required_argument, 0, 'H' },  { "slow-factor", required_argument, 0, 'f' },
 		{ "settle-ms", required_argument, 0, 's' }, { "skew-bound-ms", required_argument, 0, 'k' },
 		{ "verbose", no_argument, 0, 'v' },        { "quiet", no_argument, 0, 'q' },
+		{ "metrics-listen", required_argument, 0, 'm' },
 		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
 	};
 	struct an_cfg cfg;
 	an_cfg_default(&cfg);
 	struct an_replay_opts ro = { 0 };
 	ro.argv0 = argv[0];
-	const char *timeline = NULL, *listen = NULL;
+	const char *timeline = NULL, *listen = NULL, *metrics = NULL;
 	int json = 0, verbose = 0;
 	int c;
 	uint64_t v;
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 't': timeline = optarg; break;
 		case 'l': listen = optarg; break;
+		case 'm': metrics = optarg; break;
 		case 'a': ro.agent_bin = optarg; break;
 		case 'o': ro.agent_out = optarg; break;
 		case 'v': verbose = 1; break;
@@ -130,6 +133,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (metrics && !listen) {
+		fprintf(stderr, "pulse-analyzer: --metrics-listen is for the live service (--listen)\n");
+		return 2;
+	}
 	if (!!ro.dir + !!listen != 1) {
 		fprintf(stderr, "pulse-analyzer: give exactly one of --replay DIR or --listen ADDR:PORT\n\n");
 		usage(stderr);
@@ -147,7 +154,7 @@ int main(int argc, char **argv)
 	if (listen) {
 		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
 		 * like a replay does. */
-		if (an_serve(s, listen, stderr)) {
+		if (an_serve(s, listen, metrics, stderr)) {
 			an_state_free(s); /* could not listen: said why */
 			return 1;
 		}

@@ -6,10 +6,11 @@
 # pulse-analyzer (analyzer/analyzer.mk) links $(AN_SERVER_SRCS) and
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
-AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
+AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
+	analyzer/server_metrics.c
 # analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
-ANALYZER_SERVER_LDLIBS := -lcjson
+ANALYZER_SERVER_LDLIBS := -lcjson $(OM_LDLIBS)
 ALINK_SRCS := host-agent/analyzer_link.c
 CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS) -I. -Ianalyzer
 CFLAGS_analyzer/server_conn.c := $(WIRE_PKG_CFLAGS)
@@ -29,15 +30,16 @@ TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
 ifneq ($(filter wire/qp_join.c,$(WIRE_SRCS)),)
 $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_server.c \
 		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS)) \
-		$(BUILD)/lib/asan/libpulse_wire.a
+		$(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/test_analyzer_server
 # the same under TSan (the link is called from several threads)
 $(BUILD)/tests/tsan/test_analyzer_server: $(call objs,tsan,tests/analyzer-wire/test_server.c \
-		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS))
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS)) \
+		$(BUILD)/lib/tsan/libpulse_om.a
 	@mkdir -p $(@D)
-	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
+	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/tsan/test_analyzer_server
 endif
 
@@ -64,6 +66,8 @@ $(BUILD)/tests/aw_client: $(call objs,asan,tests/analyzer-wire/aw_client.c $(ALI
 # pulse-analyzer --listen on a random port, a good agent and misbehaving
 # ones at once (skips, 77, while pulse-analyzer is not built)
 TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh
+# --metrics-listen scraped by curl and by a real Prometheus
+TEST_SCRIPTS += tests/analyzer-wire/analyzer_prometheus.sh
 test: $(BUILD)/tests/aw_client
 
 # ---- benchmark: decoder frames/s, end to end through pulse-analyzer ----

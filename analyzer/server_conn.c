@@ -851,6 +851,7 @@ static void do_tick(struct an_srv *s)
 {
 	s->st.ticks++;
 	int n = an_tick(s->state, pulse_real_ns());
+	srv_metrics_update(s);
 	if (n <= 0)
 		return;
 	s->st.diagnoses += (uint64_t)n;
@@ -926,6 +927,10 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 	s->t_start = s->t_tick = pulse_mono_ns();
 	srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
 	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
+	if (cfg->metrics_listen && srv_metrics_start(s, cfg->metrics_listen, err, errlen)) {
+		an_srv_free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -1055,6 +1060,7 @@ void an_srv_free(struct an_srv *s)
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		host_free(&s->hosts[i]);
 	free(s->hosts);
+	srv_metrics_stop(s);
 	free(s->pfd);
 	free(s->rec);
 	if (s->lfd >= 0)

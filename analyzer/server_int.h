@@ -5,7 +5,8 @@
  *                  connection (HELLO, data frames, BYE), throttling, clock
  *                  skew, ticks;
  *   server_join.c  the cross-host QP join over every host's latest map;
- *   server_main.c  configuration, statistics, signals, an_serve.
+ *   server_main.c  configuration, statistics, signals, an_serve;
+ *   server_metrics.c  /metrics (--metrics-listen), from a snapshot.
  * Calls go one way: main -> conn -> join (and join sends through conn). */
 #ifndef PULSE_ANALYZER_SERVER_INT_H
 #define PULSE_ANALYZER_SERVER_INT_H
@@ -89,6 +90,7 @@ struct an_srv {
 	struct pollfd *pfd;
 	uint32_t cappfd;
 	struct pulse_op_record *rec; /* one OPS record being decoded (large: not on the stack) */
+	struct srv_metrics *metrics; /* --metrics-listen (server_metrics.c), or NULL */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */
@@ -99,6 +101,13 @@ void srv_log(struct an_srv *s, const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Queues one frame to c; 0, or -1 (the connection is then closed). */
 int srv_conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len);
+
+/* ---- server_metrics.c ---- */
+/* Serves /metrics on listen; 0, or -1 with err. */
+int srv_metrics_start(struct an_srv *s, const char *listen, char *err, size_t errlen);
+/* A new snapshot of the counters for the next scrapes (the loop's thread). */
+void srv_metrics_update(struct an_srv *s);
+void srv_metrics_stop(struct an_srv *s);
 
 /* ---- server_join.c ---- */
 /* A MAP payload (wire/hook_map.c) into h's join input. 0, or -1 with err. */

@@ -193,11 +193,12 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 	return rc;
 }
 
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log)
+int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log)
 {
 	struct an_srv_cfg c;
 	an_srv_cfg_default(&c);
 	c.listen = listen_addr;
+	c.metrics_listen = metrics_listen;
 	c.log = log;
 	if (env_cfg(&c, log ? log : stderr))
 		return 1;

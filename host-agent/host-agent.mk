@@ -18,12 +18,13 @@ CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
 AGENT_LDLIBS := -lmicrohttpd -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
 
 # Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,
-# interception ring reader, firmware core (replay), wire codecs and QP join.
+# interception ring reader, firmware core (replay), wire codecs and QP join, /metrics (om/).
 AGENT_LIBS := $(BUILD)/lib/libpulse_assoc.a $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
-	$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_wire.a
+	$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_wire.a \
+	$(BUILD)/lib/libpulse_om.a
 AGENT_ASAN_LIBS := $(BUILD)/lib/asan/libpulse_assoc.a $(BUILD)/lib/asan/libpulse_unix.a \
 	$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_hookring.a \
-	$(BUILD)/lib/asan/libpulse_fw.a $(BUILD)/lib/asan/libpulse_wire.a
+	$(BUILD)/lib/asan/libpulse_fw.a $(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 
 # The agent links the socket transport, the mailbox client and the DOCA
 # transport (the real one with the SDK, else the one that says it is absent).

@@ -1038,6 +1038,75 @@ static void test_link_binary(void **st)
 	an_srv_free(s);
 }
 
+/* GET path on port; the whole answer (headers and body) into out. */
+static size_t http_get(int port, const char *path, char *out, size_t cap)
+{
+	int fd = raw_connect(port);
+	char req[256];
+	snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+	raw_send(fd, req, strlen(req));
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < cap && (k = recv(fd, out + n, cap - 1 - n, 0)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fd);
+	return n;
+}
+
+/* The value of an OpenMetrics sample line "name{labels} value" */
+static double sample_of(const char *text, const char *series)
+{
+	char key[256];
+	snprintf(key, sizeof key, "\n%s ", series); /* a sample line, not its # TYPE */
+	const char *p = strstr(text, key);
+	return p ? atof(p + strlen(key)) : -1;
+}
+
+/* --metrics-listen: the snapshot the loop renders after each tick, served
+ * from libmicrohttpd's thread (TSan build: no race with the loop) */
+static void test_metrics(void **st)
+{
+	(void)st;
+	struct an_srv_cfg c;
+	cfg_test(&c);
+	c.metrics_listen = "127.0.0.1:0";
+	struct an_srv *s = srv_start(&c);
+	int mport = an_srv_metrics_port(s);
+	assert_true(mport > 0);
+	struct joins js = {0};
+	struct alink *l = link_new(an_srv_port(s), "hostM", &js);
+	struct alink *ls[] = {l};
+	for (int i = 0; i < 40; i++) {
+		bin_rec("hostM", (uint64_t)i);
+		assert_int_equal(alink_op(l, &brec), 0);
+	}
+	struct want w = {"hostM", 40};
+	pump(s, ls, 1, 3000, got_lines, &w);
+	pump(s, ls, 1, 120, NULL, NULL); /* a tick after: a fresh snapshot */
+	static char out[65536];
+	assert_true(http_get(mport, "/metrics", out, sizeof out) > 0);
+	assert_non_null(strstr(out, "200 OK"));
+	assert_non_null(strstr(out, "application/openmetrics-text"));
+	assert_true(sample_of(out, "pulse_analyzer_records_total") == 40);
+	assert_true(sample_of(out, "pulse_analyzer_jobs_owned") == 1);
+	assert_true(sample_of(out, "pulse_analyzer_agents_connected") == 1);
+	assert_non_null(strstr(out, "pulse_analyzer_info{job=\"job1\""));
+	assert_non_null(strstr(out, "pulse_analyzer_diagnoses_total{class=\"comm_slow\",localizer=\"pulse\"} 0"));
+	assert_non_null(strstr(out, "pulse_analyzer_consumer_lag_seconds NaN")); /* the test double has no data time */
+	assert_true(strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"));
+	assert_true(http_get(mport, "/nope", out, sizeof out) > 0);
+	assert_non_null(strstr(out, "404"));
+	alink_close(l, 200);
+	an_srv_free(s);
+	/* a bad address: a clear error, no server */
+	cfg_test(&c);
+	c.metrics_listen = "localhost:x";
+	char err[256];
+	assert_null(an_srv_new(&fake_state, &c, err, sizeof err));
+	assert_non_null(strstr(err, "--metrics-listen"));
+}
+
 int main(void)
 {
 	logf_ = getenv("AW_TEST_VERBOSE") ? stderr : fopen("/dev/null", "w");
@@ -1049,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_link_backoff_and_queue),
 		cmocka_unit_test(test_tee),
 		cmocka_unit_test(test_link_binary),
+		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_link_volume),
 		cmocka_unit_test(test_link_silent_analyzer),
 		cmocka_unit_test(test_limits),
