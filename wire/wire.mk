@@ -9,7 +9,10 @@
 #   hex_id.c     64-bit hex ids, for all of them (include/pulse/hex_id.h)
 #   host_event.c link events and configuration findings (include/pulse/host_event.h)
 #   json_dec.c   the checked field reading those codecs share (wire/json_dec.h)
-# Tests: test_op_record, test_op_record_bin, fuzz_op_record_bin, test_hook_map,
+#   bus_msg.c    the NATS bus's names, message ids and record messages
+#                (include/pulse/bus_msg.h; libpulse_bus.a, with libzstd)
+# Tests: test_op_record, test_op_record_bin, fuzz_op_record_bin, test_bus_msg,
+# fuzz_bus_msg, test_hook_map,
 # fuzz_hook_map, test_host_event, fuzz_host_event (here);
 # test_analyzer_wire and fuzz_analyzer_wire (analyzer/server.mk).
 
@@ -77,3 +80,27 @@ $(OB_FUZZ_BIN): tests/fuzz/fuzz_op_record_bin.c wire/op_record_bin.c wire/op_rec
 test: $(OB_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/wire/fuzz_op_record_bin.sh
+
+# The bus's format (wire/bus_msg.c, include/pulse/bus_msg.h): its own
+# archive, so that only what talks to the bus links libzstd.
+BUS_MSG_SRCS := wire/bus_msg.c
+BUS_LDLIBS := -lzstd
+$(call static_lib,pulse_bus,$(BUS_MSG_SRCS))
+
+$(BUILD)/tests/test_bus_msg: $(call objs,asan,tests/wire/test_bus_msg.c) $(BUILD)/lib/asan/libpulse_bus.a \
+		$(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(BUS_LDLIBS) $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_bus_msg
+
+# libFuzzer target for the bus record message decoder (clang only)
+BM_FUZZ_BIN := $(BUILD)/fuzz/fuzz_bus_msg
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(BM_FUZZ_BIN): tests/fuzz/fuzz_bus_msg.c wire/bus_msg.c wire/frame.c wire/op_record_bin.c wire/op_record.c \
+		wire/hex_id.c wire/json_dec.c include/pulse/bus_msg.h
+	@mkdir -p $(@D)
+	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_bus_msg.c wire/bus_msg.c wire/frame.c \
+		wire/op_record_bin.c wire/op_record.c wire/hex_id.c wire/json_dec.c $(BUS_LDLIBS) $(WIRE_LDLIBS)
+test: $(BM_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/wire/fuzz_bus_msg.sh
