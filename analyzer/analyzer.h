@@ -170,6 +170,8 @@ void an_get_counters(const struct an_state *s, struct an_counters *c);
  * void* so that this header does not need cJSON.h; the caller deletes it. */
 void an_report_text(const struct an_state *s, FILE *f);
 void *an_report_json(const struct an_state *s);
+/* One diagnosis as the report lists it (a cJSON object; the caller deletes it). */
+void *an_diag_json(const struct an_diagnosis *d);
 /* One diagnosis in a sentence or two (text). */
 void an_diag_print(const struct an_diagnosis *d, FILE *f);
 
@@ -194,5 +196,8 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 /* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
+/* The same, and/or job's records from NATS JetStream (bus: "nats://…", NULL: none). */
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log);
 
 #endif

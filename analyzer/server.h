@@ -51,6 +51,9 @@ struct an_srv_cfg {
 	uint32_t exit_after_byes;    /* >0: return once this many agents said BYE and
 				      * none is connected (tests, demo) */
 	const char *metrics_listen;  /* "IPV4:PORT": serve /metrics there (NULL: no) */
+	const char *bus;             /* "nats://…": consume the job's records from NATS
+				      * JetStream (with job; listen may then be NULL) */
+	const char *bus_durable;     /* the bus consumer's durable name ("pulse-analyzer") */
 	uint32_t max_version;        /* highest protocol version to choose (0: PULSE_AW_VERSION_MAX);
 				      * 1 makes agents send JSON OP frames (a comparison, or to
 				      * see the records in a capture) */
@@ -125,6 +128,9 @@ int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv
  * idle_timeout_ms, heartbeat_ms, tick_ms, join_delay_ms, run_ms,
  * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
+/* The same with the bus (NULL: none) and the job (NULL: the first HELLO's). */
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */
 const struct an_srv_stats *an_serve_last_stats(void);
 

@@ -7,10 +7,10 @@
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
 AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c
+	analyzer/server_metrics.c analyzer/server_bus.c
 # analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
-ANALYZER_SERVER_LDLIBS := -lcjson $(OM_LDLIBS)
+ANALYZER_SERVER_LDLIBS = -lcjson $(OM_LDLIBS) $(BUSNATS_LDLIBS)
 ALINK_SRCS := host-agent/analyzer_link.c
 CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS) -I. -Ianalyzer
 CFLAGS_analyzer/server_conn.c := $(WIRE_PKG_CFLAGS)
@@ -30,16 +30,17 @@ TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
 ifneq ($(filter wire/qp_join.c,$(WIRE_SRCS)),)
 $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_server.c \
 		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS)) \
+		$(BUILD)/lib/asan/libpulse_busnats.a $(BUILD)/lib/asan/libpulse_bus.a \
 		$(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) -lpthread
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) $(BUSNATS_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/test_analyzer_server
 # the same under TSan (the link is called from several threads)
 $(BUILD)/tests/tsan/test_analyzer_server: $(call objs,tsan,tests/analyzer-wire/test_server.c \
 		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS)) \
-		$(BUILD)/lib/tsan/libpulse_om.a
+		$(BUILD)/lib/tsan/libpulse_busnats.a $(BUILD)/lib/tsan/libpulse_bus.a $(BUILD)/lib/tsan/libpulse_om.a
 	@mkdir -p $(@D)
-	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) -lpthread
+	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) $(BUSNATS_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/tsan/test_analyzer_server
 endif
 

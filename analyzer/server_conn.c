@@ -858,6 +858,7 @@ static void do_tick(struct an_srv *s)
 	uint32_t total = 0;
 	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
 	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
+		srv_bus_diagnosis(s, &d[i]);
 		if (s->cfg.on_diagnosis)
 			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
 		else
@@ -907,7 +908,15 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		free(s);
 		return NULL;
 	}
-	if (listen_on(s, cfg->listen, err, errlen)) {
+	if ((!cfg->listen && !cfg->bus) || (cfg->bus && (!cfg->job || !cfg->job[0]))) {
+		snprintf(err, errlen, cfg->bus ? "--bus needs the job to consume (--job)"
+					      : "nothing to serve: give --listen, --bus or both");
+		free(s->hosts);
+		free(s->rec);
+		free(s);
+		return NULL;
+	}
+	if (cfg->listen && listen_on(s, cfg->listen, err, errlen)) {
 		free(s->hosts);
 		free(s->rec);
 		free(s);
@@ -925,9 +934,12 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		}
 	}
 	s->t_start = s->t_tick = pulse_mono_ns();
-	srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
-	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
-	if (cfg->metrics_listen && srv_metrics_start(s, cfg->metrics_listen, err, errlen)) {
+	if (cfg->listen)
+		srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s",
+			cfg->listen, s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX,
+			s->job[0] ? ", job " : "", s->job);
+	if ((cfg->metrics_listen && srv_metrics_start(s, cfg->metrics_listen, err, errlen)) ||
+	    (cfg->bus && srv_bus_start(s, err, errlen))) {
 		an_srv_free(s);
 		return NULL;
 	}
@@ -975,6 +987,13 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		wait = 0;
 	else if ((next - now) / 1000000u < (uint64_t)wait)
 		wait = (int)((next - now) / 1000000u) + 1;
+	if (s->bus) {
+		/* the bus first: a fetch waits for records as poll waits for the
+		 * sockets, so with agents connected too it only peeks */
+		int got = srv_bus_poll(s, s->nconns ? 1 : (wait > 100 ? 100 : wait > 0 ? wait : 1));
+		if (got >= 0)
+			wait = 0; /* the fetch did the waiting, or there is more to do */
+	}
 	int rc = poll(s->pfd, n, wait);
 	if (rc < 0 && errno != EINTR) {
 		srv_log(s, "error", "poll: %s", strerror(errno));
@@ -1061,6 +1080,7 @@ void an_srv_free(struct an_srv *s)
 		host_free(&s->hosts[i]);
 	free(s->hosts);
 	srv_metrics_stop(s);
+	srv_bus_stop(s);
 	free(s->pfd);
 	free(s->rec);
 	if (s->lfd >= 0)

@@ -6,7 +6,8 @@
  *                  skew, ticks;
  *   server_join.c  the cross-host QP join over every host's latest map;
  *   server_main.c  configuration, statistics, signals, an_serve;
- *   server_metrics.c  /metrics (--metrics-listen), from a snapshot.
+ *   server_metrics.c  /metrics (--metrics-listen), from a snapshot;
+ *   server_bus.c   the job's records from NATS JetStream (--bus).
  * Calls go one way: main -> conn -> join (and join sends through conn). */
 #ifndef PULSE_ANALYZER_SERVER_INT_H
 #define PULSE_ANALYZER_SERVER_INT_H
@@ -91,6 +92,7 @@ struct an_srv {
 	uint32_t cappfd;
 	struct pulse_op_record *rec; /* one OPS record being decoded (large: not on the stack) */
 	struct srv_metrics *metrics; /* --metrics-listen (server_metrics.c), or NULL */
+	struct pulse_bus *bus;       /* --bus (server_bus.c), or NULL */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */
@@ -108,6 +110,13 @@ int srv_metrics_start(struct an_srv *s, const char *listen, char *err, size_t er
 /* A new snapshot of the counters for the next scrapes (the loop's thread). */
 void srv_metrics_update(struct an_srv *s);
 void srv_metrics_stop(struct an_srv *s);
+
+/* ---- server_bus.c ---- */
+int srv_bus_start(struct an_srv *s, char *err, size_t errlen);
+/* Records from the bus, waiting up to timeout_ms: messages handled, -1 unreachable */
+int srv_bus_poll(struct an_srv *s, int timeout_ms);
+void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d);
+void srv_bus_stop(struct an_srv *s);
 
 /* ---- server_join.c ---- */
 /* A MAP payload (wire/hook_map.c) into h's join input. 0, or -1 with err. */

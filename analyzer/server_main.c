@@ -195,10 +195,19 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log)
 {
+	return an_serve_bus(s, listen_addr, metrics_listen, NULL, NULL, log);
+}
+
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log)
+{
 	struct an_srv_cfg c;
 	an_srv_cfg_default(&c);
 	c.listen = listen_addr;
 	c.metrics_listen = metrics_listen;
+	c.bus = bus;
+	if (job)
+		c.job = job;
 	c.log = log;
 	if (env_cfg(&c, log ? log : stderr))
 		return 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "pulse/bus.h"
 #include "pulse/clock_ns.h"
 #include "pulse/om.h"
 #include "server_int.h"
@@ -100,6 +101,18 @@ static char *render(struct an_srv *s, size_t *len)
 	om_printf(&b, "pulse_analyzer_agent_dropped_frames_total %" PRIu64 "\n", st->agent_dropped);
 	om_family(&b, "pulse_analyzer_flood_throttled", "counter", "Flood episodes (an agent over its frame rate)");
 	om_printf(&b, "pulse_analyzer_flood_throttled_total %" PRIu64 "\n", st->flood_throttled);
+	if (s->bus) {
+		struct pulse_bus_stats bs;
+		pulse_bus_get_stats(s->bus, &bs);
+		om_family(&b, "pulse_analyzer_bus_pending_messages", "gauge",
+			  "Consumer lag on the bus: record messages the job's stream holds that this analyzer has not read");
+		om_printf(&b, "pulse_analyzer_bus_pending_messages %" PRIu64 "\n", bs.pending);
+		om_family(&b, "pulse_analyzer_bus_messages", "counter", "Bus messages read, by result");
+		om_printf(&b, "pulse_analyzer_bus_messages_total{result=\"used\"} %" PRIu64 "\n", bs.msgs_in - bs.msgs_bad);
+		om_printf(&b, "pulse_analyzer_bus_messages_total{result=\"malformed\"} %" PRIu64 "\n", bs.msgs_bad);
+		om_family(&b, "pulse_analyzer_bus_connected", "gauge", "1 while connected to a NATS server");
+		om_printf(&b, "pulse_analyzer_bus_connected %d\n", bs.connected);
+	}
 	om_family(&b, "pulse_analyzer_ticks", "counter", "Analysis ticks run");
 	om_printf(&b, "pulse_analyzer_ticks_total %" PRIu64 "\n", st->ticks);
 	om_family(&b, "pulse_analyzer_hosts", "gauge", "Hosts, ranks' nodes and communicators known to the state");

@@ -4,7 +4,7 @@
 # (wire/bus_msg.c) and libpulse_wire.a after it.
 BUSNATS_SRCS := bus/bus_conn.c bus/bus_pub.c bus/bus_sub.c
 BUSNATS_LDLIBS = -lnats $(BUS_LDLIBS)
-$(call static_lib,pulse_busnats,$(BUSNATS_SRCS))
+$(call static_lib,pulse_busnats,$(BUSNATS_SRCS),obj asan tsan)
 
 # ---- tests: a real nats-server -js on loopback (tests/bus/bus_nats.sh) ----
 $(BUILD)/tests/bus_client: $(call objs,asan,tests/bus/bus_client.c) $(BUILD)/lib/asan/libpulse_busnats.a \
@@ -13,3 +13,4 @@ $(BUILD)/tests/bus_client: $(call objs,asan,tests/bus/bus_client.c) $(BUILD)/lib
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(BUSNATS_LDLIBS) $(WIRE_LDLIBS) -lpthread
 test: $(BUILD)/tests/bus_client
 TEST_SCRIPTS += tests/bus/bus_nats.sh
+TEST_SCRIPTS += tests/bus/analyzer_bus.sh

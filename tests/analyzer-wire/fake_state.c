@@ -1,5 +1,5 @@
 /* TEST DOUBLE of the analyzer state (analyzer/analyzer.h: an_ingest,
- * an_ingest_op, an_tick, an_get_counters, an_diagnoses) for the server's unit test: it records the lines
+ * an_ingest_op, an_tick, an_get_counters, an_diag_json, an_diagnoses) for the server's unit test: it records the lines
  * the server hands over, so that the test can check what got through. It
  * is not shipped and does no analysis. Lines containing "reject" are
  * refused (-1, as the real state does for a record of an unknown
@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+
+#include <cJSON.h>
 
 #include "analyzer.h"
 #include "fake_state.h"
@@ -79,6 +81,13 @@ void an_get_counters(const struct an_state *s, struct an_counters *c)
 	memset(c, 0, sizeof *c);
 	c->lines = s->calls;
 	c->ops = fake_count(NULL, "\"type\":\"op\"");
+}
+
+/* For the bus's diagnosis messages (server_bus.c); the double makes none */
+void *an_diag_json(const struct an_diagnosis *d)
+{
+	(void)d;
+	return cJSON_CreateObject();
 }
 
 const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n)

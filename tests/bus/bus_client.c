@@ -30,7 +30,7 @@ static void record(const char *host, uint64_t poll, uint32_t i, uint32_t per)
 {
 	memset(&r, 0, sizeof r);
 	snprintf(r.host, sizeof r.host, "%s", host);
-	r.comm_id = 0xaa;
+	r.comm_id = 0xaa00 + (unsigned char)host[strlen(host) - 1]; /* a communicator per host */
 	r.nranks = 8;
 	r.rank = (int32_t)(i % 8);
 	r.gpu = r.rank;
@@ -43,6 +43,7 @@ static void record(const char *host, uint64_t poll, uint32_t i, uint32_t per)
 	r.end_ns = r.call_ns + 500000;
 	r.npeers = 1;
 	r.peers[0].rank = (r.rank + 1) % 8;
+	r.peers[0].gpu = r.peers[0].rank;
 	snprintf(r.peers[0].host, sizeof r.peers[0].host, "%s", host);
 }
 
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 		uint32_t polls = (uint32_t)atoi(argv[5]), per = (uint32_t)atoi(argv[6]);
 		int pause_at = argc >= 9 ? atoi(argv[7]) : -1, pause_s = argc >= 9 ? atoi(argv[8]) : 0;
 		char map[128];
-		snprintf(map, sizeof map, "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"host\":\"%s\"}", host);
+		snprintf(map, sizeof map, "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[],\"qps\":[]}");
 		pulse_bus_put_map(b, host, map, strlen(map));
 		for (uint32_t p = 0; p < polls; p++) {
 			for (uint32_t i = 0; i < per; i++) {

@@ -20,25 +20,9 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 val() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | tail -n 1; }
 
-start_server() { # port: the same store each time (the outage test restarts it)
-	nats-server -js -a 127.0.0.1 -p "$1" -sd "$work/store" >>"$work/server.log" 2>&1 &
-	spid=$!
-	for _ in $(seq 100); do
-		grep -q "Server is ready" "$work/server.log" 2>/dev/null && [ "$(grep -c 'Server is ready' "$work/server.log")" -ge "$2" ] && return 0
-		kill -0 "$spid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-port=""
-for try in 1 2 3 4 5; do
-	p=$((20000 + RANDOM % 40000))
-	: >"$work/server.log"
-	if start_server "$p" 1; then port=$p; break; fi
-	wait "$spid" 2>/dev/null; spid=""
-done
-[ -n "$port" ] || { echo "bus_nats.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
-url="nats://127.0.0.1:$port"
+. tests/bus/nats_lib.sh
+nats_start || { echo "bus_nats.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
+url=$NATS_URL
 J=job.1
 
 "$cl" pub "$url" $J host1 20 64 >"$work/p1" 2>"$work/p1.err" || bad "pub host1"
@@ -60,9 +44,9 @@ J=job.1
 "$cl" pub "$url" $J host3 10 64 4 1 >"$work/p3" 2>"$work/p3.err" &
 ppid=$!
 for _ in $(seq 100); do grep -q paused "$work/p3" && break; sleep 0.1; done
-kill "$spid"; wait "$spid" 2>/dev/null; spid=""
+nats_stop
 sleep 3
-start_server "$port" 2 || bad "nats-server did not restart"
+nats_restart || bad "nats-server did not restart"
 wait "$ppid" || bad "pub host3 during the outage"
 [ "$(val "$work/p3" records_published)" = 640 ] && [ "$(val "$work/p3" queue_dropped)" = 0 ] &&
 	[ "$(val "$work/p3" failures)" -gt 0 ] &&
