@@ -85,7 +85,7 @@ TEST_SCRIPTS += tests/wire/fuzz_op_record_bin.sh
 # archive, so that only what talks to the bus links libzstd.
 BUS_MSG_SRCS := wire/bus_msg.c
 BUS_LDLIBS := -lzstd
-$(call static_lib,pulse_bus,$(BUS_MSG_SRCS))
+$(call static_lib,pulse_bus,$(BUS_MSG_SRCS),obj asan tsan)
 
 $(BUILD)/tests/test_bus_msg: $(call objs,asan,tests/wire/test_bus_msg.c) $(BUILD)/lib/asan/libpulse_bus.a \
 		$(BUILD)/lib/asan/libpulse_wire.a
