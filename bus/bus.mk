@@ -14,3 +14,4 @@ $(BUILD)/tests/bus_client: $(call objs,asan,tests/bus/bus_client.c) $(BUILD)/lib
 test: $(BUILD)/tests/bus_client
 TEST_SCRIPTS += tests/bus/bus_nats.sh
 TEST_SCRIPTS += tests/bus/analyzer_bus.sh
+TEST_SCRIPTS += tests/bus/agent_bus.sh
