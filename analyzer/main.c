@@ -165,9 +165,14 @@ int main(int argc, char **argv)
 	if (listen || bus) {
 		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
 		 * like a replay does. */
-		if (an_serve_bus(s, listen, metrics, bus, job, stderr)) {
+		int src = an_serve_bus(s, listen, metrics, bus, job, stderr);
+		if (src == 1) {
 			an_state_free(s); /* could not listen: said why */
 			return 1;
+		}
+		if (src == 3) { /* another analyzer took the job (--bus): its verdicts count */
+			an_state_free(s);
+			return 3;
 		}
 		an_finish(s);
 	} else if (an_replay(s, &ro, err, sizeof err)) {

@@ -53,7 +53,10 @@ struct an_srv_cfg {
 	const char *metrics_listen;  /* "IPV4:PORT": serve /metrics there (NULL: no) */
 	const char *bus;             /* "nats://…": consume the job's records from NATS
 				      * JetStream (with job; listen may then be NULL) */
-	const char *bus_durable;     /* the bus consumer's durable name ("pulse-analyzer") */
+	const char *bus_durable;     /* a durable consumer name (NULL: read the stream from its start) */
+	const char *owner;           /* this analyzer's name in the job's lease (NULL: host-pid) */
+	uint32_t lease_ms;           /* the lease expires this long after its last renewal (3000);
+				      * renewed every third of it */
 	uint32_t max_version;        /* highest protocol version to choose (0: PULSE_AW_VERSION_MAX);
 				      * 1 makes agents send JSON OP frames (a comparison, or to
 				      * see the records in a capture) */
@@ -128,7 +131,9 @@ int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv
  * idle_timeout_ms, heartbeat_ms, tick_ms, join_delay_ms, run_ms,
  * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
-/* The same with the bus (NULL: none) and the job (NULL: the first HELLO's). */
+/* The same with the bus (NULL: none) and the job (NULL: the first HELLO's).
+ * Returns 0, 1 (could not start: logged), or 3 (--bus: another analyzer
+ * took the job's lease). */
 int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
 		 const char *job, FILE *log);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */

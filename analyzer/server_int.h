@@ -93,6 +93,12 @@ struct an_srv {
 	struct pulse_op_record *rec; /* one OPS record being decoded (large: not on the stack) */
 	struct srv_metrics *metrics; /* --metrics-listen (server_metrics.c), or NULL */
 	struct pulse_bus *bus;       /* --bus (server_bus.c), or NULL */
+	char owner[96];              /* our name in the job's lease */
+	int owned;                   /* we hold the job's lease: consume and publish */
+	uint64_t lease_rev;          /* its revision: the fencing token of our diagnoses */
+	uint64_t t_lease;            /* the last take or renewal attempt (monotonic ns) */
+	uint64_t lease_ok_at;        /* the last successful one */
+	int lease_lost;              /* stopped because another analyzer took the job */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */

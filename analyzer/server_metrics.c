@@ -54,7 +54,12 @@ static char *render(struct an_srv *s, size_t *len)
 	om_printf(&b, "pulse_analyzer_info{job=\"%s\",protocol_min=\"%d\",protocol_max=\"%d\"} 1\n", job,
 		  PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX);
 	om_family(&b, "pulse_analyzer_jobs_owned", "gauge", "Jobs this analyzer analyzes (--listen: one, once an agent said HELLO)");
-	om_printf(&b, "pulse_analyzer_jobs_owned %d\n", s->job[0] ? 1 : 0);
+	om_printf(&b, "pulse_analyzer_jobs_owned %d\n", s->bus ? s->owned : s->job[0] ? 1 : 0);
+	if (s->bus) {
+		om_family(&b, "pulse_analyzer_lease_revision", "gauge",
+			  "Revision of the job's lease this analyzer holds (the fencing token; 0: a standby)");
+		om_printf(&b, "pulse_analyzer_lease_revision %" PRIu64 "\n", s->owned ? s->lease_rev : 0);
+	}
 	om_family(&b, "pulse_analyzer_agents_connected", "gauge", "Host agents connected now");
 	om_printf(&b, "pulse_analyzer_agents_connected %" PRIu64 "\n", st->agents_now);
 	om_family(&b, "pulse_analyzer_records", "counter", "Operator records ingested (rate(): records/s)");

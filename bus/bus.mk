@@ -2,7 +2,7 @@
 # host agent uses and the consumer the analyzer uses. libpulse_busnats.a
 # (plain and ASan); link with $(BUSNATS_LDLIBS) and libpulse_bus.a
 # (wire/bus_msg.c) and libpulse_wire.a after it.
-BUSNATS_SRCS := bus/bus_conn.c bus/bus_pub.c bus/bus_sub.c
+BUSNATS_SRCS := bus/bus_conn.c bus/bus_pub.c bus/bus_sub.c bus/bus_lease.c
 BUSNATS_LDLIBS = -lnats $(BUS_LDLIBS)
 $(call static_lib,pulse_busnats,$(BUSNATS_SRCS),obj asan tsan)
 
@@ -15,3 +15,4 @@ test: $(BUILD)/tests/bus_client
 TEST_SCRIPTS += tests/bus/bus_nats.sh
 TEST_SCRIPTS += tests/bus/analyzer_bus.sh
 TEST_SCRIPTS += tests/bus/agent_bus.sh
+TEST_SCRIPTS += tests/bus/analyzer_lease.sh

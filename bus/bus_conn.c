@@ -147,8 +147,6 @@ struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, siz
 		b->cfg.zstd_level = 3;
 	if (!b->cfg.queue_cap)
 		b->cfg.queue_cap = 64u << 20;
-	if (!b->cfg.durable)
-		b->cfg.durable = "pulse-analyzer";
 	pthread_mutex_init(&b->mu, NULL);
 	pulse_bus_token(cfg->job, b->job_tok, sizeof b->job_tok);
 	snprintf(b->stream, sizeof b->stream, "PULSE_%s", b->job_tok);
@@ -204,6 +202,8 @@ void pulse_bus_close(struct pulse_bus *b)
 		natsSubscription_Destroy(b->sub);
 	if (b->state_sub)
 		natsSubscription_Destroy(b->state_sub);
+	if (b->kv)
+		kvStore_Destroy(b->kv);
 	jsCtx_Destroy(b->js);
 	if (b->nc) {
 		natsConnection_Close(b->nc);

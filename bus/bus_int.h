@@ -43,6 +43,9 @@ struct pulse_bus {
 	struct pulse_op_record *rec;
 	struct pulse_bus_stats st;
 	uint64_t nlog;
+	/* job ownership (bus_lease.c) */
+	kvStore *kv;
+	uint64_t lease_rev;        /* the revision we hold (0: none) */
 };
 
 void bus_log(struct pulse_bus *b, const char *level, const char *fmt, ...)

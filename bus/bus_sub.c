@@ -35,6 +35,9 @@ static int subscribe(struct pulse_bus *b)
 		so.Config.AckWait = 30LL * 1000000000LL;
 		snprintf(subj, sizeof subj, "pulse.%s.ops.*", b->job_tok);
 		s = js_PullSubscribe(&b->sub, b->js, subj, b->cfg.durable, NULL, &so, &je);
+		if (s == NATS_OK)
+			bus_log(b, "info", "reading %s from %s", b->stream,
+				b->cfg.durable ? "the durable consumer's position" : "its start");
 	}
 	if (s != NATS_OK) {
 		if (b->nlog++ < 20 || b->nlog % 1000 == 0)

@@ -14,8 +14,11 @@
  *                                   age and size, 2 min duplicate window
  *   PULSE_T_STATE  pulse.T.state.*  one message per subject: each host's MAP
  *   PULSE_T_DIAG   pulse.T.diag     diagnoses, the diagnosis key as id
- * Not built yet: job ownership as leases in a KV bucket, fencing tokens,
- * checkpoints (see README, issue 15 status). */
+ *   bus/bus_lease.c  job ownership: a lease per job in the KV bucket
+ *                   PULSE_LEASES, expiring unless renewed; its revision is
+ *                   the fencing token
+ * Not built yet: several jobs per analyzer process, checkpoints other than
+ * the stream's start (docs/bus.md). */
 #ifndef PULSE_BUS_H
 #define PULSE_BUS_H
 
@@ -32,7 +35,9 @@ struct pulse_bus_cfg {
 	int64_t max_bytes;        /* and at most this many bytes (1 GiB) */
 	int zstd_level;           /* 0: stored; default 3 */
 	uint32_t queue_cap;       /* publisher: bytes held while the bus is unreachable (64 MiB) */
-	const char *durable;      /* consumer: durable name ("pulse-analyzer") */
+	const char *durable;      /* consumer: a durable name, whose position survives the
+	                           * consumer; NULL: ephemeral, from the stream's start
+	                           * (an analyzer taking a job over replays it whole) */
 	void (*log)(void *ctx, const char *level, const char *msg); /* NULL: stderr */
 	void *ctx;
 };
@@ -66,6 +71,17 @@ int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
 int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, size_t len);
 /* A diagnosis (JSON) under its key, the message id: said again, kept once. */
 int pulse_bus_put_diag(struct pulse_bus *b, const char *key, const char *json, size_t len);
+
+/* ---- job ownership ---- */
+/* Takes or renews the job's lease for owner (entries expire ttl_ms after
+ * their last write; the first caller sets the bucket's ttl). Returns 1
+ * held (*rev: the revision, the fencing token), 0 another holds it (its
+ * name in who), -1 the bus is unreachable (then it is not ours to use
+ * once ttl passes). Call it every ttl/3 or so. */
+int pulse_bus_lease(struct pulse_bus *b, const char *owner, uint32_t ttl_ms, uint64_t *rev, char *who,
+		    size_t wholen);
+/* Gives the lease back at once (a clean stop). */
+void pulse_bus_lease_release(struct pulse_bus *b);
 
 /* ---- consumer (one thread) ---- */
 struct pulse_bus_sink {
