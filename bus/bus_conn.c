@@ -202,6 +202,8 @@ void pulse_bus_close(struct pulse_bus *b)
 		natsSubscription_Destroy(b->sub);
 	if (b->state_sub)
 		natsSubscription_Destroy(b->state_sub);
+	if (b->diag_sub)
+		natsSubscription_Destroy(b->diag_sub);
 	if (b->kv)
 		kvStore_Destroy(b->kv);
 	jsCtx_Destroy(b->js);

@@ -37,7 +37,7 @@ struct pulse_bus {
 	struct bus_qmsg *qhead, *qtail;
 	size_t qbytes;
 	/* consumer */
-	natsSubscription *sub, *state_sub;
+	natsSubscription *sub, *state_sub, *diag_sub;
 	uint8_t *scratch;
 	size_t scratch_cap;
 	struct pulse_op_record *rec;

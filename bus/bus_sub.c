@@ -142,3 +142,53 @@ int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int m
 	pthread_mutex_unlock(&b->mu);
 	return handled;
 }
+
+int pulse_bus_consume_diags(struct pulse_bus *b, int (*fn)(void *ctx, const char *json, size_t len),
+			    void *ctx, int max, int timeout_ms)
+{
+	pthread_mutex_lock(&b->mu);
+	int done = -1;
+	jsErrCode je = 0;
+	natsStatus s = NATS_OK;
+	if (!b->cfg.durable || bus_ensure_streams(b))
+		goto out;
+	if (!b->diag_sub) {
+		jsSubOptions so;
+		jsSubOptions_Init(&so);
+		so.Stream = b->diag_stream;
+		so.Config.DeliverPolicy = js_DeliverAll;
+		so.Config.AckPolicy = js_AckExplicit;
+		so.Config.AckWait = 10LL * 1000000000LL;
+		char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+		bus_subject(b, "diag", NULL, subj, sizeof subj);
+		s = js_PullSubscribe(&b->diag_sub, b->js, subj, b->cfg.durable, NULL, &so, &je);
+		if (s != NATS_OK) {
+			bus_log(b, "warn", "subscribe to %s: %s (JetStream error %d)", b->diag_stream,
+				natsStatus_GetText(s), (int)je);
+			goto out;
+		}
+	}
+	natsMsgList list;
+	s = natsSubscription_Fetch(&list, b->diag_sub, max > 0 ? max : 64, timeout_ms > 0 ? timeout_ms : 1, &je);
+	if (s == NATS_TIMEOUT) {
+		done = 0;
+		goto out;
+	}
+	if (s != NATS_OK)
+		goto out;
+	done = 0;
+	for (int i = 0; i < list.Count; i++) {
+		natsMsg *m = list.Msgs[i];
+		b->st.msgs_in++;
+		if (fn(ctx, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m)) == 0) {
+			natsMsg_Ack(m, NULL);
+			done++;
+		} else {
+			natsMsg_NakWithDelay(m, 1000, NULL); /* again in 1 s: the sink's store is away */
+		}
+	}
+	natsMsgList_Destroy(&list);
+out:
+	pthread_mutex_unlock(&b->mu);
+	return done;
+}

@@ -11,6 +11,7 @@ PACKAGES="
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
   prometheus curl python3
   libzstd-dev nats-server libnats-dev
+  postgresql libpq-dev
 "
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""

@@ -97,4 +97,12 @@ struct pulse_bus_sink {
  * Returns the number of messages handled, or -1 when the bus is unreachable. */
 int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *sink, int max, int timeout_ms);
 
+/* ---- diagnoses (pulse-sink) ---- */
+/* Hands the next diagnosis messages (JSON) of the job, through the durable
+ * consumer cfg.durable (required), to fn; a message is acknowledged only
+ * when fn returns 0, so one fn could not store comes again (after
+ * AckWait, 10 s). Returns the number acknowledged, or -1 unreachable. */
+int pulse_bus_consume_diags(struct pulse_bus *b, int (*fn)(void *ctx, const char *json, size_t len),
+			    void *ctx, int max, int timeout_ms);
+
 #endif

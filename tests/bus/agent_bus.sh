@@ -13,11 +13,9 @@ rt=$BUILD/bin/pulse-run-trace
 cl=$BUILD/tests/bus_client
 hook=$PWD/$BUILD/lib/libpulse-hook.so
 hdir=$PWD/$BUILD/tests/hook
-for b in "$agent" "$rt" "$cl" "$hook" "$hdir/train" "$hdir/libnccl.so.2" "$hdir/libibverbs.so.1" "$hdir/libmlx5.so.1"; do
-	[ -e "$b" ] || { echo "agent_bus.sh: $b not built"; exit 77; }
-done
-command -v nats-server >/dev/null || { echo "agent_bus.sh: nats-server is not installed (make deps)"; exit 77; }
-work=$(mktemp -d)
+. tests/bus/nats_lib.sh
+bus_test_begin agent_bus.sh "$agent" "$rt" "$cl" "$hook" "$hdir/train" "$hdir/libnccl.so.2" \
+	"$hdir/libibverbs.so.1" "$hdir/libmlx5.so.1"
 spid="" pids="" shm=""
 cleanup() {
 	for p in $pids $spid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -25,10 +23,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. tests/bus/nats_lib.sh
 nats_start || { echo "agent_bus.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
 val() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | tail -n 1; }
 

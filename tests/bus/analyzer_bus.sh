@@ -9,17 +9,12 @@ set -u
 BUILD=${BUILD:-build}
 an=$BUILD/tests/pulse-analyzer-asan
 cl=$BUILD/tests/bus_client
-for b in "$an" "$cl"; do [ -x "$b" ] || { echo "analyzer_bus.sh: $b not built"; exit 77; }; done
-command -v nats-server >/dev/null || { echo "analyzer_bus.sh: nats-server is not installed (make deps)"; exit 77; }
+. tests/bus/nats_lib.sh
 command -v curl >/dev/null || { echo "analyzer_bus.sh: curl is not installed (make deps)"; exit 77; }
-work=$(mktemp -d)
+bus_test_begin analyzer_bus.sh "$an" "$cl"
 spid="" apid=""
 cleanup() { for p in $apid $spid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$work"; }
 trap cleanup EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. tests/bus/nats_lib.sh
 nats_start || { echo "analyzer_bus.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
 url=$NATS_URL
 

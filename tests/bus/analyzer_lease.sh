@@ -9,17 +9,12 @@ set -u
 BUILD=${BUILD:-build}
 an=$BUILD/tests/pulse-analyzer-asan
 cl=$BUILD/tests/bus_client
-for b in "$an" "$cl"; do [ -x "$b" ] || { echo "analyzer_lease.sh: $b not built"; exit 77; }; done
-command -v nats-server >/dev/null || { echo "analyzer_lease.sh: nats-server is not installed (make deps)"; exit 77; }
+. tests/bus/nats_lib.sh
 command -v curl >/dev/null || { echo "analyzer_lease.sh: curl is not installed (make deps)"; exit 77; }
-work=$(mktemp -d)
+bus_test_begin analyzer_lease.sh "$an" "$cl"
 spid="" apids=""
 cleanup() { for p in $apids $spid; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$work"; }
 trap cleanup EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-. tests/bus/nats_lib.sh
 nats_start || { echo "analyzer_lease.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
 LEASE_MS=1500
 

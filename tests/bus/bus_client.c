@@ -11,7 +11,9 @@
  *   bus_client garbage URL JOB HOST      malformed messages on the records subject
  *   bus_client consume URL JOB RECORDS SECS   consumes until RECORDS records
  *       arrived or SECS passed; prints what it got, per host, in order checks
- *   bus_client diag URL JOB KEY          the same diagnosis twice: kept once
+ *   bus_client diag URL JOB KEY [DAYS_AGO [ID]]  a diagnosis twice under its key
+ *                                   (kept once), and once more under ID
+ *   bus_client diagbad URL JOB ID        a diagnosis without key, job or time
  * BUS_MAX_BYTES in the environment sets the job stream's size limit. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,9 +189,28 @@ int main(int argc, char **argv)
 		printf("records=%llu maps=%llu hosts=%d out_of_order=%llu\n", (unsigned long long)s.records,
 		       (unsigned long long)s.maps, s.nhosts, (unsigned long long)s.out_of_order);
 		rc = s.records >= want ? 0 : 1;
-	} else if (!strcmp(mode, "diag") && argc == 5) {
-		const char *j = "{\"class\":\"comm_slow\"}";
+	} else if (!strcmp(mode, "diag") && argc >= 5) {
+		/* a diagnosis as pulse-analyzer --bus publishes it (report.c's
+		 * form, with job, key, lease_revision), DAYS_AGO days old,
+		 * published twice under its key; ID: once more under another id */
+		int days_ago = argc >= 6 ? atoi(argv[5]) : 0;
+		uint64_t report = (uint64_t)(time(NULL) - days_ago * 86400L) * 1000000000ull;
+		char j[1024];
+		snprintf(j, sizeof j,
+			 "{\"localizer\":\"pulse\",\"class\":\"comm_slow\",\"class_name\":\"communication fail-slow\","
+			 "\"level\":\"machine\",\"suspects\":[{\"host\":\"host2\",\"gpu\":1,\"rank\":2}],"
+			 "\"evidence\":{\"comm_id\":\"0x00000000000000aa\",\"seq\":17},\"score\":0.8,"
+			 "\"episode\":{\"first_seen_ns\":\"%llu\",\"last_seen_ns\":\"%llu\",\"times_seen\":3},"
+			 "\"onset_ns\":\"%llu\",\"report_ns\":\"%llu\",\"job\":\"%s\",\"key\":\"%s\","
+			 "\"lease_revision\":7,\"analyzer\":\"a1\"}",
+			 (unsigned long long)report - 2000000000ull, (unsigned long long)report,
+			 (unsigned long long)report - 3000000000ull, (unsigned long long)report, argv[3], argv[4]);
 		pulse_bus_put_diag(b, argv[4], j, strlen(j));
+		pulse_bus_put_diag(b, argv[4], j, strlen(j));
+		if (argc >= 7)
+			pulse_bus_put_diag(b, argv[6], j, strlen(j));
+	} else if (!strcmp(mode, "diagbad") && argc == 5) {
+		const char *j = "{\"class\":\"comm_slow\"}"; /* no key, job, report time */
 		pulse_bus_put_diag(b, argv[4], j, strlen(j));
 	} else {
 		fprintf(stderr, "bus_client: bad arguments\n");

@@ -9,18 +9,13 @@
 set -u
 BUILD=${BUILD:-build}
 cl=$BUILD/tests/bus_client
-[ -x "$cl" ] || { echo "bus_nats.sh: $cl not built"; exit 77; }
-command -v nats-server >/dev/null || { echo "bus_nats.sh: nats-server is not installed (make deps)"; exit 77; }
-work=$(mktemp -d)
+. tests/bus/nats_lib.sh
+bus_test_begin bus_nats.sh "$cl"
 spid=""
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 val() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | tail -n 1; }
 
-. tests/bus/nats_lib.sh
 nats_start || { echo "bus_nats.sh: nats-server did not start"; cat "$work/server.log"; exit 1; }
 url=$NATS_URL
 J=job.1

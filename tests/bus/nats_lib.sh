@@ -1,9 +1,22 @@
 # Sourced by the bus tests: a nats-server -js of their own on loopback.
-# The caller has $work (a temporary folder) and kills $spid at exit.
+#   bus_test_begin NAME FILE...   exits 77 when a FILE is missing or
+#                          nats-server is not installed; sets $work (a
+#                          temporary folder; the caller's cleanup removes it
+#                          and kills $spid), $fails and the ok/bad reporters
 #   nats_start             on a random free port, its store in $work/store;
 #                          sets NATS_PORT, NATS_URL and spid; 1 if it did not start
 #   nats_restart           the same port and store again (an outage's end)
 #   nats_stop              SIGTERM, and wait
+bus_test_begin() {
+	name=$1
+	shift
+	for b in "$@"; do [ -e "$b" ] || { echo "$name: $b not built"; exit 77; }; done
+	command -v nats-server >/dev/null || { echo "$name: nats-server is not installed (make deps)"; exit 77; }
+	work=$(mktemp -d)
+	fails=0
+}
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 nats_ready() { # N: the log says ready N times (a restart appends)
 	for _ in $(seq 100); do
 		[ "$(grep -c 'Server is ready' "$work/server.log" 2>/dev/null)" -ge "$1" ] && return 0
