@@ -11,38 +11,19 @@ set -u
 BUILD=${BUILD:-build}
 sink=$BUILD/tests/pulse-sink-asan
 cl=$BUILD/tests/bus_client
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] || { echo "sink_pg.sh: PostgreSQL is not installed (make deps)"; exit 77; }
-command -v psql >/dev/null || { echo "sink_pg.sh: psql is not installed (make deps)"; exit 77; }
+. tests/sink/pg_lib.sh
+pg_need sink_pg.sh
 . tests/bus/nats_lib.sh
 bus_test_begin sink_pg.sh "$sink" "$cl"
-pg=$(mktemp -d /tmp/pulse-pg.XXXXXX)
-spid="" kpid=""
-if [ "$(id -u)" = 0 ]; then
-	chown postgres "$pg"
-	asdb() { runuser -u postgres -- "$@"; }
-else
-	asdb() { "$@"; }
-fi
+spid="" kpid="" pg=""
 cleanup() {
 	[ -n "$kpid" ] && kill "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
-	asdb "$pgbin/pg_ctl" -D "$pg/data" -m immediate stop >/dev/null 2>&1
+	pg_stop_all
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-	rm -rf "$work" "$pg"
+	rm -rf "$work"
 }
 trap cleanup EXIT
-
-asdb "$pgbin/initdb" -D "$pg/data" -A trust -U postgres >"$work/initdb.log" 2>&1 ||
-	{ echo "sink_pg.sh: initdb failed"; cat "$work/initdb.log"; exit 1; }
-pgport=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
-pg_up() {
-	asdb "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/log" -w -t 30 \
-		-o "-p $pgport -k $pg -c listen_addresses=''" start >/dev/null 2>&1
-}
-pg_up || { echo "sink_pg.sh: PostgreSQL did not start"; cat "$pg/log"; exit 1; }
-asdb "$pgbin/createdb" -h "$pg" -p "$pgport" -U postgres pulse || { echo "sink_pg.sh: createdb failed"; exit 1; }
-db="host=$pg port=$pgport dbname=pulse user=postgres"
-q() { psql -X -A -t -q -h "$pg" -p "$pgport" -U postgres pulse -c "$1" 2>&1; }
+pg_create sink_pg.sh
 nats_start || { echo "sink_pg.sh: nats-server did not start"; exit 1; }
 
 start_sink() {
