@@ -118,6 +118,45 @@ static int job_ok(const char *j)
 	return n >= 1 && n <= 63 && strspn(j, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@+-") == n;
 }
 
+/* PULSE_BUS="replicas=3,max_age_s=172800,max_bytes=…,zstd_level=…,queue_cap=…":
+ * the streams' limits for every program that talks to the bus, without
+ * an option in each; an unknown key is an error. */
+static int env_cfg(struct pulse_bus_cfg *c, char *err, size_t errlen)
+{
+	const char *e = getenv("PULSE_BUS");
+	if (!e || !*e)
+		return 0;
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", e);
+	char *save = NULL;
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		char *end = NULL;
+		long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
+		if (!eq || !eq[1] || *end || v < 0) {
+			snprintf(err, errlen, "PULSE_BUS: '%s' is not key=number", kv);
+			return -1;
+		}
+		*eq = 0;
+		if (!strcmp(kv, "replicas") && v >= 1 && v <= 5)
+			c->replicas = (int)v;
+		else if (!strcmp(kv, "max_age_s") && v >= 1)
+			c->max_age_s = v;
+		else if (!strcmp(kv, "max_bytes") && v >= 4096)
+			c->max_bytes = v;
+		else if (!strcmp(kv, "zstd_level") && v <= 19)
+			c->zstd_level = (int)v;
+		else if (!strcmp(kv, "queue_cap") && v >= 65536 && v <= (1LL << 31))
+			c->queue_cap = (uint32_t)v;
+		else {
+			snprintf(err, errlen, "PULSE_BUS: unknown key or value out of range: %s=%lld "
+				 "(keys: replicas 1-5, max_age_s, max_bytes, zstd_level 0-19, queue_cap)", kv, v);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, size_t errlen)
 {
 	if (!cfg->url || strncmp(cfg->url, "nats://", 7)) {
@@ -137,6 +176,11 @@ struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, siz
 		return NULL;
 	}
 	b->cfg = *cfg;
+	if (env_cfg(&b->cfg, err, errlen)) {
+		free(b->rec);
+		free(b);
+		return NULL;
+	}
 	if (b->cfg.replicas < 1)
 		b->cfg.replicas = 1;
 	if (b->cfg.max_age_s <= 0)

@@ -53,7 +53,9 @@ struct pulse_bus_stats {
 };
 
 struct pulse_bus;
-/* Connects (retrying in the background if the servers are down: a later
+/* PULSE_BUS in the environment ("replicas=3,max_age_s=…,max_bytes=…,
+ * zstd_level=…,queue_cap=…") overrides cfg's limits (docs/bus.md).
+ * Connects (retrying in the background if the servers are down: a later
  * call works once one is up) and creates or updates the job's streams.
  * NULL with err on a bad configuration or a server that refuses. */
 struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, size_t errlen);

@@ -57,6 +57,10 @@ grep -q "server: .* lines=1922 lines_used=1922" "$work/an.log" && ok "its counte
 # refused: --bus without --job, a bad URL
 "$an" --bus "$url" >/dev/null 2>"$work/e1"; [ $? = 2 ] && grep -q -- "--job" "$work/e1" && ok "--bus without --job refused" || bad "--bus without --job"
 "$an" --bus "http://x" --job j >/dev/null 2>"$work/e2"; [ $? = 1 ] && grep -q "nats://" "$work/e2" && ok "a non-nats URL refused" || bad "bad url: $(cat "$work/e2")"
+PULSE_BUS=replica=3 "$an" --bus "$url" --job j >/dev/null 2>"$work/e3"
+[ $? = 1 ] && grep -q "PULSE_BUS: unknown key" "$work/e3" && ok "PULSE_BUS with an unknown key refused" || bad "PULSE_BUS: $(cat "$work/e3")"
+grep -q "ready (replicas 1, kept 86400 s / 67108864 bytes)" "$work/an.log" && ok "PULSE_BUS max_bytes applied to the job's streams" ||
+	bad "limits: $(grep ready "$work/an.log")"
 
 [ "$fails" -eq 0 ] || { echo "analyzer_bus.sh: $fails failure(s)"; tail -n 20 "$work/an.log"; exit 1; }
 echo "analyzer_bus.sh: all passed"

@@ -14,7 +14,7 @@
  *   bus_client diag URL JOB KEY [DAYS_AGO [ID]]  a diagnosis twice under its key
  *                                   (kept once), and once more under ID
  *   bus_client diagbad URL JOB ID        a diagnosis without key, job or time
- * BUS_MAX_BYTES in the environment sets the job stream's size limit. */
+ * PULSE_BUS in the environment sets the streams' limits (bus.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,8 +115,7 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	char err[256];
 	struct pulse_bus_cfg c = {.url = argv[2], .job = argv[3], .log = lg, .durable = "test"};
-	if (getenv("BUS_MAX_BYTES")) /* a small stream: a flood is bounded by its limits */
-		c.max_bytes = atoll(getenv("BUS_MAX_BYTES"));
+
 	struct pulse_bus *b = pulse_bus_open(&c, err, sizeof err);
 	if (!b) {
 		fprintf(stderr, "bus_client: %s\n", err);

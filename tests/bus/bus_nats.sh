@@ -56,8 +56,8 @@ wait "$ppid" || bad "pub host3 during the outage"
 
 # a flood into a 16 KiB stream (the records compress to ~40 KB): the oldest go,
 # the stream stays bounded
-BUS_MAX_BYTES=16384 "$cl" pub "$url" flood host9 100 64 >"$work/pf" 2>&1
-BUS_MAX_BYTES=16384 "$cl" consume "$url" flood 6400 3 >"$work/cf" 2>&1
+PULSE_BUS=max_bytes=16384 "$cl" pub "$url" flood host9 100 64 >"$work/pf" 2>&1
+PULSE_BUS=max_bytes=16384 "$cl" consume "$url" flood 6400 3 >"$work/cf" 2>&1
 n=$(val "$work/cf" records)
 [ "$(val "$work/pf" records_published)" = 6400 ] && [ "${n:-0}" -gt 0 ] && [ "$n" -lt 6400 ] &&
 	ok "flood: 6400 published, $n kept by the 16 KiB limit" || bad "flood: $(cat "$work/pf") / $(cat "$work/cf")"
