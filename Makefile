@@ -59,8 +59,8 @@ BENCH_TARGETS :=
 INSTALL_BINS :=
 
 # mailbox/ first: the firmware library and every host program build on it.
-include $(sort $(wildcard mailbox/*.mk wire/*.mk))
-include $(sort $(wildcard firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk hook/*.mk profiler/*.mk))
+include $(sort $(wildcard mailbox/*.mk wire/*.mk om/*.mk bus/*.mk))
+include $(sort $(wildcard firmware/*.mk sim/*.mk tools/*.mk host-agent/*.mk analyzer/*.mk tests/*.mk hook/*.mk profiler/*.mk sink/*.mk dashboards/*.mk))
 
 .PHONY: all test bench deps ensure-deps flash-firmware install clean demo
 all: $(ALL)

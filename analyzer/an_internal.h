@@ -27,6 +27,10 @@ struct an_roll {
 	double v[AN_BASE_N];
 	uint64_t t[AN_BASE_N];
 	uint32_t n, pos;
+	/* the slots of v in ascending order of value, kept as samples come
+	 * and go, so that median and MAD need no sort (every record asks for
+	 * five of them: an_trigger_on_record) */
+	uint8_t by_value[AN_BASE_N];
 };
 void an_roll_add(struct an_roll *r, double v);
 void an_roll_add_at(struct an_roll *r, double v, uint64_t t);

@@ -131,6 +131,13 @@ void an_state_free(struct an_state *s);
 int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
 	      size_t errlen);
 
+/* One operator record already decoded (the binary form of the wire
+ * protocol's OPS frames, include/pulse/op_record.h): exactly what
+ * an_ingest does with an "op" line, counted the same way, without the
+ * JSON. Every live input (TCP, the bus) goes through an_ingest or this. */
+int an_ingest_op(struct an_state *s, const char *host, const struct pulse_op_record *r, char *err,
+		 size_t errlen);
+
 /* Runs the triggers on everything ingested up to data time now_ns and, when
  * one fires, both localizers. Returns the number of new diagnoses. */
 int an_tick(struct an_state *s, uint64_t now_ns);
@@ -163,6 +170,8 @@ void an_get_counters(const struct an_state *s, struct an_counters *c);
  * void* so that this header does not need cJSON.h; the caller deletes it. */
 void an_report_text(const struct an_state *s, FILE *f);
 void *an_report_json(const struct an_state *s);
+/* One diagnosis as the report lists it (a cJSON object; the caller deletes it). */
+void *an_diag_json(const struct an_diagnosis *d);
 /* One diagnosis in a sentence or two (text). */
 void an_diag_print(const struct an_diagnosis *d, FILE *f);
 
@@ -186,6 +195,10 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 
 /* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
+int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
+/* The same, and/or job's records from NATS JetStream (bus: "nats://…", NULL: none).
+ * Returns 0, 1 (could not start: logged), or 3 (another analyzer took the job's lease). */
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log);
 
 #endif

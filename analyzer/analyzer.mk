@@ -15,19 +15,22 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c
-ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
+ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
+	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))
 
 $(BUILD)/bin/pulse-analyzer: $(call objs,obj,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
-		$(BUILD)/lib/libpulse_analyzer.a $(BUILD)/lib/libpulse_wire.a
+		$(BUILD)/lib/libpulse_analyzer.a $(BUILD)/lib/libpulse_busnats.a $(BUILD)/lib/libpulse_bus.a \
+		$(BUILD)/lib/libpulse_wire.a $(BUILD)/lib/libpulse_om.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(filter %.o %.a,$^) $(ANALYZER_SERVER_LDLIBS) $(ANALYZER_LDLIBS) $(HOST_LDLIBS)
 
 # The ASan+UBSan build the shell tests run.
 $(BUILD)/tests/pulse-analyzer-asan: $(call objs,asan,analyzer/main.c $(ANALYZER_SERVER_SRCS)) \
-		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_busnats.a \
+		$(BUILD)/lib/asan/libpulse_bus.a $(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $(filter %.o %.a,$^) $(ANALYZER_SERVER_LDLIBS) $(ANALYZER_LDLIBS) $(HOST_LDLIBS)
 

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: pulse-analyzer --replay DIR [--json] [--timeline FILE] [options]\n"
 		"       pulse-analyzer --listen ADDR:PORT [options]\n"
+		"       pulse-analyzer --bus nats://HOST:PORT --job NAME [--listen ADDR:PORT] [options]\n"
 		"\n"
 		"Finds the machine at fault in a distributed training job from the Pulse host\n"
 		"agents' per-operator measurements, and says whether it is a computation or a\n"
@@ -38,6 +39,10 @@ static void usage(FILE *f)
 		"  --timeline FILE     write the window around the diagnosis as Chrome trace-event\n"
 		"                      JSON (open it in https://ui.perfetto.dev or chrome://tracing)\n"
 		"  --listen ADDR:PORT  serve live host agents over TCP\n"
+		"  --metrics-listen IPV4:PORT  live: serve OpenMetrics at /metrics (Prometheus)\n"
+		"  --bus nats://HOST:PORT[,...]  consume job --job's records from NATS JetStream\n"
+		"                      (the streams bus/ makes; with or without --listen)\n"
+		"  --job NAME          the job (--bus: required; --listen: only agents of this job)\n"
 		"  --hang-ms N         a call outstanding this long with no record is a hang (10000)\n"
 		"  --slow-factor F     an operator or iteration this much slower than its running\n"
 		"                      baseline triggers localization (1.1)\n"
@@ -68,13 +73,15 @@ int main(int argc, char **argv)
 		{ "hang-ms", required_argument, 0, 'H' },  { "slow-factor", required_argument, 0, 'f' },
 		{ "settle-ms", required_argument, 0, 's' }, { "skew-bound-ms", required_argument, 0, 'k' },
 		{ "verbose", no_argument, 0, 'v' },        { "quiet", no_argument, 0, 'q' },
+		{ "metrics-listen", required_argument, 0, 'm' }, { "bus", required_argument, 0, 'B' },
+		{ "job", required_argument, 0, 'J' },
 		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
 	};
 	struct an_cfg cfg;
 	an_cfg_default(&cfg);
 	struct an_replay_opts ro = { 0 };
 	ro.argv0 = argv[0];
-	const char *timeline = NULL, *listen = NULL;
+	const char *timeline = NULL, *listen = NULL, *metrics = NULL, *bus = NULL, *job = NULL;
 	int json = 0, verbose = 0;
 	int c;
 	uint64_t v;
@@ -84,6 +91,9 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 't': timeline = optarg; break;
 		case 'l': listen = optarg; break;
+		case 'm': metrics = optarg; break;
+		case 'B': bus = optarg; break;
+		case 'J': job = optarg; break;
 		case 'a': ro.agent_bin = optarg; break;
 		case 'o': ro.agent_out = optarg; break;
 		case 'v': verbose = 1; break;
@@ -130,8 +140,16 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!!ro.dir + !!listen != 1) {
-		fprintf(stderr, "pulse-analyzer: give exactly one of --replay DIR or --listen ADDR:PORT\n\n");
+	if (metrics && !listen && !bus) {
+		fprintf(stderr, "pulse-analyzer: --metrics-listen is for the live service (--listen, --bus)\n");
+		return 2;
+	}
+	if (bus && !job) {
+		fprintf(stderr, "pulse-analyzer: --bus needs --job NAME (the job whose stream to consume)\n");
+		return 2;
+	}
+	if (!!ro.dir + !!(listen || bus) != 1) {
+		fprintf(stderr, "pulse-analyzer: give --replay DIR, or --listen ADDR:PORT and/or --bus URL\n\n");
 		usage(stderr);
 		return 2;
 	}
@@ -144,12 +162,17 @@ int main(int argc, char **argv)
 		an_set_log(s, stderr);
 	char err[512];
 	int rc = 0;
-	if (listen) {
+	if (listen || bus) {
 		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
 		 * like a replay does. */
-		if (an_serve(s, listen, stderr)) {
+		int src = an_serve_bus(s, listen, metrics, bus, job, stderr);
+		if (src == 1) {
 			an_state_free(s); /* could not listen: said why */
 			return 1;
+		}
+		if (src == 3) { /* another analyzer took the job (--bus): its verdicts count */
+			an_state_free(s);
+			return 3;
 		}
 		an_finish(s);
 	} else if (an_replay(s, &ro, err, sizeof err)) {

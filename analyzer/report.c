@@ -172,6 +172,13 @@ static cJSON *suspect_json(const struct an_suspect *x)
 	return o;
 }
 
+static cJSON *diag_json(const struct an_diagnosis *d);
+
+void *an_diag_json(const struct an_diagnosis *d)
+{
+	return diag_json(d);
+}
+
 static cJSON *diag_json(const struct an_diagnosis *d)
 {
 	cJSON *o = cJSON_CreateObject();

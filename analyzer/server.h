@@ -50,6 +50,16 @@ struct an_srv_cfg {
 	uint64_t run_ns;             /* 0: until SIGTERM/SIGINT (or stop) */
 	uint32_t exit_after_byes;    /* >0: return once this many agents said BYE and
 				      * none is connected (tests, demo) */
+	const char *metrics_listen;  /* "IPV4:PORT": serve /metrics there (NULL: no) */
+	const char *bus;             /* "nats://…": consume the job's records from NATS
+				      * JetStream (with job; listen may then be NULL) */
+	const char *bus_durable;     /* a durable consumer name (NULL: read the stream from its start) */
+	const char *owner;           /* this analyzer's name in the job's lease (NULL: host-pid) */
+	uint32_t lease_ms;           /* the lease expires this long after its last renewal (3000);
+				      * renewed every third of it */
+	uint32_t max_version;        /* highest protocol version to choose (0: PULSE_AW_VERSION_MAX);
+				      * 1 makes agents send JSON OP frames (a comparison, or to
+				      * see the records in a capture) */
 	int no_signals;              /* do not install SIGTERM/SIGINT/SIGUSR1 handlers */
 	FILE *log;                   /* NULL: stderr */
 	/* called after each an_tick that found new diagnoses (may be NULL) */
@@ -98,7 +108,9 @@ void *an_srv_stats_json(const struct an_srv_stats *st);
 struct an_srv;
 struct an_srv *an_srv_new(struct an_state *s, const struct an_srv_cfg *cfg, char *err,
 			  size_t errlen);
-int an_srv_port(const struct an_srv *srv);               /* the bound port */
+int an_srv_port(const struct an_srv *srv);
+/* The /metrics port (metrics_listen with port 0 picks one); -1 without. */
+int an_srv_metrics_port(const struct an_srv *srv);               /* the bound port */
 /* One loop turn: waits up to timeout_ms for sockets, then serves them and
  * runs due timers. Returns 1 while it should go on, 0 when done (run time
  * over, exit_after_byes reached, stop requested). */
@@ -118,7 +130,12 @@ int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv
  * flood_close_s, read_per_turn, max_skew_ms, drop_skewed, hello_timeout_ms,
  * idle_timeout_ms, heartbeat_ms, tick_ms, join_delay_ms, run_ms,
  * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
+int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
+/* The same with the bus (NULL: none) and the job (NULL: the first HELLO's).
+ * Returns 0, 1 (could not start: logged), or 3 (--bus: another analyzer
+ * took the job's lease). */
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */
 const struct an_srv_stats *an_serve_last_stats(void);
 

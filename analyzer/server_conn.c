@@ -357,6 +357,22 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 
 /* ---- frames from an agent ---- */
 
+/* What the state made of one line or record (an_ingest's return), counted
+ * and, within the per-connection bound, logged. */
+static void count_line(struct an_srv *s, struct conn *c, int rc, const char *what, const char *err)
+{
+	if (rc == 0) {
+		s->st.lines_used++;
+	} else if (rc > 0) {
+		s->st.lines_ignored++;
+	} else {
+		s->st.lines_rejected++;
+		if (conn_logok(c))
+			srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
+				what, err[0] ? err : "(no reason)");
+	}
+}
+
 static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
 {
 	char err[256];
@@ -367,16 +383,33 @@ static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw
 		c->lines++;
 		err[0] = 0;
 		int rc = an_ingest(s->state, c->host->name, line, ll, err, sizeof err);
-		if (rc == 0) {
-			s->st.lines_used++;
-		} else if (rc > 0) {
-			s->st.lines_ignored++;
-		} else {
-			s->st.lines_rejected++;
-			if (conn_logok(c))
-				srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
-				     pulse_aw_type_name(f->h.type), err[0] ? err : "(no reason)");
-		}
+		count_line(s, c, rc, pulse_aw_type_name(f->h.type), err);
+	}
+}
+
+/* OPS (protocol version 2): binary records, straight into the state's
+ * record entry point; counted as lines, like the JSON records they replace. */
+static void ingest_ops(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
+{
+	char err[256];
+	size_t pos = 0, rl;
+	const uint8_t *rec;
+	int rc;
+	while ((rc = pulse_aw_ops_next(f->payload, f->h.length, &pos, &rec, &rl, err, sizeof err)) == 1) {
+		s->st.lines++;
+		c->lines++;
+		err[0] = 0;
+		if (pulse_op_record_from_bin(rec, rl, s->rec, err, sizeof err) == 0)
+			rc = an_ingest_op(s->state, c->host->name, s->rec, err, sizeof err);
+		else
+			rc = -1;
+		count_line(s, c, rc, "OPS record", err);
+	}
+	if (rc < 0) {
+		s->st.bad_payload++;
+		if (conn_logok(c))
+			srv_log(s, "warn", "agent %s: OPS frame %" PRIu32 ": %s; its other records dropped",
+				cname(c), f->h.seq, err);
 	}
 }
 
@@ -460,15 +493,16 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		return;
 	}
 	uint16_t lo = h.version_min > PULSE_AW_VERSION_MIN ? h.version_min : PULSE_AW_VERSION_MIN;
-	uint16_t hi = h.version_max < PULSE_AW_VERSION_MAX ? h.version_max : PULSE_AW_VERSION_MAX;
+	uint16_t mine = s->cfg.max_version && s->cfg.max_version < PULSE_AW_VERSION_MAX
+				? (uint16_t)s->cfg.max_version : PULSE_AW_VERSION_MAX;
+	uint16_t hi = h.version_max < mine ? h.version_max : mine;
 	if (lo > hi) {
 		s->st.hello_version++;
 		srv_log(s, "warn",
-		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%d; closing",
-		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN,
-		     PULSE_AW_VERSION_MAX);
-		conn_error(s, c, PULSE_AW_E_VERSION, "analyzer speaks protocol versions %d..%d, agent %u..%u",
-			   PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, h.version_min, h.version_max);
+		     "agent %s [%s]: speaks protocol versions %u..%u, this analyzer %d..%u; closing",
+		     h.host, c->peer, h.version_min, h.version_max, PULSE_AW_VERSION_MIN, mine);
+		conn_error(s, c, PULSE_AW_E_VERSION, "analyzer speaks protocol versions %d..%u, agent %u..%u",
+			   PULSE_AW_VERSION_MIN, mine, h.version_min, h.version_max);
 		return;
 	}
 	if (!s->job[0])
@@ -548,7 +582,9 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 			srv_log(s, "warn", "agent %s: second HELLO; dropped", cname(c));
 		return;
 	}
-	if (f->h.version != c->version) {
+	/* a frame carries the version that defined its type, at most the
+	 * connection's (include/pulse/analyzer_wire.h) */
+	if (f->h.version < pulse_aw_type_since(t) || f->h.version > c->version) {
 		s->st.bad_frames++;
 		if (conn_logok(c))
 			srv_log(s, "warn", "agent %s: %s frame of version %u, the connection speaks %u; dropped",
@@ -586,6 +622,17 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		ingest_lines(s, c, f);
 		return;
 	}
+	case PULSE_AW_OPS:
+		take_token(s, c);
+		if (c->host->skewed && s->cfg.drop_skewed) {
+			size_t pos = 0, rl;
+			const uint8_t *rec;
+			while (pulse_aw_ops_next(f->payload, f->h.length, &pos, &rec, &rl, NULL, 0) == 1)
+				s->st.skew_dropped++;
+			return;
+		}
+		ingest_ops(s, c, f);
+		return;
 	case PULSE_AW_HEARTBEAT: {
 		struct pulse_aw_heartbeat hb;
 		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
@@ -804,12 +851,14 @@ static void do_tick(struct an_srv *s)
 {
 	s->st.ticks++;
 	int n = an_tick(s->state, pulse_real_ns());
+	srv_metrics_update(s);
 	if (n <= 0)
 		return;
 	s->st.diagnoses += (uint64_t)n;
 	uint32_t total = 0;
 	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
 	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
+		srv_bus_diagnosis(s, &d[i]);
 		if (s->cfg.on_diagnosis)
 			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
 		else
@@ -823,6 +872,12 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 {
 	struct an_srv *s = calloc(1, sizeof *s);
 	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->rec = malloc(sizeof *s->rec);
+	if (!s->rec) {
+		free(s);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
@@ -849,11 +904,21 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 	s->hosts = calloc(MAX_HOSTS, sizeof *s->hosts);
 	if (!s->hosts) {
 		snprintf(err, errlen, "out of memory");
+		free(s->rec);
 		free(s);
 		return NULL;
 	}
-	if (listen_on(s, cfg->listen, err, errlen)) {
+	if ((!cfg->listen && !cfg->bus) || (cfg->bus && (!cfg->job || !cfg->job[0]))) {
+		snprintf(err, errlen, cfg->bus ? "--bus needs the job to consume (--job)"
+					      : "nothing to serve: give --listen, --bus or both");
 		free(s->hosts);
+		free(s->rec);
+		free(s);
+		return NULL;
+	}
+	if (cfg->listen && listen_on(s, cfg->listen, err, errlen)) {
+		free(s->hosts);
+		free(s->rec);
 		free(s);
 		return NULL;
 	}
@@ -863,13 +928,21 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 			snprintf(err, errlen, "--port-file %s: %s", cfg->port_file, strerror(errno));
 			close(s->lfd);
 			free(s->hosts);
+			free(s->rec);
 			free(s);
 			return NULL;
 		}
 	}
 	s->t_start = s->t_tick = pulse_mono_ns();
-	srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s", cfg->listen,
-	     s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX, s->job[0] ? ", job " : "", s->job);
+	if (cfg->listen)
+		srv_log(s, "info", "listening on %s (port %d) for host agents, protocol %d..%d%s%s",
+			cfg->listen, s->port, PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX,
+			s->job[0] ? ", job " : "", s->job);
+	if ((cfg->metrics_listen && srv_metrics_start(s, cfg->metrics_listen, err, errlen)) ||
+	    (cfg->bus && srv_bus_start(s, err, errlen))) {
+		an_srv_free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -914,6 +987,13 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		wait = 0;
 	else if ((next - now) / 1000000u < (uint64_t)wait)
 		wait = (int)((next - now) / 1000000u) + 1;
+	if (s->bus) {
+		/* the bus first: a fetch waits for records as poll waits for the
+		 * sockets, so with agents connected too it only peeks */
+		int got = srv_bus_poll(s, s->nconns ? 1 : (wait > 100 ? 100 : wait > 0 ? wait : 1));
+		if (got >= 0)
+			wait = 0; /* the fetch did the waiting, or there is more to do */
+	}
 	int rc = poll(s->pfd, n, wait);
 	if (rc < 0 && errno != EINTR) {
 		srv_log(s, "error", "poll: %s", strerror(errno));
@@ -999,7 +1079,10 @@ void an_srv_free(struct an_srv *s)
 	for (uint32_t i = 0; i < s->nhosts; i++)
 		host_free(&s->hosts[i]);
 	free(s->hosts);
+	srv_metrics_stop(s);
+	srv_bus_stop(s);
 	free(s->pfd);
+	free(s->rec);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	free(s);

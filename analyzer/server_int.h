@@ -5,7 +5,9 @@
  *                  connection (HELLO, data frames, BYE), throttling, clock
  *                  skew, ticks;
  *   server_join.c  the cross-host QP join over every host's latest map;
- *   server_main.c  configuration, statistics, signals, an_serve.
+ *   server_main.c  configuration, statistics, signals, an_serve;
+ *   server_metrics.c  /metrics (--metrics-listen), from a snapshot;
+ *   server_bus.c   the job's records from NATS JetStream (--bus).
  * Calls go one way: main -> conn -> join (and join sends through conn). */
 #ifndef PULSE_ANALYZER_SERVER_INT_H
 #define PULSE_ANALYZER_SERVER_INT_H
@@ -88,6 +90,15 @@ struct an_srv {
 	int stop;
 	struct pollfd *pfd;
 	uint32_t cappfd;
+	struct pulse_op_record *rec; /* one OPS record being decoded (large: not on the stack) */
+	struct srv_metrics *metrics; /* --metrics-listen (server_metrics.c), or NULL */
+	struct pulse_bus *bus;       /* --bus (server_bus.c), or NULL */
+	char owner[96];              /* our name in the job's lease */
+	int owned;                   /* we hold the job's lease: consume and publish */
+	uint64_t lease_rev;          /* its revision: the fencing token of our diagnoses */
+	uint64_t t_lease;            /* the last take or renewal attempt (monotonic ns) */
+	uint64_t lease_ok_at;        /* the last successful one */
+	int lease_lost;              /* stopped because another analyzer took the job */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */
@@ -98,6 +109,20 @@ void srv_log(struct an_srv *s, const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Queues one frame to c; 0, or -1 (the connection is then closed). */
 int srv_conn_send(struct an_srv *s, struct conn *c, uint8_t type, const void *p, size_t len);
+
+/* ---- server_metrics.c ---- */
+/* Serves /metrics on listen; 0, or -1 with err. */
+int srv_metrics_start(struct an_srv *s, const char *listen, char *err, size_t errlen);
+/* A new snapshot of the counters for the next scrapes (the loop's thread). */
+void srv_metrics_update(struct an_srv *s);
+void srv_metrics_stop(struct an_srv *s);
+
+/* ---- server_bus.c ---- */
+int srv_bus_start(struct an_srv *s, char *err, size_t errlen);
+/* Records from the bus, waiting up to timeout_ms: messages handled, -1 unreachable */
+int srv_bus_poll(struct an_srv *s, int timeout_ms);
+void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d);
+void srv_bus_stop(struct an_srv *s);
 
 /* ---- server_join.c ---- */
 /* A MAP payload (wire/hook_map.c) into h's join input. 0, or -1 with err. */

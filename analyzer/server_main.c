@@ -33,6 +33,7 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	c->heartbeat_ms = 1000;
 	c->tick_ms = 200;
 	c->join_delay_ms = 100;
+	c->lease_ms = 3000;
 }
 
 /* ---- stats ---- */
@@ -124,6 +125,7 @@ int an_serve_cfg(struct an_state *state, const struct an_srv_cfg *cfg, struct an
 	last_stats = s->st;
 	if (out)
 		*out = s->st;
+	int lost = s->lease_lost;
 	an_srv_free(s);
 	if (!cfg->no_signals) {
 		sigaction(SIGTERM, &old_term, NULL);
@@ -131,7 +133,7 @@ int an_serve_cfg(struct an_state *state, const struct an_srv_cfg *cfg, struct an
 		sigaction(SIGUSR1, &old_usr1, NULL);
 		sigaction(SIGPIPE, &old_pipe, NULL);
 	}
-	return 0;
+	return lost ? 3 : 0;
 }
 
 /* PULSE_ANALYZER_SERVER="key=value,...": the service's bounds without
@@ -182,6 +184,8 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 		K("join_delay_ms", join_delay_ms, 1)
 		K("run_ms", run_ns, 1000000ull)
 		K("exit_after_byes", exit_after_byes, 1)
+		K("max_version", max_version, 1)
+		K("lease_ms", lease_ms, 1)
 #undef K
 		fprintf(log, "pulse-analyzer error: PULSE_ANALYZER_SERVER: '%s%s%s' is not a known "
 			     "key=number (see analyzer/PROTOCOL.md)\n",
@@ -192,11 +196,21 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 	return rc;
 }
 
-int an_serve(struct an_state *s, const char *listen_addr, FILE *log)
+int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log)
+{
+	return an_serve_bus(s, listen_addr, metrics_listen, NULL, NULL, log);
+}
+
+int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
+		 const char *job, FILE *log)
 {
 	struct an_srv_cfg c;
 	an_srv_cfg_default(&c);
 	c.listen = listen_addr;
+	c.metrics_listen = metrics_listen;
+	c.bus = bus;
+	if (job)
+		c.job = job;
 	c.log = log;
 	if (env_cfg(&c, log ? log : stderr))
 		return 1;

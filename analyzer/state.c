@@ -92,8 +92,26 @@ void an_roll_add(struct an_roll *r, double v)
 
 void an_roll_add_at(struct an_roll *r, double v, uint64_t t)
 {
+	uint8_t *o = r->by_value;
+	uint32_t n = r->n;
+	if (n == AN_BASE_N) { /* the oldest sample leaves the order */
+		const uint8_t *at = memchr(o, (int)r->pos, n);
+		size_t k = at ? (size_t)(at - o) : n - 1;
+		memmove(o + k, o + k + 1, n - k - 1);
+		n--;
+	}
 	r->t[r->pos] = t;
 	r->v[r->pos] = v;
+	size_t lo = 0, hi = n; /* the first slot whose value is above v */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->v[o[mid]] > v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	memmove(o + lo + 1, o + lo, n - lo);
+	o[lo] = (uint8_t)r->pos;
 	r->pos = (r->pos + 1) % AN_BASE_N;
 	if (r->n < AN_BASE_N)
 		r->n++;
@@ -101,11 +119,8 @@ void an_roll_add_at(struct an_roll *r, double v, uint64_t t)
 
 double an_roll_max(const struct an_roll *r)
 {
-	double m = 0;
-	for (uint32_t i = 0; i < r->n; i++)
-		if (r->v[i] > m)
-			m = r->v[i];
-	return m;
+	double m = r->n ? r->v[r->by_value[r->n - 1]] : 0;
+	return m > 0 ? m : 0; /* (never below 0, as before the kept order) */
 }
 
 double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint32_t *n)
@@ -144,19 +159,55 @@ double an_rec_base(const struct an_state *s, const struct an_comm *c, const stru
 	return an_roll_base(roll, before, which != AN_BASE_ACT, nb);
 }
 
+/* The k-th and (k+1)-th smallest of |v - m| over a roll's sorted samples:
+ * the distances grow outwards from m on both sides, so a merge from the
+ * middle finds them in k steps. */
+static void kth_dev(const struct an_roll *r, double m, uint32_t k, double *dk, double *dk1)
+{
+	const uint8_t *o = r->by_value;
+	long n = (long)r->n, lo = 0, hi = n; /* right: the first sample >= m */
+	while (lo < hi) {
+		long mid = (lo + hi) / 2;
+		if (r->v[o[mid]] < m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	long right = lo, left = lo - 1;
+	double d = 0;
+	for (uint32_t step = 0; step <= k + 1 && (left >= 0 || right < n); step++) {
+		double dl = left >= 0 ? fabs(r->v[o[left]] - m) : INFINITY;
+		double dr = right < n ? fabs(r->v[o[right]] - m) : INFINITY;
+		if (dl <= dr) {
+			d = dl;
+			left--;
+		} else {
+			d = dr;
+			right++;
+		}
+		if (step == k)
+			*dk = d;
+		else if (step == k + 1)
+			*dk1 = d;
+	}
+}
+
+/* Median and MAD as an_median computes them (the same values: the middle
+ * of the sorted samples), from the order kept by an_roll_add_at. */
 int an_roll_stats(const struct an_roll *r, double *median, double *mad)
 {
 	if (!r->n)
 		return -1;
-	double t[AN_BASE_N];
-	memcpy(t, r->v, r->n * sizeof *t);
-	double m = an_median(t, r->n);
-	for (uint32_t i = 0; i < r->n; i++)
-		t[i] = fabs(r->v[i] - m);
+	const uint8_t *o = r->by_value;
+	uint32_t h = r->n / 2;
+	double m = r->n % 2 ? r->v[o[h]] : (r->v[o[h - 1]] + r->v[o[h]]) / 2;
 	if (median)
 		*median = m;
-	if (mad)
-		*mad = an_median(t, r->n);
+	if (mad) {
+		double a = 0, b = 0;
+		kth_dev(r, m, r->n % 2 ? h : h - 1, &a, &b);
+		*mad = r->n % 2 ? a : (a + b) / 2;
+	}
 	return 0;
 }
 
@@ -798,18 +849,11 @@ static int64_t node_pre_gap(const struct an_node *n, uint64_t call)
 	return best && call ? (int64_t)(call - best) : -1;
 }
 
-static int ingest_op(struct an_state *s, int host, const char *line, size_t len, char *err,
-		     size_t errlen)
+/* One decoded operator record, whatever its wire form (JSON line or
+ * binary, an_ingest / an_ingest_op). */
+static int ingest_op_rec(struct an_state *s, int host, const struct pulse_op_record *r, char *err,
+			 size_t errlen)
 {
-	struct pulse_op_record *r = malloc(sizeof *r);
-	if (!r) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (pulse_op_record_from_json(line, len, r, err, errlen)) {
-		free(r);
-		return -1;
-	}
 	int rc = -1;
 	s->st.ops++;
 	if (host >= 0 && strcmp(r->host, s->hosts[host].name)) {
@@ -1010,6 +1054,19 @@ static int ingest_op(struct an_state *s, int host, const char *line, size_t len,
 		an_trigger_on_instance(s, c, in);
 	rc = 0;
 out:
+	return rc;
+}
+
+static int ingest_op(struct an_state *s, int host, const char *line, size_t len, char *err,
+		     size_t errlen)
+{
+	struct pulse_op_record *r = malloc(sizeof *r);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = pulse_op_record_from_json(line, len, r, err, errlen) ? -1
+									: ingest_op_rec(s, host, r, err, errlen);
 	free(r);
 	return rc;
 }
@@ -1062,16 +1119,48 @@ const struct an_link *an_link_down(const struct an_state *s, int h, uint64_t t)
 	return last;
 }
 
+/* The counting an_ingest and an_ingest_op share */
+static int count_rc(struct an_state *s, const char *host, int rc, const char *err)
+{
+	if (rc < 0) {
+		s->st.malformed++;
+		an_log(s, "%s: %s; dropped", host ? host : "-", err);
+	} else if (rc > 0) {
+		s->st.ignored++;
+	} else {
+		s->st.used++;
+	}
+	return rc;
+}
+
+/* The start an_ingest and an_ingest_op share: err usable (dummy when the
+ * caller gave none), the line counted */
+#define INGEST_BEGIN(s, err, errlen)                                                               \
+	char dummy_[8];                                                                            \
+	if (!(err) || !(errlen)) {                                                                 \
+		(err) = dummy_;                                                                    \
+		(errlen) = sizeof dummy_;                                                          \
+	}                                                                                          \
+	(err)[0] = '\0';                                                                           \
+	(s)->st.lines++
+
+int an_ingest_op(struct an_state *s, const char *host, const struct pulse_op_record *r, char *err,
+		 size_t errlen)
+{
+	INGEST_BEGIN(s, err, errlen);
+	int h = -1;
+	if (host && (h = an_host_index(s, host, 1)) < 0) {
+		snprintf(err, errlen, "bad host name");
+		s->st.malformed++;
+		return -1;
+	}
+	return count_rc(s, host, ingest_op_rec(s, h, r, err, errlen), err);
+}
+
 int an_ingest(struct an_state *s, const char *host, const char *line, size_t len, char *err,
 	      size_t errlen)
 {
-	char dummy[8];
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof dummy;
-	}
-	err[0] = '\0';
-	s->st.lines++;
+	INGEST_BEGIN(s, err, errlen);
 	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
 	if (!len) {
@@ -1127,13 +1216,5 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 		rc = 1; /* hook_group, event, ...: not used by the localizers */
 	}
 	cJSON_Delete(o);
-	if (rc < 0) {
-		s->st.malformed++;
-		an_log(s, "%s: %s; dropped", host ? host : "-", err);
-	} else if (rc > 0) {
-		s->st.ignored++;
-	} else {
-		s->st.used++;
-	}
-	return rc;
+	return count_rc(s, host, rc, err);
 }

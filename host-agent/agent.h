@@ -63,6 +63,7 @@ struct agent_opts {
 	const char *host_name;     /* --host-name (NULL: gethostname) */
 	const char *analyzer;      /* --analyzer HOST:PORT (pulse-analyzer --listen) */
 	const char *job;           /* --job ID */
+	const char *bus;           /* --bus nats://… (NATS JetStream, bus/) */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 	const char *sysfs_root;    /* --sysfs-root DIR (NULL: /sys) */
@@ -273,6 +274,9 @@ struct qp_map {
 	struct map_comm *comms;
 	uint32_t ncomms, capcomms;
 	int dirty;                    /* changed since the last qp_map_emit */
+	/* also handed each line qp_map_emit writes (the bus's state stream) */
+	void (*on_line)(void *ctx, const char *line, size_t len);
+	void *on_line_ctx;
 	uint64_t version;             /* mapping lines written */
 	uint64_t full_drops;          /* records not kept: table at its cap */
 };
@@ -413,6 +417,7 @@ struct agent {
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */
+	struct pulse_bus *bus;      /* --bus: the publisher (include/pulse/bus.h); NULL: none */
 	struct probe *probe;        /* RDMA devices, links, kernel QPs (probe.h); NULL: none */
 };
 

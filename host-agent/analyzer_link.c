@@ -59,6 +59,9 @@ struct alink {
 	uint32_t peer_max_payload, hb_ms;
 	struct pulse_aw_decoder dec;
 	struct alink_stats st;
+	uint16_t peer_version;  /* the last HELLO_ACK's choice (0: none yet) */
+	uint32_t q_ops;         /* OPS frames in q */
+	struct pulse_op_record *conv; /* for converting OPS to JSON (large) */
 };
 
 static void lg(struct alink *l, const char *level, const char *fmt, ...)
@@ -122,7 +125,7 @@ static void buf_consume(struct buf *b, size_t n)
 static int put_frame(struct alink *l, struct buf *b, uint8_t type, const void *p, size_t len)
 {
 	uint8_t h[PULSE_AW_HDR_LEN];
-	struct pulse_aw_hdr hd = {.magic = PULSE_AW_MAGIC, .version = PULSE_AW_VERSION_MIN, .type = type,
+	struct pulse_aw_hdr hd = {.magic = PULSE_AW_MAGIC, .version = pulse_aw_type_since(type), .type = type,
 				  .flags = 0, .length = (uint32_t)len, .seq = l->seq++};
 	pulse_aw_hdr_put(h, &hd);
 	if (buf_put(b, h, sizeof h))
@@ -164,12 +167,71 @@ static int enqueue(struct alink *l, uint8_t type, const void *p, size_t len)
 	l->st.frames_queued++;
 	if (type == PULSE_AW_MAP)
 		l->q_maps++;
+	if (type == PULSE_AW_OPS)
+		l->q_ops++;
 	return 0;
+}
+
+/* Binary records go out only to an analyzer that speaks version 2; before
+ * the first answer they are queued binary and converted if need be. */
+static int ops_ok(const struct alink *l)
+{
+	return l->cfg.max_version >= 2 && (!l->peer_version || l->peer_version >= 2);
+}
+
+/* An OPS payload as JSON OP frames into b (a version-1 analyzer). Records
+ * beyond the queue's cap are dropped and counted. */
+static void ops_to_json(struct alink *l, struct buf *b, const uint8_t *p, size_t len)
+{
+	size_t pos = 0, rl;
+	const uint8_t *rec;
+	if (!l->conv)
+		l->conv = malloc(sizeof *l->conv);
+	while (pulse_aw_ops_next(p, len, &pos, &rec, &rl, NULL, 0) == 1) {
+		char *js = NULL;
+		if (l->conv && !pulse_op_record_from_bin(rec, rl, l->conv, NULL, 0))
+			js = pulse_op_record_to_json(l->conv);
+		if (!js || buf_used(b) + PULSE_AW_HDR_LEN + strlen(js) > l->cfg.queue_cap ||
+		    put_frame(l, b, PULSE_AW_OP, js, strlen(js))) {
+			l->st.queue_dropped++;
+		} else {
+			l->st.records_converted++;
+			l->st.frames_queued++;
+		}
+		free(js);
+	}
+}
+
+/* After a version-1 HELLO_ACK: the queued OPS frames become OP frames, in
+ * their place, so that the order of everything else is kept. */
+static void convert_queue(struct alink *l)
+{
+	if (!l->q_ops)
+		return;
+	struct buf nq = {0};
+	size_t off = l->q.off;
+	while (l->q.len - off >= PULSE_AW_HDR_LEN) {
+		struct pulse_aw_hdr h;
+		pulse_aw_hdr_get(l->q.p + off, &h);
+		const uint8_t *pl = l->q.p + off + PULSE_AW_HDR_LEN;
+		if (h.type == PULSE_AW_OPS) {
+			ops_to_json(l, &nq, pl, h.length);
+			l->st.frames_queued--; /* the OPS frame itself is gone */
+		} else if (buf_put(&nq, l->q.p + off, PULSE_AW_HDR_LEN + h.length)) {
+			l->st.queue_dropped++;
+		}
+		off += PULSE_AW_HDR_LEN + h.length;
+	}
+	free(l->q.p);
+	l->q = nq;
+	l->q_ops = 0;
 }
 
 static void flush_batch(struct alink *l)
 {
-	if (l->batch_type && buf_used(&l->batch))
+	if (l->batch_type == PULSE_AW_OPS && !ops_ok(l) && buf_used(&l->batch))
+		ops_to_json(l, &l->q, l->batch.p + l->batch.off, buf_used(&l->batch));
+	else if (l->batch_type && buf_used(&l->batch))
 		enqueue(l, l->batch_type, l->batch.p + l->batch.off, buf_used(&l->batch));
 	l->batch.off = l->batch.len = 0;
 	l->batch_type = 0;
@@ -230,6 +292,26 @@ int alink_line(struct alink *l, const char *line, size_t len)
 
 int alink_op(struct alink *l, const struct pulse_op_record *r)
 {
+	pthread_mutex_lock(&l->mu);
+	if (ops_ok(l)) {
+		uint8_t tmp[2 + PULSE_OP_BIN_MAX];
+		size_t n = pulse_aw_ops_put(tmp, 0, sizeof tmp, r);
+		int rc = 0;
+		l->st.lines++;
+		if (l->batch_type != PULSE_AW_OPS || buf_used(&l->batch) + n > l->cfg.batch_bytes)
+			flush_batch(l);
+		if (!n || buf_put(&l->batch, tmp, n)) {
+			l->st.queue_dropped++;
+			rc = -1;
+		} else {
+			l->batch_type = PULSE_AW_OPS;
+			l->st.records_bin++;
+		}
+		pthread_mutex_unlock(&l->mu);
+		return rc;
+	}
+	l->st.records_json++;
+	pthread_mutex_unlock(&l->mu);
 	char *s = pulse_op_record_to_json(r);
 	if (!s) {
 		pthread_mutex_lock(&l->mu);
@@ -314,7 +396,7 @@ static void start_connect(struct alink *l, uint64_t now)
 static void send_hello(struct alink *l, uint64_t now)
 {
 	struct pulse_aw_hello h = {.version_min = PULSE_AW_VERSION_MIN,
-				   .version_max = PULSE_AW_VERSION_MAX, .realtime_ns = pulse_real_ns()};
+				   .version_max = l->cfg.max_version, .realtime_ns = pulse_real_ns()};
 	snprintf(h.job, sizeof h.job, "%s", l->job);
 	snprintf(h.host, sizeof h.host, "%s", l->host);
 	snprintf(h.agent, sizeof h.agent, "%s", l->agent);
@@ -357,10 +439,17 @@ static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t n
 			fail(l, now, "bad HELLO_ACK: %s", err);
 			return;
 		}
-		if (a.version < PULSE_AW_VERSION_MIN || a.version > PULSE_AW_VERSION_MAX) {
-			fail(l, now, "analyzer chose protocol version %u, this agent speaks %d..%d", a.version,
-			     PULSE_AW_VERSION_MIN, PULSE_AW_VERSION_MAX);
+		if (a.version < PULSE_AW_VERSION_MIN || a.version > l->cfg.max_version) {
+			fail(l, now, "analyzer chose protocol version %u, this agent speaks %d..%u", a.version,
+			     PULSE_AW_VERSION_MIN, l->cfg.max_version);
 			return;
+		}
+		l->peer_version = a.version;
+		if (!ops_ok(l)) {
+			if (l->q_ops)
+				lg(l, "info", "analyzer speaks protocol %u: %" PRIu32 " queued OPS frame(s) "
+				   "sent as JSON OP frames", a.version, l->q_ops);
+			convert_queue(l);
 		}
 		l->state = L_READY;
 		l->st.connected = 1;
@@ -479,6 +568,8 @@ static int do_write(struct alink *l, uint64_t now, uint64_t deadline)
 			if (left >= rest) {
 				if (b->p[b->off + 5] == PULSE_AW_MAP && l->q_maps)
 					l->q_maps--;
+				if (b->p[b->off + 5] == PULSE_AW_OPS && l->q_ops)
+					l->q_ops--;
 				left -= rest;
 				l->head_sent = 0;
 				buf_consume(b, total);
@@ -622,6 +713,8 @@ struct alink *alink_new(const struct alink_cfg *cfg, char *err, size_t errlen)
 		l->cfg.connect_timeout_ms = 3000;
 	if (!l->cfg.io_budget_us)
 		l->cfg.io_budget_us = 2000;
+	if (!l->cfg.max_version || l->cfg.max_version > PULSE_AW_VERSION_MAX)
+		l->cfg.max_version = PULSE_AW_VERSION_MAX;
 	l->backoff_ms = l->cfg.backoff_min_ms;
 	snprintf(l->job, sizeof l->job, "%s", cfg->job ? cfg->job : "default");
 	if (cfg->host)
@@ -767,6 +860,7 @@ void alink_close(struct alink *l, uint32_t budget_ms)
 	free(l->ctl.p);
 	free(l->batch.p);
 	free(l->map);
+	free(l->conv);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 }
@@ -781,6 +875,14 @@ struct tee {
 	size_t len, cap;
 	int skipping;          /* a line over the bound: dropped up to its newline */
 };
+
+/* "op" lines whose records the caller sends itself (records_direct) */
+static int tee_skip(const struct alink *l, const char *line, size_t len)
+{
+	char type[8];
+	return l->cfg.records_direct && !pulse_aw_line_type(line, len, type, sizeof type) &&
+	       !strcmp(type, "op");
+}
 
 static ssize_t tee_write(void *cookie, const char *p, size_t n)
 {
@@ -819,7 +921,7 @@ static ssize_t tee_write(void *cookie, const char *p, size_t n)
 		}
 		i += k;
 		if (nl) {
-			if (!t->skipping && t->len)
+			if (!t->skipping && t->len && !tee_skip(t->l, t->buf, t->len))
 				alink_line(t->l, t->buf, t->len);
 			t->len = 0;
 			t->skipping = 0;

@@ -4,7 +4,9 @@
  * The agent hands over its JSON lines as it writes them (alink_line, or a
  * FILE from alink_tee that copies everything written to it); the link
  * routes them by their "type" into OP, CALLS, MAP and LINES frames (CALLS
- * and LINES batched, order kept), queues them (bounded; over the bound new
+ * and LINES batched, order kept); operator records handed over as structs
+ * (alink_op) go in binary OPS frames, batched, where the analyzer speaks
+ * protocol version 2, queues them (bounded; over the bound new
  * frames are dropped and counted) and sends them when alink_poll runs.
  * alink_poll never blocks: connecting is nonblocking, a failed or lost
  * connection is retried with exponential backoff, and each call does at
@@ -35,6 +37,13 @@ struct alink_cfg {
 	uint32_t backoff_max_ms;      /* retries back off up to this (5000) */
 	uint32_t connect_timeout_ms;  /* a connect or HELLO_ACK not done by then fails (3000) */
 	uint32_t io_budget_us;        /* time one alink_poll may spend on I/O (2000) */
+	/* Highest protocol version to offer (0: PULSE_AW_VERSION_MAX). From 2
+	 * on, alink_op sends binary OPS frames; 1 keeps JSON OP frames (for a
+	 * comparison, or an analyzer that must not see version 2). */
+	uint16_t max_version;
+	/* The caller hands its operator records to alink_op, so the tee leaves
+	 * "op" lines to the file instead of sending them a second time. */
+	int records_direct;
 	/* JOIN from the analyzer; j is valid during the call only. */
 	void (*on_join)(void *ctx, const struct pulse_aw_join *j);
 	/* log lines (level "info"/"warn"/"error"); NULL: stderr */
@@ -51,6 +60,9 @@ struct alink_stats {
 	uint64_t resent_cut;          /* frames cut by a lost connection, sent again whole */
 	uint64_t maps_resent;
 	uint64_t joins, joins_bad, errors_rx, heartbeats_rx, bad_frames_rx;
+	uint64_t records_bin;         /* operator records queued in binary (OPS) */
+	uint64_t records_json;        /* ... as JSON OP frames (version-1 analyzer, or max_version 1) */
+	uint64_t records_converted;   /* queued binary, turned into JSON for a version-1 analyzer */
 	int64_t skew_ns;              /* analyzer realtime - ours, at the last HEARTBEAT reply
 				       * (half the round trip corrected) */
 	uint64_t rtt_ns;
@@ -65,7 +77,10 @@ struct alink *alink_new(const struct alink_cfg *cfg, char *err, size_t errlen);
 /* One agent JSON line (a trailing newline is allowed). Returns 0 queued,
  * -1 dropped (counted). */
 int alink_line(struct alink *l, const char *line, size_t len);
-/* One operator record (pulse_op_record_to_json), as an OP frame. */
+/* One operator record: binary in OPS frames (batched like CALLS) while
+ * the analyzer speaks version 2 (or before any is known); JSON OP frames
+ * for a version-1 analyzer, to which OPS frames already queued are
+ * converted when it answers. */
 int alink_op(struct alink *l, const struct pulse_op_record *r);
 /* Connects, sends, receives, as far as possible without blocking; call it
  * every poll cycle (and more often if you like). now_ns: CLOCK_MONOTONIC. */

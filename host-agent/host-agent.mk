@@ -15,15 +15,18 @@ CFLAGS_host-agent/rdma_res.c := $(NL_CFLAGS)
 CFLAGS_tests/host-agent/test_rdma_nl.c := $(NL_CFLAGS)
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
-AGENT_LDLIBS := -lmicrohttpd -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
+AGENT_LDLIBS := -lmicrohttpd $(BUSNATS_LDLIBS) -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
 
 # Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,
-# interception ring reader, firmware core (replay), wire codecs and QP join.
+# interception ring reader, firmware core (replay), the bus (bus/, wire/bus_msg.c), wire codecs
+# and QP join, /metrics (om/).
 AGENT_LIBS := $(BUILD)/lib/libpulse_assoc.a $(BUILD)/lib/libpulse_unix.a $(BUILD)/lib/libpulse_host.a \
-	$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_wire.a
+	$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_fw.a $(BUILD)/lib/libpulse_busnats.a \
+	$(BUILD)/lib/libpulse_bus.a $(BUILD)/lib/libpulse_wire.a $(BUILD)/lib/libpulse_om.a
 AGENT_ASAN_LIBS := $(BUILD)/lib/asan/libpulse_assoc.a $(BUILD)/lib/asan/libpulse_unix.a \
 	$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_hookring.a \
-	$(BUILD)/lib/asan/libpulse_fw.a $(BUILD)/lib/asan/libpulse_wire.a
+	$(BUILD)/lib/asan/libpulse_fw.a $(BUILD)/lib/asan/libpulse_busnats.a $(BUILD)/lib/asan/libpulse_bus.a \
+	$(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 
 # The agent links the socket transport, the mailbox client and the DOCA
 # transport (the real one with the SDK, else the one that says it is absent).

@@ -10,6 +10,7 @@
 
 #include "agent.h"
 #include "analyzer_link.h"
+#include "pulse/bus.h"
 #include "assoc.h"
 #include "probe.h"
 #include "rdma.h"
@@ -27,6 +28,21 @@ static void alink_log(void *ctx, const char *level, const char *msg)
 {
 	(void)ctx;
 	agent_log(level, "analyzer: %s", msg);
+}
+
+static void bus_log_cb(void *ctx, const char *level, const char *msg)
+{
+	(void)ctx;
+	agent_log(level, "bus: %s", msg);
+}
+
+/* each new QP map also goes to the bus's state stream (the latest per host) */
+static void bus_map_line(void *ctx, const char *line, size_t len)
+{
+	struct agent *a = ctx;
+	while (len && line[len - 1] == '\n')
+		len--;
+	pulse_bus_put_map(a->bus, a->host_name, line, len);
 }
 
 static void set_host_name(struct agent *a)
@@ -165,7 +181,8 @@ int main(int argc, char **argv)
 	}
 	if (a->opt.analyzer) {
 		struct alink_cfg lc = {.addr = a->opt.analyzer, .job = a->opt.job, .host = a->host_name,
-				       .on_join = agent_on_join, .log = alink_log, .ctx = a};
+				       .on_join = agent_on_join, .log = alink_log, .ctx = a,
+				       .records_direct = 1};
 		a->alink = alink_new(&lc, err, sizeof err);
 		if (!a->alink) {
 			LOGE("--analyzer %s: %s", a->opt.analyzer, err);
@@ -176,6 +193,17 @@ int main(int argc, char **argv)
 		LOGI("analyzer: sending every line to %s (job %s, host %s)", a->opt.analyzer,
 		     a->opt.job ? a->opt.job : "default", a->host_name);
 	}
+	if (a->opt.bus) {
+		struct pulse_bus_cfg bc = {.url = a->opt.bus, .job = a->opt.job ? a->opt.job : "default",
+					   .log = bus_log_cb};
+		a->bus = pulse_bus_open(&bc, err, sizeof err);
+		if (!a->bus) {
+			LOGE("%s", err);
+			status = 2;
+			goto out;
+		}
+		LOGI("bus: publishing to %s (job %s, host %s)", a->opt.bus, bc.job, a->host_name);
+	}
 	if (jsonl_open(a->opt.out_path)) {
 		status = 1;
 		goto out;
@@ -183,6 +211,10 @@ int main(int argc, char **argv)
 	if (!a->opt.no_hooks) {
 		if (hooks_init(&hooks, a->opt.hook_dir, err, sizeof err) == 0) {
 			a->hooks = &hooks;
+			if (a->bus) {
+				hooks.map.on_line = bus_map_line;
+				hooks.map.on_line_ctx = a;
+			}
 			LOGI("interception rings: looking in %s every poll", hooks.dir);
 		} else if (a->opt.hook_dir) {
 			LOGE("%s", err);
@@ -273,6 +305,18 @@ out:
 		     (unsigned long long)ls.disconnects);
 		alink_close(a->alink, 1000); /* what is queued, and BYE, for at most 1 s */
 		a->alink = NULL;
+	}
+	if (a->bus) {
+		struct pulse_bus_stats bs;
+		pulse_bus_end_poll(a->bus, a->host_name, agent_realtime_ns()); /* what is still queued */
+		pulse_bus_get_stats(a->bus, &bs);
+		LOGI("bus: %llu messages (%llu records) published, %llu duplicates, %llu publish failures, "
+		     "%u still queued, %llu dropped at the queue cap",
+		     (unsigned long long)bs.msgs_published, (unsigned long long)bs.records_published,
+		     (unsigned long long)bs.msgs_duplicate, (unsigned long long)bs.publish_failures, bs.queued,
+		     (unsigned long long)bs.queue_dropped);
+		pulse_bus_close(a->bus);
+		a->bus = NULL;
 	}
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);

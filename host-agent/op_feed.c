@@ -12,6 +12,7 @@
 #include "agent.h"
 #include "analyzer_link.h"
 #include "assoc.h"
+#include "pulse/bus.h"
 #include "pulse/op_record.h"
 
 /* ---- the association's inputs (live and replay alike) ----
@@ -313,6 +314,12 @@ static void emit_op(void *ctx, const struct pulse_op_record *r)
 		jsonl_end();
 	}
 	free(line);
+	/* the analyzer gets the record itself, binary where it can take it
+	 * (the tee leaves this line to the file: records_direct) */
+	if (a->alink)
+		alink_op(a->alink, r);
+	if (a->bus)
+		pulse_bus_put_op(a->bus, r);
 	a->op_records++;
 }
 
@@ -326,4 +333,9 @@ void agent_cycle_end(struct agent *a, uint64_t now_ns)
 {
 	if (a->assoc)
 		assoc_flush(a->assoc, now_ns, emit_op, a);
+	/* the poll's records as one bus message per part; the poll's host
+	 * time is its sequence: unique across restarts of this agent, so a
+	 * resend is a duplicate and a new run's poll never is */
+	if (a->bus)
+		pulse_bus_end_poll(a->bus, a->host_name, now_ns);
 }

@@ -48,7 +48,11 @@ static const char usage[] =
 "  --analyzer HOST:PORT  also send every line to pulse-analyzer --listen (reconnects\n"
 "                      with backoff, bounded queue; the analyzer's QP join of all\n"
 "                      hosts comes back and names the remote ends of local QPs)\n"
-"  --job ID            job id given to the analyzer (default \"default\")\n"
+"  --bus nats://HOST:PORT[,...]  also publish each poll's operator records (binary,\n"
+"                      zstd) and the host's QP map to the job's NATS JetStream\n"
+"                      streams (pulse-analyzer --bus consumes them); queued while\n"
+"                      the servers are unreachable (64 MiB, drops counted)\n"
+"  --job ID            job id given to the analyzer and the bus (default \"default\")\n"
 "  --hang DUR          an operator not complete this long after its call (or first\n"
 "                      byte) is reported hung (default 5s); a replay can only report\n"
 "                      hangs its recording covers, so short runs need a short bound\n"
@@ -148,7 +152,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_HANG,
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_HANG,
 	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK
 };
 
@@ -179,6 +183,7 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"host-name", required_argument, 0, O_HOST_NAME},
 		{"analyzer", required_argument, 0, O_ANALYZER},
 		{"job", required_argument, 0, O_JOB},
+		{"bus", required_argument, 0, O_BUS},
 		{"hang", required_argument, 0, O_HANG},
 		{"list-devices", no_argument, 0, O_LIST_DEVICES},
 		{"sysfs-root", required_argument, 0, O_SYSFS_ROOT},
@@ -332,6 +337,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--hang", optarg, "must be a duration from 1ms to 1h (e.g. 5s)");
 			o->hang_ns = v;
 			break;
+		case O_BUS:
+			if (strncmp(optarg, "nats://", 7) || !optarg[7])
+				return bad("--bus", optarg, "must be nats://HOST:PORT[,nats://HOST:PORT...]");
+			o->bus = optarg;
+			break;
 		case O_JOB:
 			if (!*optarg || strlen(optarg) >= 64)
 				return bad("--job", optarg, "must be 1..63 characters");
@@ -355,6 +365,10 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	if (o->replay_host && !o->replay_dir) {
 		fprintf(stderr, "pulse-host-agent: --host selects a host of --replay DIR; give --replay too "
 				"(for this host's own name use --host-name)\n");
+		return 2;
+	}
+	if (o->replay_dir && o->bus) {
+		fprintf(stderr, "pulse-host-agent: --bus is for live operation (a replay writes --out)\n");
 		return 2;
 	}
 	if (o->replay_dir && o->analyzer) {

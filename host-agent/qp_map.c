@@ -355,7 +355,7 @@ void qp_map_emit(struct qp_map *m)
 	w.comms = calloc((size_t)m->ncomms + 1, sizeof *w.comms);
 	w.qps = calloc((size_t)m->nqps + 1, sizeof *w.qps);
 	FILE *f = w.comms && w.qps ? jsonl_begin() : NULL;
-	if (!f) {
+	if (!f && !m->on_line) {
 		free(w.comms);
 		free(w.qps);
 		return;
@@ -404,8 +404,24 @@ void qp_map_emit(struct qp_map *m)
 		memcpy(o->remote_gid, q->remote_gid, sizeof o->remote_gid);
 		o->gpu = q->gpu;
 	}
-	pulse_hook_map_write(f, &w);
-	jsonl_end();
+	/* one text for --out and for on_line (the bus) */
+	char *line = NULL;
+	size_t len = 0;
+	FILE *ms = open_memstream(&line, &len);
+	if (ms) {
+		pulse_hook_map_write(ms, &w);
+		fclose(ms);
+	}
+	if (f) {
+		if (line)
+			fwrite(line, 1, len, f);
+		else
+			pulse_hook_map_write(f, &w);
+		jsonl_end();
+	}
+	if (line && m->on_line)
+		m->on_line(m->on_line_ctx, line, len);
+	free(line);
 	free(w.comms);
 	free(w.qps);
 }

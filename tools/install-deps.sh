@@ -10,6 +10,8 @@ PACKAGES="
   clang libclang-rt-14-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
   prometheus curl python3
+  libzstd-dev nats-server libnats-dev
+  postgresql libpq-dev
 "
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 missing=""

@@ -11,21 +11,11 @@
 
 #include <cJSON.h>
 
+#include "json_dec.h"
 #include "pulse/analyzer_wire.h"
 #include "pulse/hex_id.h"
 #include "pulse/le.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const char *const type_names[PULSE_AW_NTYPES] = {
 	[PULSE_AW_HELLO] = "HELLO",     [PULSE_AW_HELLO_ACK] = "HELLO_ACK",
@@ -33,7 +23,15 @@ static const char *const type_names[PULSE_AW_NTYPES] = {
 	[PULSE_AW_MAP] = "MAP",         [PULSE_AW_LINES] = "LINES",
 	[PULSE_AW_JOIN] = "JOIN",       [PULSE_AW_HEARTBEAT] = "HEARTBEAT",
 	[PULSE_AW_BYE] = "BYE",         [PULSE_AW_ERROR] = "ERROR",
+	[PULSE_AW_OPS] = "OPS",
 };
+
+uint8_t pulse_aw_type_since(uint8_t type)
+{
+	if (!pulse_aw_type_senders(type))
+		return 0;
+	return type == PULSE_AW_OPS ? 2 : 1;
+}
 
 const char *pulse_aw_type_name(uint8_t type)
 {
@@ -48,6 +46,7 @@ unsigned pulse_aw_type_senders(uint8_t type)
 	case PULSE_AW_CALLS:
 	case PULSE_AW_MAP:
 	case PULSE_AW_LINES:
+	case PULSE_AW_OPS:
 		return PULSE_AW_FROM_AGENT;
 	case PULSE_AW_HELLO_ACK:
 	case PULSE_AW_JOIN:
@@ -242,25 +241,25 @@ int pulse_aw_dec_next(struct pulse_aw_decoder *d, struct pulse_aw_frame *f, char
 {
 	memset(f, 0, sizeof *f);
 	if (!d->buf) {
-		seterr(err, errlen, "decoder not initialized");
+		wire_seterr(err, errlen, "decoder not initialized");
 		return PULSE_AW_DEC_FATAL;
 	}
 	dec_drop_returned(d);
 	long long size = dec_frame_size(d, &f->h);
 	if (size == -1) {
 		d->failed = 1;
-		seterr(err, errlen, "bad magic 0x%08" PRIx32 " (want 0x%08x): not a Pulse agent stream",
+		wire_seterr(err, errlen, "bad magic 0x%08" PRIx32 " (want 0x%08x): not a Pulse agent stream",
 		       f->h.magic, PULSE_AW_MAGIC);
 		return PULSE_AW_DEC_FATAL;
 	}
 	if (size == -2) {
 		d->failed = 1;
-		seterr(err, errlen, "%s frame of %" PRIu32 " bytes over the bound of %" PRIu32,
+		wire_seterr(err, errlen, "%s frame of %" PRIu32 " bytes over the bound of %" PRIu32,
 		       pulse_aw_type_name(f->h.type), f->h.length, d->max_payload);
 		return PULSE_AW_DEC_FATAL;
 	}
 	if (d->failed) {
-		seterr(err, errlen, "stream failed earlier");
+		wire_seterr(err, errlen, "stream failed earlier");
 		return PULSE_AW_DEC_FATAL;
 	}
 	if (size == 0 || d->len - d->off < (size_t)size)
@@ -269,20 +268,20 @@ int pulse_aw_dec_next(struct pulse_aw_decoder *d, struct pulse_aw_frame *f, char
 	d->frames++;
 	if (f->h.version < PULSE_AW_VERSION_MIN || f->h.version > PULSE_AW_VERSION_MAX) {
 		d->bad_frames++;
-		seterr(err, errlen, "%s frame of unknown protocol version %u (this side speaks %d..%d)",
+		wire_seterr(err, errlen, "%s frame of unknown protocol version %u (this side speaks %d..%d)",
 		       pulse_aw_type_name(f->h.type), f->h.version, PULSE_AW_VERSION_MIN,
 		       PULSE_AW_VERSION_MAX);
 		return PULSE_AW_DEC_BAD;
 	}
 	if (!pulse_aw_type_senders(f->h.type)) {
 		d->bad_frames++;
-		seterr(err, errlen, "unknown frame type %u (%" PRIu32 " bytes skipped)", f->h.type,
+		wire_seterr(err, errlen, "unknown frame type %u (%" PRIu32 " bytes skipped)", f->h.type,
 		       f->h.length);
 		return PULSE_AW_DEC_BAD;
 	}
 	if (f->h.flags) {
 		d->bad_frames++;
-		seterr(err, errlen, "%s frame with unknown flags 0x%04x", pulse_aw_type_name(f->h.type),
+		wire_seterr(err, errlen, "%s frame with unknown flags 0x%04x", pulse_aw_type_name(f->h.type),
 		       f->h.flags);
 		return PULSE_AW_DEC_BAD;
 	}
@@ -304,17 +303,17 @@ static int get_str(const uint8_t *p, size_t n, char *out, size_t outlen, int is_
 		   const char *what, char *err, size_t errlen)
 {
 	if (n >= outlen) {
-		seterr(err, errlen, "%s: %zu bytes, at most %zu", what, n, outlen - 1);
+		wire_seterr(err, errlen, "%s: %zu bytes, at most %zu", what, n, outlen - 1);
 		return -1;
 	}
 	if (is_name && n == 0) {
-		seterr(err, errlen, "%s: empty", what);
+		wire_seterr(err, errlen, "%s: empty", what);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = p[i];
 		if (is_name ? !name_char(c) : (c < 0x20 || c > 0x7e)) {
-			seterr(err, errlen, "%s: byte 0x%02x at %zu not allowed", what, c, i);
+			wire_seterr(err, errlen, "%s: byte 0x%02x at %zu not allowed", what, c, i);
 			return -1;
 		}
 	}
@@ -367,7 +366,7 @@ int pulse_aw_hello_decode(const uint8_t *p, size_t len, struct pulse_aw_hello *h
 {
 	memset(h, 0, sizeof *h);
 	if (len < HELLO_FIXED) {
-		seterr(err, errlen, "HELLO: %zu bytes, at least %d", len, HELLO_FIXED);
+		wire_seterr(err, errlen, "HELLO: %zu bytes, at least %d", len, HELLO_FIXED);
 		return -1;
 	}
 	h->version_min = pulse_get_u16(p);
@@ -376,15 +375,15 @@ int pulse_aw_hello_decode(const uint8_t *p, size_t len, struct pulse_aw_hello *h
 	h->realtime_ns = pulse_get_u64(p + 8);
 	size_t jl = p[16], hl = p[17], al = p[18];
 	if (flags || p[19]) {
-		seterr(err, errlen, "HELLO: reserved fields not zero");
+		wire_seterr(err, errlen, "HELLO: reserved fields not zero");
 		return -1;
 	}
 	if (h->version_min == 0 || h->version_min > h->version_max) {
-		seterr(err, errlen, "HELLO: bad version range %u..%u", h->version_min, h->version_max);
+		wire_seterr(err, errlen, "HELLO: bad version range %u..%u", h->version_min, h->version_max);
 		return -1;
 	}
 	if (HELLO_FIXED + jl + hl + al != len) {
-		seterr(err, errlen, "HELLO: string lengths %zu+%zu+%zu do not match the %zu-byte payload",
+		wire_seterr(err, errlen, "HELLO: string lengths %zu+%zu+%zu do not match the %zu-byte payload",
 		       jl, hl, al, len);
 		return -1;
 	}
@@ -414,7 +413,7 @@ int pulse_aw_hello_ack_decode(const uint8_t *p, size_t len, struct pulse_aw_hell
 {
 	memset(a, 0, sizeof *a);
 	if (len != PULSE_AW_HELLO_ACK_LEN) {
-		seterr(err, errlen, "HELLO_ACK: %zu bytes, want %d", len, PULSE_AW_HELLO_ACK_LEN);
+		wire_seterr(err, errlen, "HELLO_ACK: %zu bytes, want %d", len, PULSE_AW_HELLO_ACK_LEN);
 		return -1;
 	}
 	a->version = pulse_get_u16(p);
@@ -422,15 +421,15 @@ int pulse_aw_hello_ack_decode(const uint8_t *p, size_t len, struct pulse_aw_hell
 	a->heartbeat_ms = pulse_get_u32(p + 8);
 	a->realtime_ns = pulse_get_u64(p + 16);
 	if (pulse_get_u16(p + 2) || pulse_get_u32(p + 12)) {
-		seterr(err, errlen, "HELLO_ACK: reserved fields not zero");
+		wire_seterr(err, errlen, "HELLO_ACK: reserved fields not zero");
 		return -1;
 	}
 	if (a->version == 0) {
-		seterr(err, errlen, "HELLO_ACK: version 0");
+		wire_seterr(err, errlen, "HELLO_ACK: version 0");
 		return -1;
 	}
 	if (a->max_payload < 1024 || a->max_payload > PULSE_AW_MAX_PAYLOAD) {
-		seterr(err, errlen, "HELLO_ACK: payload bound %" PRIu32 " outside 1024..%u",
+		wire_seterr(err, errlen, "HELLO_ACK: payload bound %" PRIu32 " outside 1024..%u",
 		       a->max_payload, PULSE_AW_MAX_PAYLOAD);
 		return -1;
 	}
@@ -452,7 +451,7 @@ int pulse_aw_heartbeat_decode(const uint8_t *p, size_t len, struct pulse_aw_hear
 {
 	memset(b, 0, sizeof *b);
 	if (len != PULSE_AW_HEARTBEAT_LEN) {
-		seterr(err, errlen, "HEARTBEAT: %zu bytes, want %d", len, PULSE_AW_HEARTBEAT_LEN);
+		wire_seterr(err, errlen, "HEARTBEAT: %zu bytes, want %d", len, PULSE_AW_HEARTBEAT_LEN);
 		return -1;
 	}
 	b->realtime_ns = pulse_get_u64(p);
@@ -479,7 +478,7 @@ int pulse_aw_status_decode(const uint8_t *p, size_t len, struct pulse_aw_status 
 {
 	memset(s, 0, sizeof *s);
 	if (len < 4) {
-		seterr(err, errlen, "BYE/ERROR: %zu bytes, at least 4", len);
+		wire_seterr(err, errlen, "BYE/ERROR: %zu bytes, at least 4", len);
 		return -1;
 	}
 	s->code = pulse_get_u32(p);
@@ -489,7 +488,7 @@ int pulse_aw_status_decode(const uint8_t *p, size_t len, struct pulse_aw_status 
 int pulse_aw_lines_check(uint8_t type, const uint8_t *p, size_t len, char *err, size_t errlen)
 {
 	if (len == 0) {
-		seterr(err, errlen, "%s: empty payload", pulse_aw_type_name(type));
+		wire_seterr(err, errlen, "%s: empty payload", pulse_aw_type_name(type));
 		return -1;
 	}
 	int n = 0;
@@ -498,7 +497,7 @@ int pulse_aw_lines_check(uint8_t type, const uint8_t *p, size_t len, char *err, 
 		if (i < len && p[i] != '\n') {
 			unsigned char c = p[i];
 			if ((c < 0x20 && c != '\t') || c == 0x7f) {
-				seterr(err, errlen, "%s: control byte 0x%02x at %zu", pulse_aw_type_name(type),
+				wire_seterr(err, errlen, "%s: control byte 0x%02x at %zu", pulse_aw_type_name(type),
 				       c, i);
 				return -1;
 			}
@@ -507,11 +506,11 @@ int pulse_aw_lines_check(uint8_t type, const uint8_t *p, size_t len, char *err, 
 		if (i == len && start == len && n > 0)
 			break; /* trailing newline */
 		if (i == start) {
-			seterr(err, errlen, "%s: empty line at %zu", pulse_aw_type_name(type), i);
+			wire_seterr(err, errlen, "%s: empty line at %zu", pulse_aw_type_name(type), i);
 			return -1;
 		}
 		if (p[start] != '{') {
-			seterr(err, errlen, "%s: line %d does not start with '{'", pulse_aw_type_name(type),
+			wire_seterr(err, errlen, "%s: line %d does not start with '{'", pulse_aw_type_name(type),
 			       n + 1);
 			return -1;
 		}
@@ -521,7 +520,7 @@ int pulse_aw_lines_check(uint8_t type, const uint8_t *p, size_t len, char *err, 
 		start = i + 1;
 	}
 	if ((type == PULSE_AW_OP || type == PULSE_AW_MAP) && n != 1) {
-		seterr(err, errlen, "%s: %d lines, want 1", pulse_aw_type_name(type), n);
+		wire_seterr(err, errlen, "%s: %d lines, want 1", pulse_aw_type_name(type), n);
 		return -1;
 	}
 	return n;
@@ -638,7 +637,7 @@ static int j_int(const cJSON *o, const char *k, int64_t lo, int64_t hi, int64_t 
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (!cJSON_IsNumber(x) || x->valuedouble != x->valuedouble || x->valuedouble < (double)lo ||
 	    x->valuedouble > (double)hi || x->valuedouble != (double)(int64_t)x->valuedouble) {
-		seterr(err, errlen, "JOIN: \"%s\" missing or not an integer in %" PRId64 "..%" PRId64, k,
+		wire_seterr(err, errlen, "JOIN: \"%s\" missing or not an integer in %" PRId64 "..%" PRId64, k,
 		       lo, hi);
 		return -1;
 	}
@@ -651,7 +650,7 @@ static int j_str(const cJSON *o, const char *k, char *out, size_t outlen, int is
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (!cJSON_IsString(x) || !x->valuestring) {
-		seterr(err, errlen, "JOIN: \"%s\" missing or not a string", k);
+		wire_seterr(err, errlen, "JOIN: \"%s\" missing or not a string", k);
 		return -1;
 	}
 	char what[48];
@@ -666,20 +665,20 @@ static int j_u64s(const cJSON *o, const char *k, int hex, uint64_t *v, char *err
 	const char *s = cJSON_IsString(x) ? x->valuestring : NULL;
 	if (hex) {
 		if (pulse_hex_id_parse(s, v)) {
-			seterr(err, errlen, "JOIN: \"%s\" missing or not a 0x-hex 64-bit id", k);
+			wire_seterr(err, errlen, "JOIN: \"%s\" missing or not a 0x-hex 64-bit id", k);
 			return -1;
 		}
 		return 0;
 	}
 	if (!s || *s < '0' || *s > '9') {
-		seterr(err, errlen, "JOIN: \"%s\" missing or not a decimal string", k);
+		wire_seterr(err, errlen, "JOIN: \"%s\" missing or not a decimal string", k);
 		return -1;
 	}
 	char *end;
 	errno = 0;
 	unsigned long long u = strtoull(s, &end, 10);
 	if (errno || *end) {
-		seterr(err, errlen, "JOIN: \"%s\" is not a 64-bit number", k);
+		wire_seterr(err, errlen, "JOIN: \"%s\" is not a 64-bit number", k);
 		return -1;
 	}
 	*v = u;
@@ -703,14 +702,14 @@ int pulse_aw_join_from_json(const char *text, size_t len, struct pulse_aw_join *
 		err[0] = 0;
 	cJSON *o = cJSON_ParseWithLength(text, len);
 	if (!cJSON_IsObject(o)) {
-		seterr(err, errlen, "JOIN: not a JSON object");
+		wire_seterr(err, errlen, "JOIN: not a JSON object");
 		cJSON_Delete(o);
 		return -1;
 	}
 	int64_t v;
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (!cJSON_IsString(t) || strcmp(t->valuestring, "join")) {
-		seterr(err, errlen, "JOIN: \"type\" is not \"join\"");
+		wire_seterr(err, errlen, "JOIN: \"type\" is not \"join\"");
 		goto bad;
 	}
 	if (j_int(o, "v", 1, 1, &v, err, errlen) ||
@@ -722,20 +721,20 @@ int pulse_aw_join_from_json(const char *text, size_t len, struct pulse_aw_join *
 	const cJSON *qa = cJSON_GetObjectItemCaseSensitive(o, "qps");
 	const cJSON *ma = cJSON_GetObjectItemCaseSensitive(o, "members");
 	if (!cJSON_IsArray(qa) || !cJSON_IsArray(ma)) {
-		seterr(err, errlen, "JOIN: \"qps\" or \"members\" missing or not an array");
+		wire_seterr(err, errlen, "JOIN: \"qps\" or \"members\" missing or not an array");
 		goto bad;
 	}
 	int nq = cJSON_GetArraySize(qa), nm = cJSON_GetArraySize(ma);
 	if (nq < 0 || (uint32_t)nq > PULSE_AW_JOIN_MAX_QPS || nm < 0 ||
 	    (uint32_t)nm > PULSE_AW_JOIN_MAX_MEMBERS) {
-		seterr(err, errlen, "JOIN: %d qps / %d members over the bounds %u / %u", nq, nm,
+		wire_seterr(err, errlen, "JOIN: %d qps / %d members over the bounds %u / %u", nq, nm,
 		       PULSE_AW_JOIN_MAX_QPS, PULSE_AW_JOIN_MAX_MEMBERS);
 		goto bad;
 	}
 	j->qps = calloc((size_t)nq + 1, sizeof *j->qps);
 	j->members = calloc((size_t)nm + 1, sizeof *j->members);
 	if (!j->qps || !j->members) {
-		seterr(err, errlen, "JOIN: out of memory");
+		wire_seterr(err, errlen, "JOIN: out of memory");
 		goto bad;
 	}
 	const cJSON *e;
@@ -776,7 +775,7 @@ int pulse_aw_join_from_json(const char *text, size_t len, struct pulse_aw_join *
 			goto bad;
 		m->nranks = (int32_t)v;
 		if (m->rank >= m->nranks) {
-			seterr(err, errlen, "JOIN: member rank %d not below nranks %d", m->rank, m->nranks);
+			wire_seterr(err, errlen, "JOIN: member rank %d not below nranks %d", m->rank, m->nranks);
 			goto bad;
 		}
 		if (j_str(e, "host", m->host, sizeof m->host, 1, err, errlen) ||
@@ -792,8 +791,44 @@ int pulse_aw_join_from_json(const char *text, size_t len, struct pulse_aw_join *
 	return 0;
 bad:
 	if (err && errlen && !err[0])
-		seterr(err, errlen, "JOIN: malformed entry");
+		wire_seterr(err, errlen, "JOIN: malformed entry");
 	cJSON_Delete(o);
 	pulse_aw_join_free(j);
 	return -1;
+}
+
+/* ---- OPS: binary operator records ---- */
+
+size_t pulse_aw_ops_put(uint8_t *buf, size_t len, size_t cap, const struct pulse_op_record *r)
+{
+	if (len > cap || cap - len < 2 + 1)
+		return 0;
+	size_t room = cap - len - 2;
+	size_t n = pulse_op_record_to_bin(r, buf + len + 2, room < PULSE_OP_BIN_MAX ? room : PULSE_OP_BIN_MAX);
+	if (!n)
+		return 0;
+	pulse_put_u16(buf + len, (uint16_t)n);
+	return len + 2 + n;
+}
+
+int pulse_aw_ops_next(const uint8_t *p, size_t len, size_t *pos, const uint8_t **rec,
+		      size_t *reclen, char *err, size_t errlen)
+{
+	if (*pos >= len)
+		return 0;
+	if (len - *pos < 2) {
+		wire_seterr(err, errlen, "OPS: %zu stray byte(s) at %zu", len - *pos, *pos);
+		*pos = len;
+		return -1;
+	}
+	size_t n = pulse_get_u16(p + *pos);
+	if (!n || n > PULSE_OP_BIN_MAX || n > len - *pos - 2) {
+		wire_seterr(err, errlen, "OPS: record length %zu at %zu (payload %zu bytes)", n, *pos, len);
+		*pos = len;
+		return -1;
+	}
+	*rec = p + *pos + 2;
+	*reclen = n;
+	*pos += 2 + n;
+	return 1;
 }

@@ -1,4 +1,5 @@
 /* See wire/json_dec.h. */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "json_dec.h"
@@ -22,4 +23,14 @@ double wire_dec_num(struct wire_dec *d, const cJSON *o, const char *k, double lo
 		return 0;
 	}
 	return v->valuedouble;
+}
+
+void wire_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

@@ -16,8 +16,10 @@
  *
  * The header layout is the same in every protocol version. HELLO and
  * HELLO_ACK are always sent with version PULSE_AW_VERSION_MIN so that any
- * peer can read them; after that, frames carry the version the analyzer
- * chose in HELLO_ACK. A frame whose magic is wrong or whose length exceeds
+ * peer can read them. After that a frame carries the version that defined
+ * its type (pulse_aw_type_since: OPS 2, all others 1), which may not exceed
+ * the version the analyzer chose in HELLO_ACK: a version-1 analyzer never
+ * sees a version-2 frame, and a version-2 analyzer reads version-1 agents. A frame whose magic is wrong or whose length exceeds
  * the bound desynchronizes the stream: the receiver says ERROR and closes.
  * A frame with an unknown type or flags, or a payload that does not decode,
  * is skipped (its length is known) and counted.
@@ -27,6 +29,7 @@
  *   Z->A HELLO_ACK    chosen version, Z's realtime, Z's payload bound,
  *                     heartbeat period; or ERROR and close
  *   A->Z OP           one operator record, JSON (include/pulse/op_record.h)
+ *   A->Z OPS          (version 2) operator records, binary, batched (below)
  *   A->Z CALLS        hook_op / hook_group JSON lines, '\n'-separated
  *   A->Z MAP          the host's hook_map JSON line (host-agent/qp_map.c)
  *   A->Z LINES        other agent JSON lines ("window", "event"), '\n'-separated
@@ -47,7 +50,7 @@
 
 #define PULSE_AW_MAGIC 0x57534c50u /* "PLSW" */
 #define PULSE_AW_VERSION_MIN 1
-#define PULSE_AW_VERSION_MAX 1
+#define PULSE_AW_VERSION_MAX 2
 #define PULSE_AW_HDR_LEN 16
 #define PULSE_AW_MAX_PAYLOAD (4u << 20)   /* hard bound of the format */
 #define PULSE_AW_DEFAULT_PORT 7410
@@ -63,14 +66,18 @@ enum pulse_aw_type {
 	PULSE_AW_HEARTBEAT = 8,
 	PULSE_AW_BYE = 9,
 	PULSE_AW_ERROR = 10,
+	PULSE_AW_OPS = 11, /* version 2: binary operator records, batched */
 };
-#define PULSE_AW_NTYPES 11 /* one past the largest type */
+#define PULSE_AW_NTYPES 12 /* one past the largest type */
 
 /* Who may send a type. */
 #define PULSE_AW_FROM_AGENT 1u
 #define PULSE_AW_FROM_ANALYZER 2u
 unsigned pulse_aw_type_senders(uint8_t type); /* 0: unknown type */
 const char *pulse_aw_type_name(uint8_t type); /* "HELLO", ..., "type?" */
+/* The protocol version that defined a type (its frames carry it): 1, or 2
+ * for OPS; 0 for an unknown type. */
+uint8_t pulse_aw_type_since(uint8_t type);
 
 /* ERROR codes (and BYE reasons) */
 enum pulse_aw_err {
@@ -206,6 +213,20 @@ int pulse_aw_lines_next(const uint8_t *p, size_t len, size_t *pos, const char **
  * all: copies it into out (NUL-terminated) and returns 0, or -1 if there is
  * none in the first bytes. Used to route agent lines into frame types. */
 int pulse_aw_line_type(const char *line, size_t len, char *out, size_t outlen);
+
+/* OPS (version 2): binary operator records (pulse_op_record_to_bin,
+ * include/pulse/op_record.h), each as u16 length (1..PULSE_OP_BIN_MAX)
+ * then the record, back to back, as many as the payload bound allows.
+ * Appends one record to a payload being built (buf holds len bytes, cap
+ * in all): returns the new length, or 0 when it does not fit. */
+size_t pulse_aw_ops_put(uint8_t *buf, size_t len, size_t cap, const struct pulse_op_record *r);
+/* Iterates an OPS payload: *pos starts at 0; returns 1 with the next
+ * record's bytes in (*rec, *reclen), 0 at the end, -1 when the framing is
+ * broken (a zero or oversized length, or one past the payload: the rest
+ * of the payload is unusable, err says why). A record that does not decode
+ * is the caller's to count; the ones after it are still read. */
+int pulse_aw_ops_next(const uint8_t *p, size_t len, size_t *pos, const uint8_t **rec,
+		      size_t *reclen, char *err, size_t errlen);
 
 /* JOIN: one JSON object:
  *   {"type":"join","v":1,"host":"host3","t_ns":"T","version":N,

@@ -23,6 +23,19 @@
  * peak_epoch_bytes came later: a reader takes a line without it (peak 0,
  * not measured).
  *
+ * Binary form (wire/op_record_bin.c): what the analyzer wire protocol's
+ * OPS frames (protocol version 2) and the bus carry; about 5x smaller and
+ * an order of magnitude cheaper to decode than the JSON line. Layout,
+ * after a version byte (PULSE_OP_BIN_VERSION): the fields in the order of
+ * struct pulse_op_record, unsigned integers as LEB128 varints, signed ones
+ * zigzag-encoded, comm_id as 8 little-endian bytes, rank_rate_gbps as an
+ * IEEE double (8 bytes LE), start/end times as zigzag deltas from call_ns
+ * (mod 2^64), the six enums one byte each, host names as a length byte and
+ * the bytes or 0x80|i for the i-th host already written in the record, and
+ * the peers after their count. Documented field by field in
+ * analyzer/PROTOCOL.md. Both decoders check the same ranges, so a record is
+ * accepted in both forms or in neither.
+ *
  * Times are the agent host's CLOCK_REALTIME in ns (NIC times converted
  * through the POLL clock sync); 0 means unknown (e.g. no traffic yet).
  * Absolute times ("T") are decimal strings, since CLOCK_REALTIME ns exceed
@@ -128,5 +141,15 @@ char *pulse_op_record_to_json(const struct pulse_op_record *r);
  * Returns 0, or -1 with a one-line reason in err; never reads past len. */
 int pulse_op_record_from_json(const char *text, size_t len, struct pulse_op_record *r, char *err,
 			      size_t errlen);
+
+/* The binary form. PULSE_OP_BIN_MAX bounds any encoded record. */
+#define PULSE_OP_BIN_VERSION 1
+#define PULSE_OP_BIN_MAX 9216
+/* Encodes r into out; returns its size, or 0 when cap is too small. */
+size_t pulse_op_record_to_bin(const struct pulse_op_record *r, uint8_t *out, size_t cap);
+/* Decodes exactly len bytes (one record). Returns 0, or -1 with a one-line
+ * reason in err (err may be NULL). Only the peers in use are written. */
+int pulse_op_record_from_bin(const uint8_t *p, size_t len, struct pulse_op_record *r, char *err,
+			     size_t errlen);
 
 #endif

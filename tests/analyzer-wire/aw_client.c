@@ -13,8 +13,10 @@
  *   aw_client flood ADDR HOST SECS  HELLO, then CALLS frames as fast as it can
  *   aw_client skew ADDR HOST MS     HELLO with the clock MS ahead, 10 records, BYE
  *   aw_client bench                 decoder throughput (frames/s, MB/s)
- *   aw_client bench-e2e ADDR N      N op records through the link to a live
- *                                   analyzer, until its BYE is sent: frames/s
+ *   aw_client bench-e2e ADDR N [json|bin]  N op records through the link to a
+ *                                   live analyzer, until its BYE is sent: records/s;
+ *                                   json: the link offers protocol 1 only (JSON OP
+ *                                   frames), bin (default): protocol 2 (OPS)
  * Raw modes print the analyzer's answer (ERROR code and text) and exit 0
  * when it answered as the protocol says. */
 #include <arpa/inet.h>
@@ -86,12 +88,13 @@ static void lg(void *ctx, const char *level, const char *msg)
 	fprintf(stderr, "aw_client link %s: %s\n", level, msg);
 }
 
-static int run_link(const char *addr, const char *host, long n, int ops_only, double *secs)
+static int run_link(const char *addr, const char *host, long n, int ops_only, double *secs,
+		    uint16_t max_version)
 {
 	char err[256];
 	struct alink_cfg c = {.addr = addr, .job = "live", .host = host, .agent_version = "aw_client",
 			      .queue_cap = 256u << 20, .backoff_min_ms = 20, .backoff_max_ms = 200,
-			      .log = lg};
+			      .log = lg, .max_version = max_version};
 	struct alink *l = alink_new(&c, err, sizeof err);
 	if (!l) {
 		fprintf(stderr, "aw_client: %s\n", err);
@@ -102,6 +105,18 @@ static int run_link(const char *addr, const char *host, long n, int ops_only, do
 	char b[256];
 	for (long i = 0; i < n; i++) {
 		sample_op(&r, host, (uint64_t)i);
+		if (ops_only) {
+			/* the benchmark: the 8 GPUs of one host in one communicator,
+			 * so that every operator instance completes (8 records) and
+			 * the analyzer runs its per-instance checks as in a job */
+			r.rank = r.gpu = (int32_t)(i % 8);
+			r.nranks = 8;
+			r.seq = (uint64_t)(i / 8);
+			r.pid = 4242 + (uint32_t)r.rank;
+			r.peers[0].rank = (r.rank + 1) % 8;
+			r.peers[0].gpu = r.peers[0].rank;
+			snprintf(r.peers[0].host, sizeof r.peers[0].host, "%s", host);
+		}
 		if (alink_op(l, &r))
 			return 1;
 		if (!ops_only) {
@@ -304,8 +319,46 @@ static int bench(void)
 		}
 	}
 	double s = (double)(mono() - t0) / 1e9;
-	printf("decode+check+parse OP     %zu records: %.0f k records/s\n", nf, (double)got / s / 1e3);
+	printf("decode+check+parse OP     %zu records (JSON, %zu bytes each): %.0f k records/s\n", nf, pl,
+	       (double)got / s / 1e3);
 	pulse_aw_dec_free(&d);
+	free(buf);
+	/* the same records binary, batched in OPS frames of up to 64 KiB */
+	static uint8_t ops[64 << 10];
+	size_t ol = 0, per = 0;
+	while ((ol = pulse_aw_ops_put(ops, ol, sizeof ops, &r)) != 0)
+		per++;
+	ol = 0;
+	for (size_t i = 0; i < per; i++)
+		ol = pulse_aw_ops_put(ops, ol, sizeof ops, &r);
+	size_t nof = nf / per + 1;
+	fl = ol + PULSE_AW_HDR_LEN;
+	buf = malloc(nof * fl);
+	for (size_t i = 0; i < nof; i++)
+		pulse_aw_frame(buf + i * fl, fl, 2, PULSE_AW_OPS, (uint32_t)i, ops, ol);
+	pulse_aw_dec_init(&d, 0);
+	struct pulse_op_record *rb = malloc(sizeof *rb);
+	t0 = mono();
+	got = 0;
+	for (size_t pos = 0; pos < nof * fl;) {
+		size_t c = nof * fl - pos < 65536 ? nof * fl - pos : 65536;
+		pos += pulse_aw_dec_feed(&d, buf + pos, c);
+		struct pulse_aw_frame f;
+		while (pulse_aw_dec_next(&d, &f, NULL, 0) == PULSE_AW_DEC_FRAME) {
+			size_t p = 0, rl;
+			const uint8_t *rec;
+			while (pulse_aw_ops_next(f.payload, f.h.length, &p, &rec, &rl, NULL, 0) == 1) {
+				if (pulse_op_record_from_bin(rec, rl, rb, NULL, 0))
+					return 1;
+				got++;
+			}
+		}
+	}
+	s = (double)(mono() - t0) / 1e9;
+	printf("decode+parse OPS          %zu records (binary, %zu bytes each, %zu per frame): %.0f k records/s\n",
+	       (size_t)got, ol / per - 2, per, (double)got / s / 1e3);
+	pulse_aw_dec_free(&d);
+	free(rb);
 	free(buf);
 	/* the agent's side: alink_line (route, check, batch, queue), no socket */
 	char err[128];
@@ -340,13 +393,14 @@ int main(int argc, char **argv)
 		return 2;
 	const char *addr = argv[2];
 	if (!strcmp(m, "good") && argc == 5)
-		return run_link(addr, argv[3], atol(argv[4]), 0, NULL);
-	if (!strcmp(m, "bench-e2e") && argc == 4) {
+		return run_link(addr, argv[3], atol(argv[4]), 0, NULL, 0);
+	if (!strcmp(m, "bench-e2e") && (argc == 4 || argc == 5)) {
 		double secs = 0;
 		long n = atol(argv[3]);
-		int rc = run_link(addr, "host-bench", n, 1, &secs);
-		printf("end to end: %ld op records through the link to pulse-analyzer in %.3f s: %.0f k records/s\n",
-		       n, secs, (double)n / secs / 1e3);
+		int json = argc == 5 && !strcmp(argv[4], "json");
+		int rc = run_link(addr, "host-bench", n, 1, &secs, json ? 1 : 0);
+		printf("end to end: %ld op records (%s) through the link to pulse-analyzer in %.3f s: %.0f k records/s\n",
+		       n, json ? "JSON, protocol 1" : "binary, protocol 2", secs, (double)n / secs / 1e3);
 		return rc;
 	}
 	int fd = raw_connect(addr);

@@ -353,9 +353,9 @@ static void test_bad_agents(void **st)
 	assert_int_equal(ss->oversize, 1);
 	GOOD_SOME();
 
-	/* unknown versions: HELLO for 2..3 */
+	/* unknown versions: HELLO for the two after the highest */
 	fd = raw_connect(port);
-	raw_hello(fd, "bad2", 2, 3, 0);
+	raw_hello(fd, "bad2", PULSE_AW_VERSION_MAX + 1, PULSE_AW_VERSION_MAX + 2, 0);
 	assert_true(raw_expect(s, fd, PULSE_AW_ERROR, &code));
 	assert_int_equal(code, PULSE_AW_E_VERSION);
 	close(fd);
@@ -647,8 +647,15 @@ static void test_link_volume(void **st)
 	cfg_test(&c);
 	c.max_frames_per_s = 0;
 	struct an_srv *s = srv_start(&c);
-	struct joins js = {0};
-	struct alink *l = link_new(an_srv_port(s), "bulk", &js);
+	/* the server is not run while the 20000 lines are queued (seconds under
+	 * TSan on a loaded machine): a HELLO_ACK timeout would count as a
+	 * disconnect, which is not what this test is about */
+	char addr[64], err[256];
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", an_srv_port(s));
+	struct alink_cfg lc = {.addr = addr, .job = "job1", .host = "bulk", .backoff_min_ms = 20,
+			       .backoff_max_ms = 200, .connect_timeout_ms = 60000, .log = jlog};
+	struct alink *l = alink_new(&lc, err, sizeof err);
+	assert_non_null(l);
 	char b[600];
 	char pad[401];
 	memset(pad, 'x', 400);
@@ -876,6 +883,237 @@ static void test_tee(void **st)
 	an_srv_free(s);
 }
 
+static struct pulse_op_record brec; /* large: not on the stack */
+
+static void bin_rec(const char *host, uint64_t seq)
+{
+	memset(&brec, 0, sizeof brec);
+	snprintf(brec.host, sizeof brec.host, "%s", host);
+	brec.comm_id = 0xaa;
+	brec.nranks = 2;
+	brec.seq = seq;
+	brec.op = 1;
+	brec.status = PULSE_OP_COMPLETE;
+	brec.call_ns = realt();
+	brec.npeers = 1;
+	brec.peers[0].rank = 1;
+	snprintf(brec.peers[0].host, sizeof brec.peers[0].host, "%s", host);
+}
+
+/* Protocol version 2: alink_op's records go binary in batched OPS frames,
+ * in order with the JSON lines around them; a version-1 analyzer
+ * (max_version 1) gets the same records as JSON OP frames, those queued
+ * binary before it answered included; bad OPS input is counted. */
+static void test_link_binary(void **st)
+{
+	(void)st;
+	struct an_srv_cfg c;
+	cfg_test(&c);
+	struct an_srv *s = srv_start(&c);
+	const struct an_srv_stats *ss = an_srv_stats(s);
+	struct joins js = {0};
+	struct alink *l = link_new(an_srv_port(s), "hostB", &js);
+	struct alink *ls[] = {l};
+	char b[256];
+	for (int i = 0; i < 300; i++) {
+		bin_rec("hostB", (uint64_t)i);
+		assert_int_equal(alink_op(l, &brec), 0);
+		if (i % 100 == 99) {
+			snprintf(b, sizeof b, "{\"type\":\"hook_op\",\"seq\":%d}", i);
+			assert_int_equal(alink_line(l, b, strlen(b)), 0);
+		}
+	}
+	struct want w = {"hostB", 303};
+	pump(s, ls, 1, 3000, got_lines, &w);
+	assert_int_equal(fake_count("hostB", "\"type\":\"op\""), 300);
+	assert_int_equal(fake_count("hostB", "hook_op"), 3);
+	for (uint32_t i = 0; i < 303; i++) /* order: 100 records, a hook_op, ... */
+		assert_non_null(strstr(fake_state.lines[i], i % 101 == 100 ? "hook_op" : "\"type\":\"op\""));
+	assert_non_null(strstr(fake_state.lines[101], "\"seq\":100,"));
+	struct alink_stats lst;
+	alink_get_stats(l, &lst);
+	assert_int_equal(lst.records_bin, 300);
+	assert_int_equal(lst.records_json, 0);
+	assert_true(ss->frames_in < 1 + 20); /* HELLO and a few batches, not 300 frames */
+	assert_int_equal(ss->lines_used, 303);
+	alink_close(l, 500);
+	pump(s, NULL, 0, 100, NULL, NULL);
+
+	/* bad OPS input from a raw version-2 client: a record that does not
+	 * decode is rejected and the next one still read; broken framing drops
+	 * the frame's rest; OPS on a version-1 connection is skipped */
+	int fd = raw_connect(an_srv_port(s));
+	raw_hello(fd, "bad5", 1, 2, 0);
+	uint8_t pl[4096];
+	size_t n = 0;
+	bin_rec("bad5", 1);
+	n = pulse_aw_ops_put(pl, n, sizeof pl, &brec);
+	size_t first = n;
+	bin_rec("bad5", 2);
+	n = pulse_aw_ops_put(pl, n, sizeof pl, &brec);
+	pl[2 + 1] = 0x7f; /* the first record's host: a length past its end */
+	raw_frame(fd, 2, PULSE_AW_OPS, pl, n);
+	raw_frame(fd, 2, PULSE_AW_OPS, pl, first - 1); /* the length says more than is there */
+	uint64_t rej = ss->lines_rejected, badp = ss->bad_payload;
+	struct want w5 = {"bad5", 1};
+	pump(s, NULL, 0, 1000, got_lines, &w5);
+	pump(s, NULL, 0, 50, NULL, NULL);
+	assert_int_equal(fake_count("bad5", "\"seq\":2,"), 1);
+	assert_int_equal(ss->lines_rejected, rej + 1);
+	assert_int_equal(ss->bad_payload, badp + 1);
+	close(fd);
+	fd = raw_connect(an_srv_port(s));
+	raw_hello(fd, "bad6", 1, 1, 0);
+	uint64_t badf = ss->bad_frames;
+	raw_frame(fd, 2, PULSE_AW_OPS, pl + first, n - first);
+	pump(s, NULL, 0, 200, NULL, NULL);
+	assert_int_equal(ss->bad_frames, badf + 1);
+	assert_int_equal(fake_count("bad6", NULL), 0);
+	close(fd);
+	an_srv_free(s);
+
+	/* a version-1 analyzer: records queued binary before it answered are
+	 * converted, later ones go as JSON */
+	cfg_test(&c);
+	c.max_version = 1;
+	s = srv_start(&c);
+	ss = an_srv_stats(s);
+	l = link_new(an_srv_port(s), "hostC", &js);
+	ls[0] = l;
+	for (int i = 0; i < 50; i++) {
+		bin_rec("hostC", (uint64_t)i);
+		assert_int_equal(alink_op(l, &brec), 0);
+		if (i == 20)
+			alink_poll(l, mono()); /* some in the queue, the rest in the open batch */
+	}
+	w = (struct want){"hostC", 50};
+	pump(s, ls, 1, 3000, got_lines, &w);
+	for (int i = 50; i < 60; i++) {
+		bin_rec("hostC", (uint64_t)i);
+		assert_int_equal(alink_op(l, &brec), 0);
+	}
+	w.n = 60;
+	pump(s, ls, 1, 3000, got_lines, &w);
+	assert_int_equal(fake_count("hostC", "\"type\":\"op\""), 60);
+	for (uint32_t i = 0; i < 60; i++) {
+		snprintf(b, sizeof b, "\"seq\":%u,", i);
+		assert_non_null(strstr(fake_state.lines[i], b));
+	}
+	alink_get_stats(l, &lst);
+	assert_int_equal(lst.records_bin, 50);
+	assert_int_equal(lst.records_converted, 50);
+	assert_int_equal(lst.records_json, 10);
+	assert_int_equal(ss->frames_in, 1 + 60); /* HELLO, then one OP frame per record */
+	alink_close(l, 500);
+	pump(s, NULL, 0, 100, NULL, NULL);
+	an_srv_free(s);
+
+	/* records_direct (the agent's setting): the record goes once, binary;
+	 * its JSON line goes to the file only, the other lines through the tee */
+	cfg_test(&c);
+	s = srv_start(&c);
+	char addr[64], err[256];
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", an_srv_port(s));
+	struct alink_cfg lc = {.addr = addr, .job = "job1", .host = "hostD", .backoff_min_ms = 20,
+			       .log = jlog, .records_direct = 1};
+	l = alink_new(&lc, err, sizeof err);
+	assert_non_null(l);
+	ls[0] = l;
+	char *txt = NULL;
+	size_t tl = 0;
+	FILE *inner = open_memstream(&txt, &tl);
+	FILE *t = alink_tee(l, inner, 0);
+	assert_non_null(t);
+	bin_rec("hostD", 7);
+	char *line = pulse_op_record_to_json(&brec);
+	fprintf(t, "%s\n{\"type\":\"hook_op\",\"seq\":7}\n", line);
+	fflush(t);
+	assert_int_equal(alink_op(l, &brec), 0);
+	w = (struct want){"hostD", 2};
+	pump(s, ls, 1, 2000, got_lines, &w);
+	pump(s, ls, 1, 50, NULL, NULL);
+	assert_int_equal(fake_count("hostD", "\"type\":\"op\""), 1);
+	assert_int_equal(fake_count("hostD", "hook_op"), 1);
+	fclose(t);
+	fclose(inner);
+	assert_non_null(strstr(txt, line));
+	free(line);
+	free(txt);
+	alink_get_stats(l, &lst);
+	assert_int_equal(lst.records_bin, 1);
+	alink_close(l, 200);
+	an_srv_free(s);
+}
+
+/* GET path on port; the whole answer (headers and body) into out. */
+static size_t http_get(int port, const char *path, char *out, size_t cap)
+{
+	int fd = raw_connect(port);
+	char req[256];
+	snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+	raw_send(fd, req, strlen(req));
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < cap && (k = recv(fd, out + n, cap - 1 - n, 0)) > 0)
+		n += (size_t)k;
+	out[n] = 0;
+	close(fd);
+	return n;
+}
+
+/* The value of an OpenMetrics sample line "name{labels} value" */
+static double sample_of(const char *text, const char *series)
+{
+	char key[256];
+	snprintf(key, sizeof key, "\n%s ", series); /* a sample line, not its # TYPE */
+	const char *p = strstr(text, key);
+	return p ? atof(p + strlen(key)) : -1;
+}
+
+/* --metrics-listen: the snapshot the loop renders after each tick, served
+ * from libmicrohttpd's thread (TSan build: no race with the loop) */
+static void test_metrics(void **st)
+{
+	(void)st;
+	struct an_srv_cfg c;
+	cfg_test(&c);
+	c.metrics_listen = "127.0.0.1:0";
+	struct an_srv *s = srv_start(&c);
+	int mport = an_srv_metrics_port(s);
+	assert_true(mport > 0);
+	struct joins js = {0};
+	struct alink *l = link_new(an_srv_port(s), "hostM", &js);
+	struct alink *ls[] = {l};
+	for (int i = 0; i < 40; i++) {
+		bin_rec("hostM", (uint64_t)i);
+		assert_int_equal(alink_op(l, &brec), 0);
+	}
+	struct want w = {"hostM", 40};
+	pump(s, ls, 1, 3000, got_lines, &w);
+	pump(s, ls, 1, 120, NULL, NULL); /* a tick after: a fresh snapshot */
+	static char out[65536];
+	assert_true(http_get(mport, "/metrics", out, sizeof out) > 0);
+	assert_non_null(strstr(out, "200 OK"));
+	assert_non_null(strstr(out, "application/openmetrics-text"));
+	assert_true(sample_of(out, "pulse_analyzer_records_total") == 40);
+	assert_true(sample_of(out, "pulse_analyzer_jobs_owned") == 1);
+	assert_true(sample_of(out, "pulse_analyzer_agents_connected") == 1);
+	assert_non_null(strstr(out, "pulse_analyzer_info{job=\"job1\""));
+	assert_non_null(strstr(out, "pulse_analyzer_diagnoses_total{class=\"comm_slow\",localizer=\"pulse\"} 0"));
+	assert_non_null(strstr(out, "pulse_analyzer_consumer_lag_seconds NaN")); /* the test double has no data time */
+	assert_true(strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"));
+	assert_true(http_get(mport, "/nope", out, sizeof out) > 0);
+	assert_non_null(strstr(out, "404"));
+	alink_close(l, 200);
+	an_srv_free(s);
+	/* a bad address: a clear error, no server */
+	cfg_test(&c);
+	c.metrics_listen = "localhost:x";
+	char err[256];
+	assert_null(an_srv_new(&fake_state, &c, err, sizeof err));
+	assert_non_null(strstr(err, "--metrics-listen"));
+}
+
 int main(void)
 {
 	logf_ = getenv("AW_TEST_VERBOSE") ? stderr : fopen("/dev/null", "w");
@@ -886,6 +1124,8 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_link_backoff_and_queue),
 		cmocka_unit_test(test_tee),
+		cmocka_unit_test(test_link_binary),
+		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_link_volume),
 		cmocka_unit_test(test_link_silent_analyzer),
 		cmocka_unit_test(test_limits),

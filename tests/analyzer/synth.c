@@ -46,8 +46,21 @@ static void host_name(char *out, size_t n, int r)
 /* file mode (syn_write_dir): lines go to DIR/agent/<host>.jsonl instead */
 static FILE *syn_files[SYN_MAX_HOSTS];
 
+int syn_binary;
+
 static void feed(struct an_state *st, const struct pulse_op_record *r)
 {
+	if (syn_binary && !syn_files[g_sib * g_n + r->rank]) {
+		/* the live wire's form: binary, decoded, an_ingest_op */
+		static uint8_t b[PULSE_OP_BIN_MAX];
+		static struct pulse_op_record d;
+		char err[256];
+		size_t n = pulse_op_record_to_bin(r, b, sizeof b);
+		if (!n || pulse_op_record_from_bin(b, n, &d, err, sizeof err))
+			abort();
+		an_ingest_op(st, d.host, &d, err, sizeof err);
+		return;
+	}
 	char *line = pulse_op_record_to_json(r);
 	if (!line)
 		abort();

@@ -47,6 +47,10 @@ struct syn {
 	int ncomms;                  /* sibling groups (same schedule, other hosts); failures hit group 0 */
 };
 
+/* 1: syn_run hands the records to an_ingest_op through the binary codec
+ * (the live wire's path) instead of JSON lines to an_ingest */
+extern int syn_binary;
+
 void syn_default(struct syn *s);
 /* Runs the job through a fresh analyzer (cfg NULL: defaults); the caller
  * frees it. */

@@ -3,6 +3,7 @@
  * baseline beside it, the triggers, the JSON report's shape, the timeline
  * export (parsed back with cJSON) and bad input. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1044,10 +1045,87 @@ static void test_hang_link_down(void **state)
 	an_state_free(st);
 }
 
+/* ---- the binary path: an_ingest_op and the selection median ---- */
+
+static char *report_of(const struct syn *s, int binary)
+{
+	syn_binary = binary;
+	struct an_state *st = syn_run(s, NULL);
+	syn_binary = 0;
+	cJSON *j = an_report_json(st);
+	char *txt = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.malformed, 0);
+	assert_true(c.ops > 0);
+	an_state_free(st);
+	return txt;
+}
+
+/* The same job through JSON lines (an_ingest) and through the binary
+ * codec (an_ingest_op): the same report, diagnoses and counters. */
+static void test_binary_same_verdicts(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct syn s;
+		syn_default(&s);
+		switch (k) {
+		case 0: s.slow_rate[2] = 200; break;
+		case 1: s.custom = 1; s.xfer_slow[1] = 0.5; break;
+		case 2: s.hang = SYN_HANG_COMM; s.hang_rank = 1; break;
+		case 3: s.extra_compute_ms[3] = 40; s.emit_map = 1; break;
+		}
+		char *a = report_of(&s, 0), *b = report_of(&s, 1);
+		assert_non_null(a);
+		assert_string_equal(a, b);
+		assert_non_null(strstr(a, "\"diagnoses\":[{")); /* each has a verdict to compare */
+		free(a);
+		free(b);
+	}
+}
+
+/* an_roll_stats' median and MAD from the kept order equal the sorted
+ * ones exactly, after every sample, as the window fills and then slides,
+ * with ties and negative values. */
+static void test_roll_stats_exact(void **state)
+{
+	(void)state;
+	uint32_t seed = 12345;
+	for (int round = 0; round < 40; round++) {
+		struct an_roll r;
+		memset(&r, 0, sizeof r);
+		for (int i = 0; i < 3 * AN_BASE_N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		double v = (double)((seed >> 8) % (round % 3 ? 1000 : 7)) - (round % 5 ? 0 : 3);
+		an_roll_add(&r, v);
+		double t[AN_BASE_N], med, mad;
+		memcpy(t, r.v, r.n * sizeof *t);
+		double want = an_median(t, r.n);
+		for (uint32_t i = 0; i < r.n; i++)
+			t[i] = fabs(r.v[i] - want);
+		double want_mad = an_median(t, r.n);
+		assert_int_equal(an_roll_stats(&r, &med, &mad), 0);
+		assert_true(med == want);
+		assert_true(mad == want_mad);
+		double mx = 0;
+		for (uint32_t k = 0; k < r.n; k++)
+			if (r.v[k] > mx)
+				mx = r.v[k];
+		assert_true(an_roll_max(&r) == mx);
+		}
+	}
+	struct an_roll e = {0};
+	assert_int_equal(an_roll_stats(&e, NULL, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_failure),
+		cmocka_unit_test(test_binary_same_verdicts),
+		cmocka_unit_test(test_roll_stats_exact),
 		cmocka_unit_test(test_comm_slow_builtin),
 		cmocka_unit_test(test_comm_slow_builtin_negative),
 		cmocka_unit_test(test_comm_stop_builtin),

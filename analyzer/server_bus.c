@@ -1,0 +1,159 @@
+/* pulse-analyzer --bus nats://… --job J: the job's records from NATS
+ * JetStream (bus/, include/pulse/bus.h) into the same state entry points
+ * the TCP service uses (an_ingest_op for records, an_ingest for MAP lines),
+ * counted in the same line counters; the same tick (server_conn.c do_tick)
+ * analyzes both. Each new diagnosis goes to the job's diagnosis subject
+ * with its key as the message id, so a replay by another analyzer
+ * publishes nothing twice, and the lease revision as its fencing token.
+ * Several analyzers may be started for one job: the one holding the job's
+ * lease (bus/bus_lease.c) reads the stream from its start and publishes;
+ * the others stand by and take over when the lease expires. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "analyzer.h"
+#include "pulse/bus.h"
+#include "pulse/clock_ns.h"
+#include "pulse/hex_id.h"
+#include "server_int.h"
+
+static void count(struct an_srv *s, int rc)
+{
+	s->st.lines++;
+	if (rc == 0)
+		s->st.lines_used++;
+	else if (rc > 0)
+		s->st.lines_ignored++;
+	else
+		s->st.lines_rejected++;
+}
+
+static int on_record(void *ctx, const char *host, const struct pulse_op_record *r)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	int rc = an_ingest_op(s->state, host, r, err, sizeof err);
+	count(s, rc);
+	return rc;
+}
+
+static int on_line(void *ctx, const char *host, const char *line, size_t len)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	int rc = an_ingest(s->state, host, line, len, err, sizeof err);
+	count(s, rc);
+	return rc;
+}
+
+static void blog(void *ctx, const char *level, const char *msg)
+{
+	srv_log(ctx, level, "bus: %s", msg);
+}
+
+int srv_bus_start(struct an_srv *s, char *err, size_t errlen)
+{
+	struct pulse_bus_cfg c = {.url = s->cfg.bus, .job = s->cfg.job, .log = blog, .ctx = s,
+				  .durable = s->cfg.bus_durable};
+	s->bus = pulse_bus_open(&c, err, errlen);
+	if (!s->bus)
+		return -1;
+	snprintf(s->job, sizeof s->job, "%s", s->cfg.job);
+	if (s->cfg.owner) {
+		snprintf(s->owner, sizeof s->owner, "%s", s->cfg.owner);
+	} else {
+		char h[64] = "analyzer";
+		gethostname(h, sizeof h - 1);
+		h[sizeof h - 1] = 0;
+		snprintf(s->owner, sizeof s->owner, "%s-%d", h, (int)getpid());
+	}
+	srv_log(s, "info", "job %s on %s: analyzing it while this analyzer (%s) holds its lease "
+		"(expiry %" PRIu32 " ms)", s->cfg.job, s->cfg.bus, s->owner, s->cfg.lease_ms);
+	return 0;
+}
+
+/* Takes or renews the job's lease every third of its expiry. Losing it
+ * (another analyzer took the job: we were cut off past the expiry) ends
+ * this analyzer: its state may miss what the other one read, and a
+ * supervisor that restarts it gets a standby that replays if it is chosen
+ * again. Returns 1 while we own the job. */
+static int lease(struct an_srv *s)
+{
+	uint64_t now = pulse_mono_ns(), period = (uint64_t)s->cfg.lease_ms * 1000000u / 3;
+	if (s->t_lease && now - s->t_lease < period)
+		return s->owned;
+	s->t_lease = now;
+	char who[96];
+	uint64_t rev = 0;
+	int rc = pulse_bus_lease(s->bus, s->owner, s->cfg.lease_ms, &rev, who, sizeof who);
+	if (rc == 1) {
+		if (!s->owned)
+			srv_log(s, "info", "job %s is ours (lease revision %" PRIu64 "): reading its stream",
+				s->job, rev);
+		s->owned = 1;
+		s->lease_rev = rev;
+		s->lease_ok_at = now;
+	} else if (s->owned && (rc == 0 || now - s->lease_ok_at > (uint64_t)s->cfg.lease_ms * 1000000u)) {
+		srv_log(s, "error", "job %s: lease lost%s%s; stopping (its diagnoses are another's now)",
+			s->job, rc == 0 ? " to " : " (bus unreachable past the expiry)", rc == 0 ? who : "");
+		s->owned = 0;
+		s->lease_lost = 1;
+		s->stop = 1;
+	} else if (!s->owned && rc == 0 && s->st.ticks % 50 == 0) {
+		srv_log(s, "info", "job %s is held by %s; standing by", s->job, who);
+	}
+	return s->owned;
+}
+
+int srv_bus_poll(struct an_srv *s, int timeout_ms)
+{
+	if (!lease(s))
+		return -1; /* a standby: poll() does the waiting */
+	struct pulse_bus_sink k = {.record = on_record, .line = on_line, .ctx = s};
+	return pulse_bus_consume(s->bus, &k, 256, timeout_ms);
+}
+
+/* The key of a diagnosis: what it is and the evidence it rests on, all
+ * from the data, so that any analyzer that replays the job's stream to
+ * the same verdict names it the same */
+static void diag_key(const struct an_diagnosis *d, char *out, size_t cap)
+{
+	char id[PULSE_HEX_ID_LEN];
+	snprintf(out, cap, "%s/%d/%s/%" PRIu64 "/%s/%d", d->localizer ? d->localizer : "-", d->cls,
+		 pulse_hex_id_format(id, d->comm_id), d->seq, d->nsuspects ? d->suspects[0].host : "group",
+		 d->nsuspects ? d->suspects[0].gpu : -1);
+}
+
+void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d)
+{
+	if (!s->bus || !s->owned)
+		return;
+	char key[256];
+	diag_key(d, key, sizeof key);
+	cJSON *o = an_diag_json(d);
+	if (o) {
+		cJSON_AddStringToObject(o, "job", s->job);
+		cJSON_AddStringToObject(o, "key", key);
+		cJSON_AddNumberToObject(o, "lease_revision", (double)s->lease_rev); /* the fencing token */
+		cJSON_AddStringToObject(o, "analyzer", s->owner);
+	}
+	char *txt = o ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	if (!txt || pulse_bus_put_diag(s->bus, key, txt, strlen(txt)))
+		srv_log(s, "warn", "diagnosis %s not published on the bus", key);
+	free(txt);
+}
+
+void srv_bus_stop(struct an_srv *s)
+{
+	if (s->bus && s->owned)
+		pulse_bus_lease_release(s->bus);
+	pulse_bus_close(s->bus);
+	s->bus = NULL;
+}

@@ -1,0 +1,61 @@
+/* What the files of bus/ share (include/pulse/bus.h is the interface). */
+#ifndef PULSE_BUS_INT_H
+#define PULSE_BUS_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include <nats/nats.h>
+
+#include "pulse/bus.h"
+#include "pulse/bus_msg.h"
+
+/* a message waiting for the bus (publisher queue) */
+struct bus_qmsg {
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+	char id[PULSE_BUS_TOKEN_LEN + 48];
+	char host[64];
+	uint8_t *data;
+	size_t len;
+	uint32_t records;
+	struct bus_qmsg *next;
+};
+
+struct pulse_bus {
+	struct pulse_bus_cfg cfg;
+	char job_tok[PULSE_BUS_TOKEN_LEN];
+	char stream[PULSE_BUS_TOKEN_LEN + 8], state_stream[PULSE_BUS_TOKEN_LEN + 16],
+		diag_stream[PULSE_BUS_TOKEN_LEN + 16];
+	natsConnection *nc;
+	jsCtx *js;
+	pthread_mutex_t mu;
+	int streams_ok;            /* the streams exist (made once the bus answers) */
+	/* publisher */
+	uint8_t *batch;            /* the current poll's OPS payload */
+	size_t batch_len, batch_cap;
+	uint32_t batch_records;
+	struct bus_qmsg *qhead, *qtail;
+	size_t qbytes;
+	/* consumer */
+	natsSubscription *sub, *state_sub, *diag_sub;
+	uint8_t *scratch;
+	size_t scratch_cap;
+	struct pulse_op_record *rec;
+	struct pulse_bus_stats st;
+	uint64_t nlog;
+	/* job ownership (bus_lease.c) */
+	kvStore *kv;
+	uint64_t lease_rev;        /* the revision we hold (0: none) */
+};
+
+void bus_log(struct pulse_bus *b, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The job's streams, if not yet done; 0 or -1 (logged). Caller holds mu. */
+int bus_ensure_streams(struct pulse_bus *b);
+/* Publishes one message with its id; 0 sent (or a duplicate), -1 not. */
+int bus_publish(struct pulse_bus *b, const char *subj, const char *id, const char *host,
+		const void *data, size_t len, int *dup);
+/* "<job>.<kind>.<host token>" subjects */
+void bus_subject(const struct pulse_bus *b, const char *kind, const char *host, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,157 @@
+/* The bus publisher (include/pulse/bus.h): a poll's records per host,
+ * batched into parts of at most PULSE_BUS_MAX_RAW, compressed, published
+ * with the ids <host>/<poll seq>/<part> (JetStream drops a resend within
+ * its duplicate window); while the bus is unreachable the messages wait in
+ * a bounded queue, oldest first, and what exceeds it is dropped and
+ * counted. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus_int.h"
+#include "pulse/analyzer_wire.h"
+
+int pulse_bus_put_op(struct pulse_bus *b, const struct pulse_op_record *r)
+{
+	pthread_mutex_lock(&b->mu);
+	if (b->batch_cap - b->batch_len < 2 + PULSE_OP_BIN_MAX) {
+		size_t nc = b->batch_cap ? b->batch_cap * 2 : 64 * 1024;
+		uint8_t *nb = nc <= 4 * PULSE_BUS_MAX_RAW ? realloc(b->batch, nc) : NULL;
+		if (!nb) {
+			b->st.queue_dropped++;
+			pthread_mutex_unlock(&b->mu);
+			return -1;
+		}
+		b->batch = nb;
+		b->batch_cap = nc;
+	}
+	size_t n = pulse_aw_ops_put(b->batch, b->batch_len, b->batch_cap, r);
+	if (n)
+		b->batch_len = n, b->batch_records++;
+	pthread_mutex_unlock(&b->mu);
+	return n ? 0 : -1;
+}
+
+static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const char *host,
+		    uint8_t *data, size_t len, uint32_t records)
+{
+	struct bus_qmsg *q = calloc(1, sizeof *q);
+	if (!q || b->qbytes + len > b->cfg.queue_cap) {
+		if (!b->st.queue_dropped++ || b->st.queue_dropped % 1000 == 0)
+			bus_log(b, "warn", "queue for the bus full (%zu bytes, cap %" PRIu32 "): %" PRIu64
+				" message(s) dropped so far", b->qbytes, b->cfg.queue_cap, b->st.queue_dropped);
+		free(q);
+		free(data);
+		return;
+	}
+	snprintf(q->subj, sizeof q->subj, "%s", subj);
+	snprintf(q->id, sizeof q->id, "%s", id);
+	snprintf(q->host, sizeof q->host, "%s", host);
+	q->data = data;
+	q->len = len;
+	q->records = records;
+	if (b->qtail)
+		b->qtail->next = q;
+	else
+		b->qhead = q;
+	b->qtail = q;
+	b->qbytes += len;
+	b->st.queued++;
+}
+
+/* Sends the queue in order until one fails (the bus is away: the rest waits). */
+static int drain(struct pulse_bus *b)
+{
+	while (b->qhead) {
+		struct bus_qmsg *q = b->qhead;
+		int dup = 0;
+		if (bus_publish(b, q->subj, q->id, q->host, q->data, q->len, &dup)) {
+			b->st.publish_failures++;
+			return -1;
+		}
+		b->st.msgs_published++;
+		b->st.msgs_duplicate += (uint64_t)dup;
+		b->st.records_published += q->records;
+		b->st.bytes_sent += q->len;
+		b->qhead = q->next;
+		if (!b->qhead)
+			b->qtail = NULL;
+		b->qbytes -= q->len;
+		b->st.queued--;
+		free(q->data);
+		free(q);
+	}
+	return 0;
+}
+
+int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
+{
+	pthread_mutex_lock(&b->mu);
+	/* parts: whole records, each part's raw body within PULSE_BUS_MAX_RAW
+	 * (the batch is at most 4 of them: pulse_bus_put_op) */
+	enum { MAXP = 8 };
+	size_t starts[MAXP + 1], nparts = 0, pos = 0, rl;
+	uint32_t counts[MAXP] = {0};
+	const uint8_t *rec;
+	while (pulse_aw_ops_next(b->batch, b->batch_len, &pos, &rec, &rl, NULL, 0) == 1) {
+		if (!nparts || (pos - starts[nparts - 1] > PULSE_BUS_MAX_RAW && nparts < MAXP))
+			starts[nparts++] = pos - rl - 2;
+		counts[nparts - 1]++;
+	}
+	starts[nparts] = b->batch_len;
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16], id[PULSE_BUS_TOKEN_LEN + 48], err[160];
+	bus_subject(b, "ops", host, subj, sizeof subj);
+	for (size_t p = 0; p < nparts; p++) {
+		struct pulse_bus_ops m = {.seq = poll_seq, .part = (uint16_t)p, .parts = (uint16_t)nparts,
+					  .records = counts[p], .body = b->batch + starts[p],
+					  .len = starts[p + 1] - starts[p]};
+		size_t len = 0;
+		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
+		if (!msg) {
+			b->st.queue_dropped++;
+			bus_log(b, "error", "%s", err);
+			continue;
+		}
+		pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+		b->st.bytes_raw += m.len;
+		enqueue(b, subj, id, host, msg, len, m.records);
+	}
+	b->batch_len = 0;
+	b->batch_records = 0;
+	int rc = drain(b);
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, size_t len)
+{
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+	pthread_mutex_lock(&b->mu);
+	bus_subject(b, "state", host, subj, sizeof subj);
+	uint8_t *copy = malloc(len ? len : 1);
+	if (copy) {
+		memcpy(copy, line, len);
+		/* no id: the state stream keeps the latest per host anyway */
+		enqueue(b, subj, "", host, copy, len, 0);
+	} else {
+		b->st.queue_dropped++;
+	}
+	int rc = drain(b);
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+int pulse_bus_put_diag(struct pulse_bus *b, const char *key, const char *json, size_t len)
+{
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+	pthread_mutex_lock(&b->mu);
+	bus_subject(b, "diag", NULL, subj, sizeof subj);
+	int dup = 0;
+	int rc = bus_publish(b, subj, key, NULL, json, len, &dup);
+	if (!rc && !dup)
+		b->st.diags_published++;
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}

@@ -1,0 +1,194 @@
+/* The bus consumer (include/pulse/bus.h): each host's latest MAP (the
+ * state stream, last message per subject), then the job's record messages
+ * in stream order through a durable pull consumer, acknowledged once the
+ * sink has them. A message that does not decode is counted, logged (rate
+ * limited) and acknowledged: never retried, never fatal. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus_int.h"
+#include "pulse/analyzer_wire.h"
+
+static int subscribe(struct pulse_bus *b)
+{
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+	jsErrCode je = 0;
+	natsStatus s = NATS_OK;
+	if (!b->state_sub) {
+		jsSubOptions so;
+		jsSubOptions_Init(&so);
+		so.Stream = b->state_stream;
+		so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+		so.Config.AckPolicy = js_AckNone;
+		snprintf(subj, sizeof subj, "pulse.%s.state.*", b->job_tok);
+		s = js_PullSubscribe(&b->state_sub, b->js, subj, NULL, NULL, &so, &je);
+	}
+	if (s == NATS_OK && !b->sub) {
+		jsSubOptions so;
+		jsSubOptions_Init(&so);
+		so.Stream = b->stream;
+		so.Config.DeliverPolicy = js_DeliverAll;
+		so.Config.AckPolicy = js_AckExplicit;
+		so.Config.AckWait = 30LL * 1000000000LL;
+		snprintf(subj, sizeof subj, "pulse.%s.ops.*", b->job_tok);
+		s = js_PullSubscribe(&b->sub, b->js, subj, b->cfg.durable, NULL, &so, &je);
+		if (s == NATS_OK)
+			bus_log(b, "info", "reading %s from %s", b->stream,
+				b->cfg.durable ? "the durable consumer's position" : "its start");
+	}
+	if (s != NATS_OK) {
+		if (b->nlog++ < 20 || b->nlog % 1000 == 0)
+			bus_log(b, "warn", "subscribe to job %s: %s (JetStream error %d)", b->cfg.job,
+				natsStatus_GetText(s), (int)je);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *host_of(natsMsg *m)
+{
+	const char *h = NULL;
+	if (natsMsgHeader_Get(m, "Pulse-Host", &h) != NATS_OK || !h || !*h || strlen(h) > 63)
+		return NULL;
+	return h;
+}
+
+static void bad(struct pulse_bus *b, natsMsg *m, const char *why)
+{
+	b->st.msgs_bad++;
+	if (b->st.msgs_bad <= 20 || b->st.msgs_bad % 1000 == 0)
+		bus_log(b, "warn", "message on %s dropped (%" PRIu64 " so far): %s", natsMsg_GetSubject(m),
+			b->st.msgs_bad, why);
+}
+
+static void one_record_msg(struct pulse_bus *b, natsMsg *m, const struct pulse_bus_sink *k)
+{
+	char err[256];
+	const char *host = host_of(m);
+	struct pulse_bus_ops d;
+	if (!host) {
+		bad(b, m, "no Pulse-Host header");
+		return;
+	}
+	if (pulse_bus_ops_decode((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &d,
+				 &b->scratch, &b->scratch_cap, err, sizeof err)) {
+		bad(b, m, err);
+		return;
+	}
+	size_t pos = 0, rl;
+	const uint8_t *rec;
+	while (pulse_aw_ops_next(d.body, d.len, &pos, &rec, &rl, NULL, 0) == 1) {
+		if (pulse_op_record_from_bin(rec, rl, b->rec, err, sizeof err) ||
+		    k->record(k->ctx, host, b->rec) < 0)
+			b->st.records_bad++;
+		else
+			b->st.records_in++;
+	}
+}
+
+int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int max, int timeout_ms)
+{
+	pthread_mutex_lock(&b->mu);
+	if (bus_ensure_streams(b) || subscribe(b)) {
+		pthread_mutex_unlock(&b->mu);
+		return -1;
+	}
+	int handled = 0;
+	natsMsgList list;
+	jsErrCode je = 0;
+	/* MAPs first: a record of a host whose MAP is not in yet is still
+	 * taken (the state checks what it can) */
+	while (natsSubscription_Fetch(&list, b->state_sub, 64, 1, &je) == NATS_OK && list.Count) {
+		for (int i = 0; i < list.Count; i++) {
+			natsMsg *m = list.Msgs[i];
+			const char *host = host_of(m);
+			b->st.msgs_in++;
+			if (!host)
+				bad(b, m, "no Pulse-Host header");
+			else if (k->line(k->ctx, host, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m)) < 0)
+				bad(b, m, "MAP line refused by the analyzer");
+			else
+				b->st.maps_in++;
+			handled++;
+		}
+		natsMsgList_Destroy(&list);
+	}
+	natsStatus s = natsSubscription_Fetch(&list, b->sub, max > 0 ? max : 64,
+					       timeout_ms > 0 ? timeout_ms : 1, &je);
+	if (s == NATS_OK) {
+		for (int i = 0; i < list.Count; i++) {
+			natsMsg *m = list.Msgs[i];
+			b->st.msgs_in++;
+			one_record_msg(b, m, k);
+			jsMsgMetaData *meta = NULL;
+			if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+				b->st.pending = meta->NumPending;
+				jsMsgMetaData_Destroy(meta);
+			}
+			natsMsg_Ack(m, NULL);
+			handled++;
+		}
+		natsMsgList_Destroy(&list);
+	} else if (s != NATS_TIMEOUT) {
+		if (b->nlog++ < 20 || b->nlog % 1000 == 0)
+			bus_log(b, "warn", "fetch from %s: %s (JetStream error %d)", b->stream, natsStatus_GetText(s),
+				(int)je);
+		pthread_mutex_unlock(&b->mu);
+		return -1;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return handled;
+}
+
+int pulse_bus_consume_diags(struct pulse_bus *b, int (*fn)(void *ctx, const char *json, size_t len),
+			    void *ctx, int max, int timeout_ms)
+{
+	pthread_mutex_lock(&b->mu);
+	int done = -1;
+	jsErrCode je = 0;
+	natsStatus s = NATS_OK;
+	if (!b->cfg.durable || bus_ensure_streams(b))
+		goto out;
+	if (!b->diag_sub) {
+		jsSubOptions so;
+		jsSubOptions_Init(&so);
+		so.Stream = b->diag_stream;
+		so.Config.DeliverPolicy = js_DeliverAll;
+		so.Config.AckPolicy = js_AckExplicit;
+		so.Config.AckWait = 10LL * 1000000000LL;
+		char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
+		bus_subject(b, "diag", NULL, subj, sizeof subj);
+		s = js_PullSubscribe(&b->diag_sub, b->js, subj, b->cfg.durable, NULL, &so, &je);
+		if (s != NATS_OK) {
+			bus_log(b, "warn", "subscribe to %s: %s (JetStream error %d)", b->diag_stream,
+				natsStatus_GetText(s), (int)je);
+			goto out;
+		}
+	}
+	natsMsgList list;
+	s = natsSubscription_Fetch(&list, b->diag_sub, max > 0 ? max : 64, timeout_ms > 0 ? timeout_ms : 1, &je);
+	if (s == NATS_TIMEOUT) {
+		done = 0;
+		goto out;
+	}
+	if (s != NATS_OK)
+		goto out;
+	done = 0;
+	for (int i = 0; i < list.Count; i++) {
+		natsMsg *m = list.Msgs[i];
+		b->st.msgs_in++;
+		if (fn(ctx, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m)) == 0) {
+			natsMsg_Ack(m, NULL);
+			done++;
+		} else {
+			natsMsg_NakWithDelay(m, 1000, NULL); /* again in 1 s: the sink's store is away */
+		}
+	}
+	natsMsgList_Destroy(&list);
+out:
+	pthread_mutex_unlock(&b->mu);
+	return done;
+}
