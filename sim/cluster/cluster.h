@@ -70,6 +70,28 @@ struct sc_failure {
 	int ingress;        /* congestion: paths into the NIC instead of out of it */
 };
 
+/* Heavy-tailed compute jitter (compute.jitter_dist). */
+enum sc_jitter_dist { JD_NORMAL = 0, JD_LOGNORMAL = 1, JD_PARETO = 2 };
+
+/* Benign events (scenario "events"; sim/README.md, "Benign events"): what
+ * a healthy production job does that the analyzer must not report. 0 in a
+ * count or an interval switches the event off. */
+struct sc_events {
+	int ckpt_every;       /* checkpoint after every N-th iteration */
+	double ckpt_ns;       /* its pause on every rank */
+	int eval_every;       /* evaluation step after every N-th iteration */
+	int eval_batches;     /* forward-only micro-batches per evaluation */
+	uint64_t eval_bytes;  /* its DP all-reduce (loss and metrics) */
+	double hiccup_prob;   /* per rank and iteration: the data loader stalls */
+	double hiccup_ns;     /* the stall, uniform in [hiccup_ns / 10, hiccup_ns] */
+	int seqlen_warmup;    /* iterations of sequence-length warm-up */
+	double seqlen_start;  /* the first iteration's share of the full length */
+	int seqlen_change_at; /* from this iteration on (0: never) ... */
+	double seqlen_change; /* ... the length is this multiple of the full one */
+	int restart_after;    /* the job restarts after this many iterations (0: never) */
+	double restart_ns;    /* processes gone, before the new ones start */
+};
+
 /* The scenario, with every default filled in (sim/README.md). */
 struct sc_scenario {
 	char name[SC_NAME_LEN];
@@ -93,6 +115,8 @@ struct sc_scenario {
 	double event_max_ns;
 	/* compute */
 	double jitter; /* relative sigma of compute durations */
+	int jitter_dist; /* enum sc_jitter_dist */
+	double pareto_alpha;
 	/* GPT */
 	int pp, dp, microbatches;
 	double fwd_ns, bwd_ns, optimizer_ns;
@@ -113,6 +137,7 @@ struct sc_scenario {
 	int npaths;
 	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];
 	struct sc_failure failure;
+	struct sc_events ev;
 };
 
 /* scenario.c */

@@ -170,6 +170,20 @@ enum instr_kind {
 	I_ITER,     /* a: iteration index starts */
 	I_ITER_END, /* a: iteration ends */
 	I_HALT,     /* the process gets stuck here (never calls anything again) */
+	I_EVENT,    /* a benign event (a: enum bev_kind, comm: iteration, dur: CPU pause) */
+};
+
+/* Benign events in a rank's program (struct sc_events) and in truth.json. */
+enum bev_kind {
+	BEV_CHECKPOINT = 1, /* sync with the GPU, then the CPU pauses */
+	BEV_EVAL_BEGIN,     /* an evaluation step starts (no pause) */
+	BEV_EVAL_END,       /* ... and ends: sync with the GPU */
+	BEV_HICCUP,         /* the data loader stalls the CPU (the GPU drains its queue) */
+	BEV_RESTART,        /* the process exits; a new one starts after the pause */
+};
+struct bev_rec {
+	int kind, iter, rank;
+	double t0, t1;
 };
 enum phase { PH_OTHER = 0, PH_FWD, PH_BWD, PH_OPT, PH_ATTN, PH_EXPERT };
 
@@ -270,6 +284,13 @@ struct sim {
 	FILE *truth_ops;
 	double last_activity;
 	int fail_rank;
+	/* benign events: their own PRNG (a run without them draws nothing from
+	 * it, so it stays byte-identical), the workload's current sequence-length
+	 * scale while programs are built, and what happened, for truth.json */
+	struct pulse_rng erng;
+	double wl_scale;
+	struct bev_rec *bevs;
+	size_t nbevs, capbevs;
 	char err[8400];
 };
 
@@ -299,6 +320,7 @@ void ops_flush_truth(struct sim *sm);
 
 /* workload.c */
 int workload_build(struct sim *sm);
+double seqlen_scale(const struct sc_scenario *s, int it);
 void prog_add(struct rankst *rk, struct instr in);
 
 /* output.c */

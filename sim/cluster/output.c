@@ -281,6 +281,79 @@ static int write_cluster(struct sim *sm, const char *dir)
 	return 0;
 }
 
+static const char *const bev_name[] = { [BEV_CHECKPOINT] = "checkpoint",
+					[BEV_EVAL_BEGIN] = "evaluation",
+					[BEV_EVAL_END] = "evaluation",
+					[BEV_HICCUP] = "data_loader_hiccup",
+					[BEV_RESTART] = "restart" };
+
+/* truth.json "events": what benign events happened, in true time. Job-wide
+ * ones (checkpoint, evaluation, restart) once, from the first rank's start to
+ * the last rank's end; hiccups per rank; the sequence-length scale wherever it
+ * changes. Absent when the scenario has no events (older files unchanged). */
+static void write_truth_events(struct sim *sm, FILE *f)
+{
+	const struct sc_scenario *s = sm->s;
+	const struct sc_events *e = &s->ev;
+	if (!e->ckpt_every && !e->eval_every && e->hiccup_prob <= 0 && !e->seqlen_warmup &&
+	    !e->seqlen_change_at && !e->restart_after && s->jitter_dist == JD_NORMAL)
+		return;
+	fprintf(f, ",\n \"jitter_dist\":\"%s\",\n \"events\":[",
+		s->jitter_dist == JD_LOGNORMAL ? "lognormal" : s->jitter_dist == JD_PARETO ? "pareto" : "normal");
+	int first = 1;
+	double prev = 1;
+	for (int i = 0; i < s->iterations; i++) {
+		double x = seqlen_scale(s, i);
+		if (x != prev || (i == 0 && x != 1))
+			fprintf(f, "%s\n  {\"type\":\"seqlen\",\"iteration\":%d,\"scale\":%.4f}",
+				first ? "" : ",", i, x);
+		if (x != prev || (i == 0 && x != 1))
+			first = 0;
+		prev = x;
+	}
+	/* job-wide: one entry per (kind, iteration) */
+	for (size_t k = 0; k < sm->nbevs; k++) {
+		const struct bev_rec *b = &sm->bevs[k];
+		if (b->kind == BEV_HICCUP) {
+			fprintf(f,
+				"%s\n  {\"type\":\"%s\",\"iteration\":%d,\"rank_global\":%d,\"host\":\"%s\","
+				"\"gpu\":%d,\"start_ns\":%.0f,\"end_ns\":%.0f}",
+				first ? "" : ",", bev_name[b->kind], b->iter, b->rank,
+				sm->hosts[sm->ranks[b->rank].host].name, sm->ranks[b->rank].gpu, b->t0, b->t1);
+			first = 0;
+			continue;
+		}
+		if (b->kind == BEV_EVAL_END)
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = sm->bevs[j].kind == b->kind && sm->bevs[j].iter == b->iter;
+		if (seen)
+			continue;
+		double t0 = b->t0, t1 = b->t1;
+		int ranks = 0;
+		int end_kind = b->kind == BEV_EVAL_BEGIN ? BEV_EVAL_END : b->kind;
+		for (size_t j = k; j < sm->nbevs; j++) {
+			const struct bev_rec *c = &sm->bevs[j];
+			if (c->iter != b->iter)
+				continue;
+			if (c->kind == b->kind) {
+				ranks++;
+				if (c->t0 < t0)
+					t0 = c->t0;
+			}
+			if (c->kind == end_kind && c->t1 > t1)
+				t1 = c->t1;
+		}
+		fprintf(f,
+			"%s\n  {\"type\":\"%s\",\"after_iteration\":%d,\"ranks\":%d,\"start_ns\":%.0f,"
+			"\"end_ns\":%.0f}",
+			first ? "" : ",", bev_name[b->kind], b->iter, ranks, t0, t1);
+		first = 0;
+	}
+	fprintf(f, "]");
+}
+
 static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *st)
 {
 	char path[4200];
@@ -326,7 +399,9 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 			complete ? "true" : "false");
 		first = 0;
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	write_truth_events(sm, f);
+	fprintf(f, "}\n");
 	if (fclose(f)) {
 		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
 		return -1;

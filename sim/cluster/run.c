@@ -241,6 +241,15 @@ static double cpu_cost(struct sim *sm, const struct rankst *rk, double base)
 	(void)sm;
 }
 
+static void bev_log(struct sim *sm, int kind, int iter, int rank, double t0, double t1)
+{
+	if (sm->nbevs == sm->capbevs) {
+		sm->capbevs = sm->capbevs ? sm->capbevs * 2 : 64;
+		sm->bevs = xrealloc(sm->bevs, sm->capbevs * sizeof *sm->bevs);
+	}
+	sm->bevs[sm->nbevs++] = (struct bev_rec){ kind, iter, rank, t0, t1 };
+}
+
 static void cpu_step(struct sim *sm, struct rankst *rk)
 {
 	const struct sc_scenario *s = sm->s;
@@ -361,6 +370,19 @@ static void cpu_step(struct sim *sm, struct rankst *rk)
 			}
 			break;
 		}
+		case I_EVENT: {
+			/* a checkpoint or the end of an evaluation waits for the GPU
+			 * (the state is copied off it; the loss is read back) */
+			if ((in->a == BEV_CHECKPOINT || in->a == BEV_EVAL_END) &&
+			    (rk->gq_n > 0 || rk->gpu_busy)) {
+				rk->waiting = 4;
+				return;
+			}
+			bev_log(sm, in->a, in->comm, rk->g, rk->t_cpu, rk->t_cpu + in->dur);
+			rk->t_cpu += in->dur;
+			rk->pc++;
+			break;
+		}
 		case I_HALT:
 			rk->stopped = 1;
 			if (rk->g == sm->fail_rank)
@@ -386,6 +408,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 	sm->sink.record = rank_record;
 	sm->sink.part_done = rank_part_done;
 	sc_rng_seed(&sm->rng, s->seed);
+	sc_rng_seed(&sm->erng, s->seed ^ 0x5be0cd19137e2179ull);
 	sm->nhosts = s->hosts;
 	sm->ngpus = s->gpus;
 	sm->nranks = s->hosts * s->gpus;
@@ -545,6 +568,7 @@ static void sim_free(struct sim *sm)
 	free(sm->iter_start);
 	free(sm->iter_end);
 	free(sm->iter_nend);
+	free(sm->bevs);
 	free(sm);
 }
 

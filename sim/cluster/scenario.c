@@ -189,6 +189,14 @@ static void defaults(struct sc_scenario *s)
 	s->failure.start_iteration = 1;
 	s->failure.period_ns = 2e6;
 	s->failure.duration_ns = 5e5;
+	s->pareto_alpha = 3;
+	s->ev.ckpt_ns = 2e9;
+	s->ev.eval_batches = 2;
+	s->ev.eval_bytes = 64u << 10;
+	s->ev.hiccup_ns = 5e6;
+	s->ev.seqlen_start = 0.25;
+	s->ev.seqlen_change = 2;
+	s->ev.restart_ns = 20e9;
 }
 
 /* ---- the keys: one line each (sim/README.md documents them) ---- */
@@ -238,6 +246,9 @@ static const char *const coll_names[] = {
 	[PULSE_HOOK_OP_REDUCE] = "reduce",
 };
 static const char *const direction_names[] = { "egress", "ingress" };
+static const char *const jitter_dist_names[] = { [JD_NORMAL] = "normal",
+						 [JD_LOGNORMAL] = "lognormal",
+						 [JD_PARETO] = "pareto" };
 
 /* the top level: read before the workload's own defaults apply */
 static const struct key top_keys[] = {
@@ -258,6 +269,7 @@ static const struct key top_keys2[] = {
 	OTHER("description"),
 	OTHER("cluster"), OTHER("nccl"), OTHER("compute"), OTHER("gpt"), OTHER("moe"),
 	OTHER("standalone"), OTHER("fabric"), OTHER("failure"),
+	OTHER("events"),
 	END,
 };
 static const struct key cluster_keys[] = {
@@ -291,6 +303,22 @@ static const struct key compute_keys[] = {
 	NUM("jitter", jitter, 0, 0.5),
 	NUM("cpu_frac", cpu_frac, 0, 1),
 	INT("gpu_queue", gpu_queue, 1, 1024),
+	ENUM("jitter_dist", jitter_dist, jitter_dist_names, "normal, lognormal or pareto"),
+	NUM("pareto_alpha", pareto_alpha, 1.5, 10),
+	END,
+};
+static const struct key events_keys[] = {
+	INT("checkpoint_every", ev.ckpt_every, 0, 100000),
+	NUM("checkpoint_ns", ev.ckpt_ns, 1e6, 60e9),
+	INT("eval_every", ev.eval_every, 0, 100000),
+	INT("eval_batches", ev.eval_batches, 1, 64),
+	U64("eval_bytes", ev.eval_bytes, 8, 1e9),
+	NUM("hiccup_prob", ev.hiccup_prob, 0, 1),
+	NUM("hiccup_ns", ev.hiccup_ns, 1e4, 1e9),
+	INT("seqlen_warmup", ev.seqlen_warmup, 0, 100000),
+	NUM("seqlen_start", ev.seqlen_start, 0.05, 1),
+	INT("seqlen_change_at", ev.seqlen_change_at, 0, 100000),
+	NUM("seqlen_change", ev.seqlen_change, 0.1, 8),
 	END,
 };
 static const struct key gpt_keys[] = {
@@ -510,6 +538,7 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		s->ep = s->hosts;
 	section(&c, root, "moe", moe_keys, s);
 	section(&c, root, "standalone", standalone_keys, s);
+	section(&c, root, "events", events_keys, s);
 
 	const cJSON *fab = section(&c, root, "fabric", fabric_keys, s);
 	const cJSON *paths = fab ? cJSON_GetObjectItemCaseSensitive(fab, "paths") : NULL;
@@ -578,6 +607,21 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 				 s->failure.start_iteration, s->iterations);
 			return -1;
 		}
+	}
+	if (s->ev.eval_every && s->workload == WL_STANDALONE) {
+		snprintf(err, errlen, "events.eval_every: the standalone workload has no evaluation step");
+		return -1;
+	}
+	if (s->ev.seqlen_change_at >= s->iterations) {
+		snprintf(err, errlen, "events.seqlen_change_at (%d) must be below iterations (%d)",
+			 s->ev.seqlen_change_at, s->iterations);
+		return -1;
+	}
+	if (s->ev.restart_after && s->ev.restart_after >= s->iterations) {
+		snprintf(err, errlen,
+			 "events.restart_after (%d) must leave an iteration to run: below iterations (%d)",
+			 s->ev.restart_after, s->iterations);
+		return -1;
 	}
 	for (int i = 0; i < s->npaths; i++)
 		if (s->paths[i].src_host >= s->hosts || s->paths[i].dst_host >= s->hosts ||

@@ -66,6 +66,89 @@ static void mark(struct rankst *rk, uint8_t kind, int a)
 #define BF16 9
 #define F32 7
 
+/* ---------- benign events (struct sc_events) ---------- */
+static void event(struct rankst *rk, int kind, int it, double dur)
+{
+	struct instr in;
+	memset(&in, 0, sizeof in);
+	in.kind = I_EVENT;
+	in.a = kind;
+	in.comm = it;
+	in.dur = dur;
+	in.peer = -1;
+	prog_add(rk, in);
+}
+
+/* The share of the full sequence length that iteration `it` trains on:
+ * curriculum warm-up (DeepSpeed's sequence-length warm-up, Li et al.,
+ * "The Stability-Efficiency Dilemma", NeurIPS 2022) from seqlen_start to
+ * 1 over seqlen_warmup iterations, then a step change (long-context
+ * continued training) from seqlen_change_at on. Compute time and
+ * activation bytes scale with it; gradients (the parameters) do not. */
+double seqlen_scale(const struct sc_scenario *s, int it)
+{
+	double x = 1;
+	if (s->ev.seqlen_warmup > 0 && it < s->ev.seqlen_warmup)
+		x = s->ev.seqlen_start + (1 - s->ev.seqlen_start) * it / s->ev.seqlen_warmup;
+	if (s->ev.seqlen_change_at > 0 && it >= s->ev.seqlen_change_at)
+		x = s->ev.seqlen_change;
+	return x;
+}
+
+static uint64_t act_scaled(const struct sim *sm, uint64_t b)
+{
+	if (sm->wl_scale == 1 || b == 0)
+		return b;
+	uint64_t v = (uint64_t)((double)b * sm->wl_scale) / 4096 * 4096;
+	return v ? v : 4096;
+}
+
+/* Which unit (micro-batch, layer) of iteration `it` a data-loader hiccup
+ * delays on this rank, or -1: each rank draws independently. */
+static int hiccup_at(struct sim *sm, int units)
+{
+	const struct sc_events *e = &sm->s->ev;
+	if (e->hiccup_prob <= 0 || sc_rng_unit(&sm->erng) >= e->hiccup_prob)
+		return -1;
+	return (int)(sc_rng_next(&sm->erng) % (uint64_t)(units > 0 ? units : 1));
+}
+
+static void hiccup(struct sim *sm, struct rankst *rk, int it)
+{
+	double h = sm->s->ev.hiccup_ns;
+	event(rk, BEV_HICCUP, it, sc_rng_range(&sm->erng, h / 10, h));
+}
+
+/* After iteration `it`: Megatron's training loop evaluates, then saves a
+ * checkpoint, at their intervals (never after the last iteration). The
+ * evaluation's forward-only work is the workload's (eval_fn); the
+ * checkpoint pauses every rank once its GPU is idle (the state is copied
+ * to host memory and written: 0.5-5 s at the sizes of the paper's jobs;
+ * checkpoint_ns x [0.9, 1.1], drawn per save). */
+static int due(int every, int it, int iterations)
+{
+	return every > 0 && (it + 1) % every == 0 && it < iterations - 1;
+}
+
+typedef void (*eval_fn)(struct sim *sm, struct rankst *rk, int it, void *arg);
+
+static void after_iteration(struct sim *sm, struct rankst *rk, int it, eval_fn ev, void *arg)
+{
+	const struct sc_scenario *s = sm->s;
+	if (ev && due(s->ev.eval_every, it, s->iterations)) {
+		event(rk, BEV_EVAL_BEGIN, it, 0);
+		ev(sm, rk, it, arg);
+		event(rk, BEV_EVAL_END, it, 0);
+	}
+	if (due(s->ev.ckpt_every, it, s->iterations)) {
+		/* the same on every rank: a distributed checkpoint ends in a
+		 * barrier, so the ranks leave it together; it varies by save */
+		uint64_t x = s->seed ^ ((uint64_t)it * 0x9e3779b97f4a7c15ull) ^ 0xc4ceb9fe1a85ec53ull;
+		double u = (double)(sc_splitmix(&x) >> 11) * (1.0 / 9007199254740992.0);
+		event(rk, BEV_CHECKPOINT, it, s->ev.ckpt_ns * (0.9 + 0.2 * u));
+	}
+}
+
 /* CCL-D hangs: on the faulty rank, in the failure's iteration, the first
  * collective of the given communicator is either never called (the process
  * is stuck before it: the program ends there) or called with a different
@@ -94,22 +177,22 @@ static int ccld_hook(struct sim *sm, struct rankst *rk, int it, int comm, uint64
 static void tp_ar(struct sim *sm, struct rankst *rk, int tp)
 {
 	if (tp >= 0 && sm->s->gpus > 1)
-		op(rk, tp, PULSE_HOOK_OP_ALLREDUCE, sm->s->tp_bytes, -1, BF16);
+		op(rk, tp, PULSE_HOOK_OP_ALLREDUCE, act_scaled(sm, sm->s->tp_bytes), -1, BF16);
 }
 
 static void fwd(struct sim *sm, struct rankst *rk, int tp)
 {
-	compute(rk, sm->s->fwd_ns / 2, PH_FWD);
+	compute(rk, sm->s->fwd_ns * sm->wl_scale / 2, PH_FWD);
 	tp_ar(sm, rk, tp);
-	compute(rk, sm->s->fwd_ns / 2, PH_FWD);
+	compute(rk, sm->s->fwd_ns * sm->wl_scale / 2, PH_FWD);
 	tp_ar(sm, rk, tp);
 }
 
 static void bwd(struct sim *sm, struct rankst *rk, int tp)
 {
-	compute(rk, sm->s->bwd_ns / 2, PH_BWD);
+	compute(rk, sm->s->bwd_ns * sm->wl_scale / 2, PH_BWD);
 	tp_ar(sm, rk, tp);
-	compute(rk, sm->s->bwd_ns / 2, PH_BWD);
+	compute(rk, sm->s->bwd_ns * sm->wl_scale / 2, PH_BWD);
 	tp_ar(sm, rk, tp);
 }
 
@@ -138,6 +221,36 @@ static void tp_comms(struct sim *sm, int H, int G, int *members, int *tp)
 		for (int g = 0; g < G; g++)
 			tp[h * G + g] = c;
 	}
+}
+
+/* a GPT rank's communicators and pipeline neighbours */
+struct gpt_rank {
+	int tp, dp, pp, prev, next, last;
+	int hmb, nfwd; /* the forward a hiccup delays (-1 none), forwards so far */
+};
+
+static void gpt_fwd(struct sim *sm, struct rankst *rk, int it, struct gpt_rank *g)
+{
+	if (g->nfwd++ == g->hmb)
+		hiccup(sm, rk, it);
+	fwd(sm, rk, g->tp);
+}
+
+/* Megatron's forward-only schedule (evaluation): per micro-batch receive
+ * the activations, forward, send them on; then the last stage all-reduces
+ * the loss and metrics over DP (eval_bytes, far below a gradient). */
+static void gpt_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
+{
+	const struct gpt_rank *g = arg;
+	uint64_t ab = act_scaled(sm, sm->s->act_bytes);
+	(void)it;
+	for (int i = 0; i < sm->s->ev.eval_batches; i++) {
+		p2p(rk, g->pp, ab, -1, g->prev);
+		fwd(sm, rk, g->tp);
+		p2p(rk, g->pp, ab, g->next, -1);
+	}
+	if (g->dp >= 0 && g->last)
+		op(rk, g->dp, PULSE_HOOK_OP_ALLREDUCE, sm->s->ev.eval_bytes, -1, F32);
 }
 
 static int build_gpt(struct sim *sm)
@@ -176,32 +289,37 @@ static int build_gpt(struct sim *sm)
 		int prev = st > 0 ? st - 1 : -1, next = st < PP - 1 ? st + 1 : -1;
 		int pc = ppc[r], t = tp[r];
 		int ccld_done = 0;
+		struct gpt_rank gr = { t, dpc[r], pc, prev, next, st == PP - 1, -1, 0 };
 		for (int it = 0; it < s->iterations; it++) {
 			mark(rk, I_ITER, it);
+			sm->wl_scale = seqlen_scale(s, it);
+			uint64_t ab = act_scaled(sm, s->act_bytes);
+			gr.hmb = hiccup_at(sm, M);
+			gr.nfwd = 0;
 			int warm = PP - st - 1;
 			if (warm > M)
 				warm = M;
 			int rem = M - warm;
 			for (int i = 0; i < warm; i++) {
-				p2p(rk, pc, s->act_bytes, -1, prev);
-				fwd(sm, rk, t);
-				p2p(rk, pc, s->act_bytes, next, -1);
+				p2p(rk, pc, ab, -1, prev);
+				gpt_fwd(sm, rk, it, &gr);
+				p2p(rk, pc, ab, next, -1);
 			}
 			if (rem > 0)
-				p2p(rk, pc, s->act_bytes, -1, prev);
+				p2p(rk, pc, ab, -1, prev);
 			for (int i = 0; i < rem; i++) {
-				fwd(sm, rk, t);
-				p2p(rk, pc, s->act_bytes, next, next);
+				gpt_fwd(sm, rk, it, &gr);
+				p2p(rk, pc, ab, next, next);
 				bwd(sm, rk, t);
 				if (i == rem - 1)
-					p2p(rk, pc, s->act_bytes, prev, -1);
+					p2p(rk, pc, ab, prev, -1);
 				else
-					p2p(rk, pc, s->act_bytes, prev, prev);
+					p2p(rk, pc, ab, prev, prev);
 			}
 			for (int i = 0; i < warm; i++) {
-				p2p(rk, pc, s->act_bytes, -1, next);
+				p2p(rk, pc, ab, -1, next);
 				bwd(sm, rk, t);
-				p2p(rk, pc, s->act_bytes, prev, -1);
+				p2p(rk, pc, ab, prev, -1);
 			}
 			if (dpc[r] >= 0) {
 				uint64_t b = 8;
@@ -226,6 +344,7 @@ static int build_gpt(struct sim *sm)
 				compute(rk, s->optimizer_ns, PH_OPT);
 			}
 			mark(rk, I_ITER_END, it);
+			after_iteration(sm, rk, it, gpt_eval, &gr);
 		}
 	}
 	free(tp);
@@ -266,6 +385,51 @@ static void a2a(struct rankst *rk, int comm, const uint64_t *send, const uint64_
 	add(rk, I_GEND);
 }
 
+/* a MoE rank's communicators, its EP group and place in it */
+struct moe_rank {
+	int tp, dp, ep, grp, me;
+	uint64_t *snd, *rcv;
+};
+
+/* One layer's attention, TP all-reduce, dispatch, experts, combine, in the
+ * forward (pass 0) or backward (pass 1) direction. */
+static void moe_layer(struct sim *sm, struct rankst *rk, int it, int pass, int layer,
+		      const struct moe_rank *m)
+{
+	const struct sc_scenario *s = sm->s;
+	int EP = s->ep;
+	double x = sm->wl_scale;
+	compute(rk, s->attn_ns * x * (pass ? 2 : 1), pass ? PH_BWD : PH_ATTN);
+	tp_ar(sm, rk, m->tp);
+	if (m->ep < 0) {
+		compute(rk, s->expert_ns * x * (pass ? 2 : 1), PH_EXPERT);
+		return;
+	}
+	uint64_t in_total = 0;
+	for (int j = 0; j < EP; j++) {
+		m->snd[j] = act_scaled(sm, route_bytes(sm, it, layer, m->grp, m->me, j, EP));
+		m->rcv[j] = act_scaled(sm, route_bytes(sm, it, layer, m->grp, j, m->me, EP));
+		in_total += m->rcv[j];
+	}
+	/* dispatch: tokens to experts; combine: results back */
+	a2a(rk, m->ep, pass ? m->rcv : m->snd, pass ? m->snd : m->rcv, EP, m->me);
+	double load = (double)in_total / (double)(s->tokens_bytes ? s->tokens_bytes : 1);
+	compute(rk, s->expert_ns * load * (pass ? 2 : 1), PH_EXPERT);
+	a2a(rk, m->ep, pass ? m->snd : m->rcv, pass ? m->rcv : m->snd, EP, m->me);
+}
+
+/* evaluation: the forward pass of every layer, then the loss and metrics
+ * all-reduced over DP */
+static void moe_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
+{
+	const struct moe_rank *m = arg;
+	for (int b = 0; b < sm->s->ev.eval_batches; b++)
+		for (int l = 0; l < sm->s->moe_layers; l++)
+			moe_layer(sm, rk, it, 0, l, m);
+	if (m->dp >= 0)
+		op(rk, m->dp, PULSE_HOOK_OP_ALLREDUCE, sm->s->ev.eval_bytes, -1, F32);
+}
+
 static int build_moe(struct sim *sm)
 {
 	const struct sc_scenario *s = sm->s;
@@ -297,30 +461,17 @@ static int build_moe(struct sim *sm)
 	uint64_t *snd = xcalloc((size_t)EP, sizeof *snd), *rcv = xcalloc((size_t)EP, sizeof *rcv);
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
-		int grp = rk->host / EP, me = rk->host % EP;
+		struct moe_rank m = { tp[r], dpc[r], epc[r], rk->host / EP, rk->host % EP, snd, rcv };
 		int ccld_done = 0, halted = 0;
 		for (int it = 0; it < s->iterations && !halted; it++) {
 			mark(rk, I_ITER, it);
+			sm->wl_scale = seqlen_scale(s, it);
+			int hl = hiccup_at(sm, s->moe_layers);
 			for (int pass = 0; pass < 2; pass++) { /* forward, backward */
 				for (int l = 0; l < s->moe_layers; l++) {
-					int layer = pass ? s->moe_layers - 1 - l : l;
-					compute(rk, s->attn_ns * (pass ? 2 : 1), pass ? PH_BWD : PH_ATTN);
-					tp_ar(sm, rk, tp[r]);
-					if (epc[r] < 0) {
-						compute(rk, s->expert_ns * (pass ? 2 : 1), PH_EXPERT);
-						continue;
-					}
-					uint64_t in_total = 0;
-					for (int j = 0; j < EP; j++) {
-						snd[j] = route_bytes(sm, it, layer, grp, me, j, EP);
-						rcv[j] = route_bytes(sm, it, layer, grp, j, me, EP);
-						in_total += rcv[j];
-					}
-					/* dispatch: tokens to experts; combine: results back */
-					a2a(rk, epc[r], pass ? rcv : snd, pass ? snd : rcv, EP, me);
-					double load = (double)in_total / (double)(s->tokens_bytes ? s->tokens_bytes : 1);
-					compute(rk, s->expert_ns * load * (pass ? 2 : 1), PH_EXPERT);
-					a2a(rk, epc[r], pass ? snd : rcv, pass ? rcv : snd, EP, me);
+					if (!pass && l == hl)
+						hiccup(sm, rk, it);
+					moe_layer(sm, rk, it, pass, pass ? s->moe_layers - 1 - l : l, &m);
 				}
 			}
 			if (dpc[r] >= 0) {
@@ -333,6 +484,7 @@ static int build_moe(struct sim *sm)
 			}
 			compute(rk, s->optimizer_ns, PH_OPT);
 			mark(rk, I_ITER_END, it);
+			after_iteration(sm, rk, it, moe_eval, &m);
 		}
 	}
 	free(snd);
@@ -363,8 +515,11 @@ static int build_standalone(struct sim *sm)
 		int ccld_done = 0;
 		for (int it = 0; it < s->iterations; it++) {
 			mark(rk, I_ITER, it);
-			compute(rk, s->gap_ns + (r < 64 ? s->delay_ns[r] : 0), PH_OTHER);
-			uint64_t b = s->msg_bytes;
+			sm->wl_scale = seqlen_scale(s, it);
+			if (hiccup_at(sm, 1) == 0)
+				hiccup(sm, rk, it);
+			compute(rk, s->gap_ns * sm->wl_scale + (r < 64 ? s->delay_ns[r] : 0), PH_OTHER);
+			uint64_t b = act_scaled(sm, s->msg_bytes);
 			if (ccld_hook(sm, rk, it, world, &b, &ccld_done))
 				break;
 			if (s->pattern == PAT_COLLECTIVE) {
@@ -388,7 +543,8 @@ static int build_standalone(struct sim *sm)
 					add(rk, I_GSTART);
 					for (int k = 0; k < np; k++) {
 						op(rk, world, PULSE_HOOK_OP_SEND, b, peers[k], BF16);
-						op(rk, world, PULSE_HOOK_OP_RECV, s->msg_bytes, peers[k], BF16);
+						op(rk, world, PULSE_HOOK_OP_RECV, act_scaled(sm, s->msg_bytes),
+						   peers[k], BF16);
 					}
 					add(rk, I_GEND);
 				} else {
@@ -397,7 +553,7 @@ static int build_standalone(struct sim *sm)
 					if (r == 0) {
 						for (int j = 1; j < n; j++)
 							op(rk, world, to_root ? PULSE_HOOK_OP_RECV : PULSE_HOOK_OP_SEND,
-							   s->msg_bytes, j, BF16);
+							   act_scaled(sm, s->msg_bytes), j, BF16);
 					} else {
 						op(rk, world, to_root ? PULSE_HOOK_OP_SEND : PULSE_HOOK_OP_RECV, b, 0,
 						   BF16);
@@ -406,6 +562,7 @@ static int build_standalone(struct sim *sm)
 				}
 			}
 			mark(rk, I_ITER_END, it);
+			after_iteration(sm, rk, it, NULL, NULL);
 		}
 	}
 	return 0;
@@ -413,6 +570,7 @@ static int build_standalone(struct sim *sm)
 
 int workload_build(struct sim *sm)
 {
+	sm->wl_scale = 1;
 	switch (sm->s->workload) {
 	case WL_GPT:
 		return build_gpt(sm);
