@@ -90,6 +90,7 @@ struct sc_events {
 	double seqlen_change; /* ... the length is this multiple of the full one */
 	int restart_after;    /* the job restarts after this many iterations (0: never) */
 	double restart_ns;    /* processes gone, before the new ones start */
+	int restart_clean;    /* the processes destroy their communicators */
 };
 
 /* The scenario, with every default filled in (sim/README.md). */

@@ -159,6 +159,7 @@ struct comm {
 	struct opinst ***p2p_inst;
 	uint32_t *p2p_ns, *p2p_nr, *p2p_cap;
 	const char *label;
+	int gen; /* 0; 1: created by a job restart (events.restart_after) */
 };
 
 /* ---------- programs ---------- */
@@ -233,6 +234,10 @@ struct rankst {
 	int fail_active;
 	int mark_bad;
 	double done_t;
+	/* job restart: the process before it (its records are rec[0, nrec_old)) */
+	uint32_t pid_old;
+	size_t nrec_old;
+	double exit_t;
 };
 
 struct host {
@@ -289,6 +294,9 @@ struct sim {
 	 * scale while programs are built, and what happened, for truth.json */
 	struct pulse_rng erng;
 	double wl_scale;
+	int comm_gen;    /* generation of the communicators being created */
+	int restart_n;   /* ranks whose process exited for the restart */
+	double pause_until; /* the end of the latest benign pause */
 	struct bev_rec *bevs;
 	size_t nbevs, capbevs;
 	char err[8400];
@@ -306,7 +314,8 @@ uint64_t host_clock(const struct sim *sm, int host, double t);
 
 /* nccl.c */
 int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *label);
-void comms_init(struct sim *sm);
+void comms_init(struct sim *sm, int gen, double base);
+void comms_destroy_rank(struct sim *sm, struct rankst *rk, int gen, double t);
 struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, uint64_t seq,
 		     uint64_t group_id);
 void op_launch(struct sim *sm, struct part *pt);

@@ -116,26 +116,36 @@ static int write_evs(struct sim *sm, const char *dir, int i, double end, struct 
 	return 0;
 }
 
-static int write_rec(struct sim *sm, const char *dir, const struct rankst *rk, struct sc_stats *st)
+static int write_rec_file(struct sim *sm, const char *dir, const struct rankst *rk, uint32_t pid,
+			  const struct pulse_hook_record *rec, size_t n, struct sc_stats *st)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/hosts/%s/hook-%u.rec", dir, sm->hosts[rk->host].name,
-		 rk->pid);
+	snprintf(path, sizeof path, "%s/hosts/%s/hook-%u.rec", dir, sm->hosts[rk->host].name, pid);
 	FILE *f = fopen(path, "wb");
 	if (!f) {
 		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	uint8_t hdr[PULSE_HKR_HEADER_SIZE];
-	pulse_hkr_encode_header(hdr, rk->pid);
+	pulse_hkr_encode_header(hdr, pid);
 	fwrite(hdr, 1, sizeof hdr, f);
-	fwrite(rk->rec, sizeof *rk->rec, rk->nrec, f);
-	st->hook_records += rk->nrec;
+	fwrite(rec, sizeof *rec, n, f);
+	st->hook_records += n;
 	if (fclose(f)) {
 		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
 		return -1;
 	}
 	return 0;
+}
+
+/* One file per process: a rank restarted (events.restart_after) had two. */
+static int write_rec(struct sim *sm, const char *dir, const struct rankst *rk, struct sc_stats *st)
+{
+	if (rk->pid_old &&
+	    write_rec_file(sm, dir, rk, rk->pid_old, rk->rec, rk->nrec_old, st))
+		return -1;
+	return write_rec_file(sm, dir, rk, rk->pid, rk->rec + rk->nrec_old, rk->nrec - rk->nrec_old,
+			      st);
 }
 
 static const char *op_name(int t)
@@ -262,9 +272,12 @@ static int write_cluster(struct sim *sm, const char *dir)
 	for (int h = 0; h < sm->nhosts; h++) {
 		fprintf(f, "%s\n  {\"name\":\"%s\",\"gpus\":%d,\"processes\":[", h ? "," : "",
 			sm->hosts[h].name, sm->ngpus);
-		for (int g = 0; g < sm->ngpus; g++)
-			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g ? "," : "",
-				sm->ranks[h * sm->ngpus + g].pid, g);
+		for (int g = 0; g < sm->ngpus; g++) {
+			const struct rankst *rk = &sm->ranks[h * sm->ngpus + g];
+			if (rk->pid_old) /* before a restart */
+				fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g ? "," : "", rk->pid_old, g);
+			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g || rk->pid_old ? "," : "", rk->pid, g);
+		}
 		fprintf(f, "],\"nics\":[");
 		for (int g = 0; g < sm->ngpus; g++) {
 			const struct nic *n = &sm->nics[h * sm->ngpus + g];
@@ -347,8 +360,16 @@ static void write_truth_events(struct sim *sm, FILE *f)
 		}
 		fprintf(f,
 			"%s\n  {\"type\":\"%s\",\"after_iteration\":%d,\"ranks\":%d,\"start_ns\":%.0f,"
-			"\"end_ns\":%.0f}",
+			"\"end_ns\":%.0f",
 			first ? "" : ",", bev_name[b->kind], b->iter, ranks, t0, t1);
+		if (b->kind == BEV_RESTART) { /* which process became which */
+			fprintf(f, ",\"clean\":%s,\"processes\":[", s->ev.restart_clean ? "true" : "false");
+			for (int r = 0; r < sm->nranks; r++)
+				fprintf(f, "%s{\"rank_global\":%d,\"old_pid\":%u,\"new_pid\":%u}", r ? "," : "",
+					r, sm->ranks[r].pid_old, sm->ranks[r].pid);
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
 		first = 0;
 	}
 	fprintf(f, "]");

@@ -250,6 +250,54 @@ static void bev_log(struct sim *sm, int kind, int iter, int rank, double t0, dou
 	sm->bevs[sm->nbevs++] = (struct bev_rec){ kind, iter, rank, t0, t1 };
 }
 
+/* A job restart (events.restart_after): every process exits once its GPU
+ * is idle (clean: it destroys its communicators; else it is killed and
+ * writes nothing), and when the last one is gone, the scheduler starts new
+ * processes restart_ns later: new pids, new communicators (new ids, QPs
+ * with new numbers, generation 1, created with the workload), resuming
+ * from the iteration after the restart. No process runs in between. */
+static void restart_exit(struct sim *sm, struct rankst *rk, double dur)
+{
+	if (sm->s->ev.restart_clean)
+		comms_destroy_rank(sm, rk, 0, rk->t_cpu);
+	rk->exit_t = rk->t_cpu;
+	rk->pc++;
+	rk->waiting = 5; /* released by the last process to exit */
+	if (++sm->restart_n < sm->nranks)
+		return;
+	double base = 0;
+	for (int r = 0; r < sm->nranks; r++)
+		if (sm->ranks[r].exit_t > base)
+			base = sm->ranks[r].exit_t;
+	base += dur;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *q = &sm->ranks[r];
+		uint32_t pid;
+		int dup;
+		do { /* a pid no process of the host has had */
+			pid = 2000 + (uint32_t)(sc_rng_next(&sm->erng) % 200000);
+			dup = 0;
+			for (int k = 0; k < sm->nranks; k++) {
+				const struct rankst *o = &sm->ranks[k];
+				if (o->host == q->host && (o->pid == pid || o->pid + 3 == pid ||
+							   o->pid == pid + 3 || (k < r && o->pid_old == pid)))
+					dup = 1;
+			}
+		} while (dup);
+		q->pid_old = q->pid;
+		q->nrec_old = q->nrec;
+		q->pid = q->tid = pid;
+	}
+	comms_init(sm, 1, base);
+	sm->pause_until = base;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *q = &sm->ranks[r];
+		bev_log(sm, BEV_RESTART, q->iter, q->g, q->exit_t, q->t_cpu);
+		q->waiting = 1;
+		heap_push(&sm->q, q->t_cpu, EV_RESUME, q, 0, 0);
+	}
+}
+
 static void cpu_step(struct sim *sm, struct rankst *rk)
 {
 	const struct sc_scenario *s = sm->s;
@@ -372,14 +420,21 @@ static void cpu_step(struct sim *sm, struct rankst *rk)
 		}
 		case I_EVENT: {
 			/* a checkpoint or the end of an evaluation waits for the GPU
-			 * (the state is copied off it; the loss is read back) */
-			if ((in->a == BEV_CHECKPOINT || in->a == BEV_EVAL_END) &&
+			 * (the state is copied off it; the loss is read back), and so
+			 * does a process that exits */
+			if ((in->a == BEV_CHECKPOINT || in->a == BEV_EVAL_END || in->a == BEV_RESTART) &&
 			    (rk->gq_n > 0 || rk->gpu_busy)) {
 				rk->waiting = 4;
 				return;
 			}
+			if (in->a == BEV_RESTART) {
+				restart_exit(sm, rk, in->dur);
+				return;
+			}
 			bev_log(sm, in->a, in->comm, rk->g, rk->t_cpu, rk->t_cpu + in->dur);
 			rk->t_cpu += in->dur;
+			if (rk->t_cpu > sm->pause_until)
+				sm->pause_until = rk->t_cpu;
 			rk->pc++;
 			break;
 		}
@@ -597,7 +652,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 		rk->hook_seq = xcalloc((size_t)sm->ncomms, sizeof *rk->hook_seq);
 		rk->coll_idx = xcalloc((size_t)sm->ncomms, sizeof *rk->coll_idx);
 	}
-	comms_init(sm);
+	comms_init(sm, 0, s->start_ns * 0.5);
 	sm->nactive_ranks = sm->nranks;
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
@@ -648,7 +703,10 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			break;
 		case EV_NIC_RATE: {
 			struct nic *n = &sm->nics[e.a];
-			if (n->down || sm->nactive_ranks == 0 || sm->now > sm->last_activity + 50e6)
+			/* the rate keeps changing through a benign pause (checkpoint,
+			 * restart), not after the job ended or hung */
+			if (n->down || sm->nactive_ranks == 0 ||
+			    (sm->now > sm->last_activity + 50e6 && sm->now > sm->pause_until + 50e6))
 				break;
 			const struct sc_failure *f = &s->failure;
 			double next;

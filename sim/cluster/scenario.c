@@ -197,6 +197,7 @@ static void defaults(struct sc_scenario *s)
 	s->ev.seqlen_start = 0.25;
 	s->ev.seqlen_change = 2;
 	s->ev.restart_ns = 20e9;
+	s->ev.restart_clean = 1;
 }
 
 /* ---- the keys: one line each (sim/README.md documents them) ---- */
@@ -319,6 +320,9 @@ static const struct key events_keys[] = {
 	NUM("seqlen_start", ev.seqlen_start, 0.05, 1),
 	INT("seqlen_change_at", ev.seqlen_change_at, 0, 100000),
 	NUM("seqlen_change", ev.seqlen_change, 0.1, 8),
+	INT("restart_after", ev.restart_after, 0, 100000),
+	NUM("restart_ns", ev.restart_ns, 1e6, 600e9),
+	BOOL("restart_clean", ev.restart_clean),
 	END,
 };
 static const struct key gpt_keys[] = {

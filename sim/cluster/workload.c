@@ -253,13 +253,10 @@ static void gpt_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
 		op(rk, g->dp, PULSE_HOOK_OP_ALLREDUCE, sm->s->ev.eval_bytes, -1, F32);
 }
 
-static int build_gpt(struct sim *sm)
+static void gpt_comms(struct sim *sm, int *tp, int *dpc, int *ppc)
 {
 	const struct sc_scenario *s = sm->s;
 	int H = s->hosts, G = s->gpus, DP = s->dp, PP = s->pp;
-	int *tp = xcalloc((size_t)sm->nranks, sizeof *tp);
-	int *dpc = xcalloc((size_t)sm->nranks, sizeof *dpc);
-	int *ppc = xcalloc((size_t)sm->nranks, sizeof *ppc);
 	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
 	for (int r = 0; r < sm->nranks; r++)
 		tp[r] = dpc[r] = ppc[r] = -1;
@@ -282,15 +279,38 @@ static int build_gpt(struct sim *sm)
 				for (int p = 0; p < PP; p++)
 					ppc[members[p]] = c;
 			}
+}
+
+static int build_gpt(struct sim *sm)
+{
+	const struct sc_scenario *s = sm->s;
+	int DP = s->dp, PP = s->pp;
+	/* [0]: the job's communicators; [1]: the restarted job's (events.restart_after) */
+	int *tp[2], *dpc[2], *ppc[2];
+	int gens = s->ev.restart_after ? 2 : 1;
+	for (int gi = 0; gi < gens; gi++) {
+		sm->comm_gen = gi;
+		tp[gi] = xcalloc((size_t)sm->nranks, sizeof **tp);
+		dpc[gi] = xcalloc((size_t)sm->nranks, sizeof **dpc);
+		ppc[gi] = xcalloc((size_t)sm->nranks, sizeof **ppc);
+		gpt_comms(sm, tp[gi], dpc[gi], ppc[gi]);
+	}
+	sm->comm_gen = 0;
 	int M = s->microbatches;
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
 		int h = rk->host, st = h / DP;
 		int prev = st > 0 ? st - 1 : -1, next = st < PP - 1 ? st + 1 : -1;
-		int pc = ppc[r], t = tp[r];
+		int pc = ppc[0][r], t = tp[0][r], dc = dpc[0][r];
 		int ccld_done = 0;
-		struct gpt_rank gr = { t, dpc[r], pc, prev, next, st == PP - 1, -1, 0 };
+		struct gpt_rank gr = { t, dc, pc, prev, next, st == PP - 1, -1, 0 };
 		for (int it = 0; it < s->iterations; it++) {
+			if (it && it == s->ev.restart_after) { /* the new processes' communicators */
+				event(rk, BEV_RESTART, it - 1, s->ev.restart_ns);
+				gr.tp = t = tp[1][r];
+				gr.dp = dc = dpc[1][r];
+				gr.pp = pc = ppc[1][r];
+			}
 			mark(rk, I_ITER, it);
 			sm->wl_scale = seqlen_scale(s, it);
 			uint64_t ab = act_scaled(sm, s->act_bytes);
@@ -321,23 +341,23 @@ static int build_gpt(struct sim *sm)
 				bwd(sm, rk, t);
 				p2p(rk, pc, ab, prev, -1);
 			}
-			if (dpc[r] >= 0) {
+			if (dc >= 0) {
 				uint64_t b = 8;
 				if (st == PP - 1)
-					op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, F32);
+					op(rk, dc, PULSE_HOOK_OP_ALLREDUCE, b, -1, F32);
 				if (s->zero) {
 					b = s->grad_bytes / (uint64_t)DP;
-					if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done))
+					if (ccld_hook(sm, rk, it, dc, &b, &ccld_done))
 						break;
-					op(rk, dpc[r], PULSE_HOOK_OP_REDUCESCATTER, b, -1, BF16);
+					op(rk, dc, PULSE_HOOK_OP_REDUCESCATTER, b, -1, BF16);
 					compute(rk, s->optimizer_ns, PH_OPT);
-					op(rk, dpc[r], PULSE_HOOK_OP_ALLGATHER, s->grad_bytes / (uint64_t)DP, -1,
+					op(rk, dc, PULSE_HOOK_OP_ALLGATHER, s->grad_bytes / (uint64_t)DP, -1,
 					   BF16);
 				} else {
 					b = s->grad_bytes;
-					if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done))
+					if (ccld_hook(sm, rk, it, dc, &b, &ccld_done))
 						break;
-					op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
+					op(rk, dc, PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
 					compute(rk, s->optimizer_ns, PH_OPT);
 				}
 			} else {
@@ -347,9 +367,11 @@ static int build_gpt(struct sim *sm)
 			after_iteration(sm, rk, it, gpt_eval, &gr);
 		}
 	}
-	free(tp);
-	free(dpc);
-	free(ppc);
+	for (int gi = 0; gi < gens; gi++) {
+		free(tp[gi]);
+		free(dpc[gi]);
+		free(ppc[gi]);
+	}
 	return 0;
 }
 
@@ -430,13 +452,10 @@ static void moe_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
 		op(rk, m->dp, PULSE_HOOK_OP_ALLREDUCE, sm->s->ev.eval_bytes, -1, F32);
 }
 
-static int build_moe(struct sim *sm)
+static void moe_comms(struct sim *sm, int *tp, int *dpc, int *epc)
 {
 	const struct sc_scenario *s = sm->s;
 	int H = s->hosts, G = s->gpus, EP = s->ep;
-	int *tp = xcalloc((size_t)sm->nranks, sizeof *tp);
-	int *dpc = xcalloc((size_t)sm->nranks, sizeof *dpc);
-	int *epc = xcalloc((size_t)sm->nranks, sizeof *epc);
 	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
 	for (int r = 0; r < sm->nranks; r++)
 		tp[r] = dpc[r] = epc[r] = -1;
@@ -458,12 +477,35 @@ static int build_moe(struct sim *sm)
 				for (int e = 0; e < EP; e++)
 					epc[members[e]] = c;
 			}
+}
+
+static int build_moe(struct sim *sm)
+{
+	const struct sc_scenario *s = sm->s;
+	int EP = s->ep;
+	/* [0]: the job's communicators; [1]: the restarted job's */
+	int *tp[2], *dpc[2], *epc[2];
+	int gens = s->ev.restart_after ? 2 : 1;
+	for (int gi = 0; gi < gens; gi++) {
+		sm->comm_gen = gi;
+		tp[gi] = xcalloc((size_t)sm->nranks, sizeof **tp);
+		dpc[gi] = xcalloc((size_t)sm->nranks, sizeof **dpc);
+		epc[gi] = xcalloc((size_t)sm->nranks, sizeof **epc);
+		moe_comms(sm, tp[gi], dpc[gi], epc[gi]);
+	}
+	sm->comm_gen = 0;
 	uint64_t *snd = xcalloc((size_t)EP, sizeof *snd), *rcv = xcalloc((size_t)EP, sizeof *rcv);
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
-		struct moe_rank m = { tp[r], dpc[r], epc[r], rk->host / EP, rk->host % EP, snd, rcv };
+		struct moe_rank m = { tp[0][r], dpc[0][r], epc[0][r], rk->host / EP, rk->host % EP, snd, rcv };
 		int ccld_done = 0, halted = 0;
 		for (int it = 0; it < s->iterations && !halted; it++) {
+			if (it && it == s->ev.restart_after) {
+				event(rk, BEV_RESTART, it - 1, s->ev.restart_ns);
+				m.tp = tp[1][r];
+				m.dp = dpc[1][r];
+				m.ep = epc[1][r];
+			}
 			mark(rk, I_ITER, it);
 			sm->wl_scale = seqlen_scale(s, it);
 			int hl = hiccup_at(sm, s->moe_layers);
@@ -474,13 +516,13 @@ static int build_moe(struct sim *sm)
 					moe_layer(sm, rk, it, pass, pass ? s->moe_layers - 1 - l : l, &m);
 				}
 			}
-			if (dpc[r] >= 0) {
+			if (m.dp >= 0) {
 				uint64_t b = s->grad_bytes;
-				if (ccld_hook(sm, rk, it, dpc[r], &b, &ccld_done)) {
+				if (ccld_hook(sm, rk, it, m.dp, &b, &ccld_done)) {
 					halted = 1;
 					break;
 				}
-				op(rk, dpc[r], PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
+				op(rk, m.dp, PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
 			}
 			compute(rk, s->optimizer_ns, PH_OPT);
 			mark(rk, I_ITER_END, it);
@@ -489,9 +531,11 @@ static int build_moe(struct sim *sm)
 	}
 	free(snd);
 	free(rcv);
-	free(tp);
-	free(dpc);
-	free(epc);
+	for (int gi = 0; gi < gens; gi++) {
+		free(tp[gi]);
+		free(dpc[gi]);
+		free(epc[gi]);
+	}
 	return 0;
 }
 
@@ -503,7 +547,12 @@ static int build_standalone(struct sim *sm)
 	int *all = xcalloc((size_t)n, sizeof *all);
 	for (int i = 0; i < n; i++)
 		all[i] = i;
-	int world = comm_create(sm, all, n, s->pattern != PAT_COLLECTIVE, "world");
+	int world = comm_create(sm, all, n, s->pattern != PAT_COLLECTIVE, "world"), world1 = -1;
+	if (s->ev.restart_after) { /* the restarted job's */
+		sm->comm_gen = 1;
+		world1 = comm_create(sm, all, n, s->pattern != PAT_COLLECTIVE, "world");
+		sm->comm_gen = 0;
+	}
 	free(all);
 	/* 2-D torus for neighbor exchange: rows x cols, rows <= cols */
 	int rows = (int)floor(sqrt((double)n));
@@ -512,20 +561,24 @@ static int build_standalone(struct sim *sm)
 	int cols = n / rows;
 	for (int r = 0; r < n; r++) {
 		struct rankst *rk = &sm->ranks[r];
-		int ccld_done = 0;
+		int ccld_done = 0, comm = world;
 		for (int it = 0; it < s->iterations; it++) {
+			if (it && it == s->ev.restart_after) {
+				event(rk, BEV_RESTART, it - 1, s->ev.restart_ns);
+				comm = world1;
+			}
 			mark(rk, I_ITER, it);
 			sm->wl_scale = seqlen_scale(s, it);
 			if (hiccup_at(sm, 1) == 0)
 				hiccup(sm, rk, it);
 			compute(rk, s->gap_ns * sm->wl_scale + (r < 64 ? s->delay_ns[r] : 0), PH_OTHER);
 			uint64_t b = act_scaled(sm, s->msg_bytes);
-			if (ccld_hook(sm, rk, it, world, &b, &ccld_done))
+			if (ccld_hook(sm, rk, it, comm, &b, &ccld_done))
 				break;
 			if (s->pattern == PAT_COLLECTIVE) {
 				int rooted = s->collective_type == PULSE_HOOK_OP_BROADCAST ||
 					     s->collective_type == PULSE_HOOK_OP_REDUCE;
-				op(rk, world, (uint8_t)s->collective_type, b, rooted ? 0 : -1, BF16);
+				op(rk, comm, (uint8_t)s->collective_type, b, rooted ? 0 : -1, BF16);
 			} else {
 				int peers[4], np = 0;
 				if (s->pattern == PAT_NEIGHBOR) {
@@ -542,8 +595,8 @@ static int build_standalone(struct sim *sm)
 					}
 					add(rk, I_GSTART);
 					for (int k = 0; k < np; k++) {
-						op(rk, world, PULSE_HOOK_OP_SEND, b, peers[k], BF16);
-						op(rk, world, PULSE_HOOK_OP_RECV, act_scaled(sm, s->msg_bytes),
+						op(rk, comm, PULSE_HOOK_OP_SEND, b, peers[k], BF16);
+						op(rk, comm, PULSE_HOOK_OP_RECV, act_scaled(sm, s->msg_bytes),
 						   peers[k], BF16);
 					}
 					add(rk, I_GEND);
@@ -552,10 +605,10 @@ static int build_standalone(struct sim *sm)
 					add(rk, I_GSTART);
 					if (r == 0) {
 						for (int j = 1; j < n; j++)
-							op(rk, world, to_root ? PULSE_HOOK_OP_RECV : PULSE_HOOK_OP_SEND,
+							op(rk, comm, to_root ? PULSE_HOOK_OP_RECV : PULSE_HOOK_OP_SEND,
 							   act_scaled(sm, s->msg_bytes), j, BF16);
 					} else {
-						op(rk, world, to_root ? PULSE_HOOK_OP_SEND : PULSE_HOOK_OP_RECV, b, 0,
+						op(rk, comm, to_root ? PULSE_HOOK_OP_SEND : PULSE_HOOK_OP_RECV, b, 0,
 						   BF16);
 					}
 					add(rk, I_GEND);
