@@ -68,7 +68,14 @@ struct sc_failure {
 	double period_ns;   /* fluctuation / spike period */
 	double duration_ns; /* spike length */
 	int ingress;        /* congestion: paths into the NIC instead of out of it */
+	/* a fail-slow that clears (sim/README.md, "Faults as they happen"):
+	 * active in iterations [start_iteration, end_iteration) (0: to the
+	 * end), and within them on for on_iterations, off for off_iterations,
+	 * repeating (0: always on) */
+	int end_iteration, on_iterations, off_iterations;
 };
+
+#define SC_MAX_FAILURES 4
 
 /* Heavy-tailed compute jitter (compute.jitter_dist). */
 enum sc_jitter_dist { JD_NORMAL = 0, JD_LOGNORMAL = 1, JD_PARETO = 2 };
@@ -137,7 +144,10 @@ struct sc_scenario {
 	/* fabric: extra paths with reduced capacity (background traffic) */
 	int npaths;
 	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];
-	struct sc_failure failure;
+	struct sc_failure failure; /* the first of failures[] (or none) */
+	/* "failures": concurrent faults; "failure" is the one-fault form */
+	struct sc_failure failures[SC_MAX_FAILURES];
+	int nfailures;
 	struct sc_events ev;
 };
 
@@ -146,6 +156,8 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		      size_t errlen);
 int sc_scenario_load(const char *path, struct sc_scenario *s, char *err, size_t errlen);
 int sc_fail_from_name(const char *name);
+/* Is failure f active in iteration it (start, end, on/off)? */
+int sc_fail_active(const struct sc_failure *f, int it);
 
 /* run.c */
 struct sc_stats {

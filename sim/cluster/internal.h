@@ -7,6 +7,7 @@
 #include "../util.h" /* xcalloc, xrealloc */
 
 #define SC_INF 1e300
+#define SC_FAIL_EPISODES 64 /* an intermittent fault's episodes kept for the truth */
 
 /* ---------- event queue ---------- */
 enum ev_kind {
@@ -60,11 +61,13 @@ struct nic {
 	int arm_down;    /* NIC-down armed: stops shortly after its next flow starts */
 	int down;
 	double fluct_lo; /* cross-NUMA: factor drawn in [fluct_lo, 1] */
+	int fluct_fail;  /* the failure whose rate changes run (EV_NIC_RATE) */
+	uint32_t rate_ver; /* bumped when they stop: pending EV_NIC_RATE are stale */
 };
 
 struct path {
 	int src, dst; /* nic indices */
-	int fail;     /* congested by the failure */
+	int fail;     /* congested by failure fail - 1 (0: none) */
 	double cap;   /* shared by its flows (fabric.paths: background traffic) */
 	double factor; /* congestion control throttles each flow on it to this share */
 	int n;
@@ -231,7 +234,7 @@ struct rankst {
 	/* failure effects on this rank */
 	double compute_f, proxy_f, cpu_f;
 	double px_on, px_off, px_a, px_b; /* proxy thread on/off schedule */
-	int fail_active;
+	unsigned fail_on; /* bit i: failure i acts on this rank now */
 	int mark_bad;
 	double done_t;
 	/* job restart: the process before it (its records are rec[0, nrec_old)) */
@@ -284,11 +287,17 @@ struct sim {
 	/* truth */
 	double *iter_start, *iter_end;
 	int *iter_nend; /* ranks that finished the iteration */
-	double fail_start;
-	int fail_started;
+	struct fail_rt {
+		int rank;         /* = its NIC */
+		int on;           /* its effect is in place */
+		int started;      /* it activated */
+		double start;     /* first onset (fail-stop: when the rank stopped) */
+		int nep;          /* episodes (on .. off) */
+		double ep[SC_FAIL_EPISODES][2]; /* start, end (0: still on) */
+	} frt[SC_MAX_FAILURES];
+	int nfail;
 	FILE *truth_ops;
 	double last_activity;
-	int fail_rank;
 	/* benign events: their own PRNG (a run without them draws nothing from
 	 * it, so it stays byte-identical), the workload's current sequence-length
 	 * scale while programs are built, and what happened, for truth.json */
@@ -301,6 +310,13 @@ struct sim {
 	size_t nbevs, capbevs;
 	char err[8400];
 };
+
+/* run.c: the failure of this type acting on the rank now, or -1 */
+int rank_fail(const struct sim *sm, const struct rankst *rk, int type);
+/* the failure of this type on the rank (active or not), or -1 */
+int rank_fail_any(const struct sim *sm, int rank, int type);
+/* a fail-stop's onset is when the rank stopped, not when it activated */
+void fail_stopped(struct sim *sm, int i, double t);
 
 /* engine.c */
 void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);

@@ -375,6 +375,44 @@ static void write_truth_events(struct sim *sm, FILE *f)
 	fprintf(f, "]");
 }
 
+/* One fault: where, what, and when it acted. start_ns is the onset
+ * (activation for a fail-slow, the moment it stops for a fail-stop); a
+ * fault that cleared (end_iteration, on/off) has end_ns, the last moment
+ * it acted, and its episodes; times are true time, *_host_ns the same on
+ * the faulty host's clock. */
+static void write_truth_failure(struct sim *sm, FILE *f, int i)
+{
+	const struct sc_scenario *s = sm->s;
+	const struct sc_failure *fl = &s->failures[i];
+	const struct fail_rt *rt = &sm->frt[i];
+	const struct sc_fail_info *fi = &sc_fail_table[fl->type];
+	int g = fl->host * s->gpus + fl->gpu;
+	fprintf(f,
+		"{\"type\":\"%s\",\"class\":\"%s\",\"mode\":\"%s\",\"host\":\"%s\","
+		"\"gpu\":%d,\"rank_global\":%d,\"severity\":%g,\"start_iteration\":%d,"
+		"\"activated\":%s,\"start_ns\":%.0f,\"start_host_ns\":\"%" PRIu64 "\"",
+		fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
+		fl->start_iteration, rt->started ? "true" : "false", rt->started ? rt->start : 0.0,
+		rt->started ? host_clock(sm, fl->host, rt->start) : 0);
+	if (fl->end_iteration || fl->on_iterations) {
+		/* the last episode's end; 0: still on when the run ended */
+		double end = rt->nep ? rt->ep[rt->nep - 1][1] : 0;
+		fprintf(f,
+			",\"end_iteration\":%d,\"on_iterations\":%d,\"off_iterations\":%d,"
+			"\"end_ns\":%.0f,\"end_host_ns\":\"%" PRIu64 "\",\"episodes\":[",
+			fl->end_iteration, fl->on_iterations, fl->off_iterations, end,
+			end > 0 ? host_clock(sm, fl->host, end) : 0);
+		for (int k = 0; k < rt->nep; k++)
+			fprintf(f,
+				"%s{\"start_ns\":%.0f,\"end_ns\":%.0f,\"start_host_ns\":\"%" PRIu64
+				"\",\"end_host_ns\":\"%" PRIu64 "\"}",
+				k ? "," : "", rt->ep[k][0], rt->ep[k][1], host_clock(sm, fl->host, rt->ep[k][0]),
+				rt->ep[k][1] > 0 ? host_clock(sm, fl->host, rt->ep[k][1]) : 0);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+}
+
 static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *st)
 {
 	char path[4200];
@@ -385,25 +423,24 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 		return -1;
 	}
 	const struct sc_scenario *s = sm->s;
-	const struct sc_failure *fl = &s->failure;
 	char run_id[64];
 	snprintf(run_id, sizeof run_id, "%s-%" PRIu64, workload_name(s->workload), s->seed);
 	fprintf(f, "{\"format\":\"%s\",\"version\":1,\"scenario\":\"%s\",\"run_id\":\"%s\",\"workload\":\"%s\",\"seed\":%" PRIu64 ",\n",
 		PULSE_TRUTH_FORMAT, s->name, run_id, workload_name(s->workload), s->seed);
-	if (fl->type == F_NONE) {
+	/* "failure": the first fault, as always; "failures": every fault */
+	if (!sm->nfail)
 		fprintf(f, " \"failure\":null,\n");
-	} else {
-		const struct sc_fail_info *fi = &sc_fail_table[fl->type];
-		int g = fl->host * s->gpus + fl->gpu;
-		fprintf(f,
-			" \"failure\":{\"type\":\"%s\",\"class\":\"%s\",\"mode\":\"%s\",\"host\":\"%s\","
-			"\"gpu\":%d,\"rank_global\":%d,\"severity\":%g,\"start_iteration\":%d,"
-			"\"activated\":%s,\"start_ns\":%.0f,\"start_host_ns\":\"%" PRIu64 "\"},\n",
-			fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
-			fl->start_iteration, sm->fail_started ? "true" : "false",
-			sm->fail_started ? sm->fail_start : 0.0,
-			sm->fail_started ? host_clock(sm, fl->host, sm->fail_start) : 0);
+	else {
+		fprintf(f, " \"failure\":");
+		write_truth_failure(sm, f, 0);
+		fprintf(f, ",\n");
 	}
+	fprintf(f, " \"failures\":[");
+	for (int i = 0; i < sm->nfail; i++) {
+		fprintf(f, "%s", i ? ",\n  " : "");
+		write_truth_failure(sm, f, i);
+	}
+	fprintf(f, "],\n");
 	fprintf(f, " \"hung\":%s,\"sim_end_ns\":%.0f,\n \"hosts\":[", st->hung ? "true" : "false",
 		st->sim_ns);
 	for (int h = 0; h < sm->nhosts; h++)

@@ -48,6 +48,18 @@ int sc_fail_from_name(const char *name)
 	return -1;
 }
 
+int sc_fail_active(const struct sc_failure *f, int it)
+{
+	if (f->type == F_NONE || it < f->start_iteration)
+		return 0;
+	if (f->end_iteration && it >= f->end_iteration)
+		return 0;
+	if (f->on_iterations > 0)
+		return (it - f->start_iteration) % (f->on_iterations + f->off_iterations) <
+		       f->on_iterations;
+	return 1;
+}
+
 struct ctx {
 	char *err;
 	size_t errlen;
@@ -126,6 +138,17 @@ static const cJSON *get_obj(struct ctx *c, const cJSON *root, const char *key)
 	return v;
 }
 
+static void failure_defaults(struct sc_failure *f)
+{
+	memset(f, 0, sizeof *f);
+	f->type = F_NONE;
+	f->host = -1;
+	f->gpu = 0;
+	f->start_iteration = 1;
+	f->period_ns = 2e6;
+	f->duration_ns = 5e5;
+}
+
 static void defaults(struct sc_scenario *s)
 {
 	memset(s, 0, sizeof *s);
@@ -182,13 +205,7 @@ static void defaults(struct sc_scenario *s)
 	s->collective_type = PULSE_HOOK_OP_ALLREDUCE;
 	s->msg_bytes = 64u << 20;
 	s->gap_ns = 1e6;
-	s->failure.type = F_NONE;
-	s->failure.host = -1;
-	s->failure.gpu = 0;
-	s->failure.severity = 0;
-	s->failure.start_iteration = 1;
-	s->failure.period_ns = 2e6;
-	s->failure.duration_ns = 5e5;
+	failure_defaults(&s->failure);
 	s->pareto_alpha = 3;
 	s->ev.ckpt_ns = 2e9;
 	s->ev.eval_batches = 2;
@@ -270,7 +287,7 @@ static const struct key top_keys2[] = {
 	OTHER("description"),
 	OTHER("cluster"), OTHER("nccl"), OTHER("compute"), OTHER("gpt"), OTHER("moe"),
 	OTHER("standalone"), OTHER("fabric"), OTHER("failure"),
-	OTHER("events"),
+	OTHER("events"), OTHER("failures"),
 	END,
 };
 static const struct key cluster_keys[] = {
@@ -371,15 +388,23 @@ static const struct key path_keys[] = {
 	{ "capacity", K_NUM, 0.01, 1, PATH_OFF(frac), NULL, 0, NULL },
 	END,
 };
+/* a failure: offsets into its struct sc_failure */
+#define FAIL_OFF(f) ((long)offsetof(struct sc_failure, f))
+#define FINT(k, f, lo, hi) { k, K_INT, lo, hi, FAIL_OFF(f), NULL, 0, NULL }
+#define FNUM(k, f, lo, hi) { k, K_NUM, lo, hi, FAIL_OFF(f), NULL, 0, NULL }
 static const struct key failure_keys[] = {
-	{ "type", K_FAIL, 0, 0, SC_OFF(failure.type), NULL, 0, NULL },
-	INT("host", failure.host, 0, SC_MAX_HOSTS - 1),
-	INT("gpu", failure.gpu, 0, SC_MAX_GPUS - 1),
-	NUM("severity", failure.severity, 0, 1000),
-	INT("start_iteration", failure.start_iteration, 0, 100000),
-	NUM("period_ns", failure.period_ns, 1e4, 1e10),
-	NUM("duration_ns", failure.duration_ns, 1e3, 1e10),
-	ENUM("direction", failure.ingress, direction_names, "egress or ingress"),
+	{ "type", K_FAIL, 0, 0, FAIL_OFF(type), NULL, 0, NULL },
+	FINT("host", host, 0, SC_MAX_HOSTS - 1),
+	FINT("gpu", gpu, 0, SC_MAX_GPUS - 1),
+	FNUM("severity", severity, 0, 1000),
+	FINT("start_iteration", start_iteration, 0, 100000),
+	FNUM("period_ns", period_ns, 1e4, 1e10),
+	FNUM("duration_ns", duration_ns, 1e3, 1e10),
+	{ "direction", K_ENUM, 0, 0, FAIL_OFF(ingress), direction_names,
+	  (int)(sizeof direction_names / sizeof direction_names[0]), "egress or ingress" },
+	FINT("end_iteration", end_iteration, 0, 100000),
+	FINT("on_iterations", on_iterations, 0, 100000),
+	FINT("off_iterations", off_iterations, 0, 100000),
 	END,
 };
 
@@ -568,15 +593,50 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	}
 
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "failure");
+	const cJSON *fa = cJSON_GetObjectItemCaseSensitive(root, "failures");
+	if (f && !cJSON_IsNull(f) && fa && !cJSON_IsNull(fa))
+		fail(&c, "failure and failures: give one of them");
 	if (f && !cJSON_IsNull(f)) {
 		if (!cJSON_IsObject(f)) {
 			fail(&c, "failure: expected an object or null");
 		} else {
 			check_known(&c, f, "failure", failure_keys, NULL);
 			s->failure.host = 0; /* a failure is on host 0 unless it says */
-			read_keys(&c, f, "failure", failure_keys, s);
+			read_keys(&c, f, "failure", failure_keys, &s->failure);
+			s->failures[0] = s->failure;
+			s->nfailures = 1;
 		}
 	}
+	if (fa && !cJSON_IsNull(fa)) {
+		if (!cJSON_IsArray(fa) || cJSON_GetArraySize(fa) < 1 ||
+		    cJSON_GetArraySize(fa) > SC_MAX_FAILURES)
+			fail(&c, "failures: expected an array of 1 to %d objects", SC_MAX_FAILURES);
+		const cJSON *x;
+		cJSON_ArrayForEach(x, fa)
+		{
+			if (c.failed || s->nfailures >= SC_MAX_FAILURES)
+				break;
+			char where[32];
+			snprintf(where, sizeof where, "failures[%d]", s->nfailures);
+			if (!cJSON_IsObject(x)) {
+				fail(&c, "%s: expected an object", where);
+				break;
+			}
+			struct sc_failure *fi = &s->failures[s->nfailures++];
+			failure_defaults(fi);
+			fi->host = 0;
+			check_known(&c, x, where, failure_keys, NULL);
+			read_keys(&c, x, where, failure_keys, fi);
+		}
+	}
+	/* "type":"none" entries are no failure */
+	int nf = 0;
+	for (int i = 0; i < s->nfailures; i++)
+		if (s->failures[i].type != F_NONE)
+			s->failures[nf++] = s->failures[i];
+	s->nfailures = nf;
+	if (nf)
+		s->failure = s->failures[0];
 	cJSON_Delete(root);
 	if (c.failed)
 		return -1;
@@ -600,17 +660,50 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		snprintf(err, errlen, "standalone: needs at least 2 GPUs");
 		return -1;
 	}
-	if (s->failure.type != F_NONE) {
-		if (s->failure.host >= s->hosts || s->failure.gpu >= s->gpus) {
-			snprintf(err, errlen, "failure: host %d gpu %d is not in the cluster (%d x %d)",
-				 s->failure.host, s->failure.gpu, s->hosts, s->gpus);
+	for (int i = 0; i < s->nfailures; i++) {
+		const struct sc_failure *fi = &s->failures[i];
+		char where[32];
+		if (s->nfailures == 1 && !fa)
+			snprintf(where, sizeof where, "failure");
+		else
+			snprintf(where, sizeof where, "failures[%d]", i);
+		if (fi->host >= s->hosts || fi->gpu >= s->gpus) {
+			snprintf(err, errlen, "%s: host %d gpu %d is not in the cluster (%d x %d)", where,
+				 fi->host, fi->gpu, s->hosts, s->gpus);
 			return -1;
 		}
-		if (s->failure.start_iteration >= s->iterations) {
-			snprintf(err, errlen, "failure.start_iteration (%d) must be below iterations (%d)",
-				 s->failure.start_iteration, s->iterations);
+		if (fi->start_iteration >= s->iterations) {
+			snprintf(err, errlen, "%s.start_iteration (%d) must be below iterations (%d)", where,
+				 fi->start_iteration, s->iterations);
 			return -1;
 		}
+		if (fi->end_iteration &&
+		    (fi->end_iteration <= fi->start_iteration || fi->end_iteration > s->iterations)) {
+			snprintf(err, errlen,
+				 "%s.end_iteration (%d) must be above start_iteration (%d) and at most iterations (%d)",
+				 where, fi->end_iteration, fi->start_iteration, s->iterations);
+			return -1;
+		}
+		if ((fi->on_iterations > 0) != (fi->off_iterations > 0)) {
+			snprintf(err, errlen, "%s: an intermittent fault needs both on_iterations and off_iterations",
+				 where);
+			return -1;
+		}
+		if ((fi->end_iteration || fi->on_iterations) &&
+		    strcmp(sc_fail_table[fi->type].mode, "fail-slow")) {
+			snprintf(err, errlen, "%s: %s is a fail-stop: it cannot clear (end_iteration, on_iterations)",
+				 where, sc_fail_table[fi->type].name);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (s->failures[j].host == fi->host &&
+			    !strcmp(sc_fail_table[s->failures[j].type].klass, sc_fail_table[fi->type].klass)) {
+				snprintf(err, errlen,
+					 "%s: host %d already has a %s fault (failures[%d]): a machine's second fault "
+					 "must be of the other class (a mixed fault)",
+					 where, fi->host, sc_fail_table[fi->type].klass, j);
+				return -1;
+			}
 	}
 	if (s->ev.eval_every && s->workload == WL_STANDALONE) {
 		snprintf(err, errlen, "events.eval_every: the standalone workload has no evaluation step");

@@ -156,8 +156,16 @@ static void after_iteration(struct sim *sm, struct rankst *rk, int it, eval_fn e
 static int ccld_hook(struct sim *sm, struct rankst *rk, int it, int comm, uint64_t *bytes,
 		     int *done)
 {
-	const struct sc_failure *f = &sm->s->failure;
-	if (*done || rk->g != sm->fail_rank || it != f->start_iteration)
+	if (*done)
+		return 0;
+	const struct sc_failure *f = NULL;
+	for (int i = 0; i < sm->s->nfailures; i++) {
+		const struct sc_failure *x = &sm->s->failures[i];
+		if ((x->type == F_CCLD_NOT_ENTERED || x->type == F_CCLD_INCONSISTENT) &&
+		    x->host * sm->s->gpus + x->gpu == rk->g && it == x->start_iteration)
+			f = x;
+	}
+	if (!f)
 		return 0;
 	if (f->type == F_CCLD_NOT_ENTERED) {
 		*done = 1;
@@ -386,10 +394,10 @@ static uint64_t route_bytes(const struct sim *sm, int it, int layer, int grp, in
 	double u = (double)(sc_splitmix(&x) >> 11) * (1.0 / 9007199254740992.0);
 	double w = 1 + s->routing_skew * (2 * u - 1);
 	/* expert imbalance: the failure's rank hosts a hot expert */
-	if (s->failure.type == F_MOE_IMBALANCE && it >= s->failure.start_iteration) {
-		int hot = s->failure.host % ep;
-		if (j == hot)
-			w *= 1 + s->failure.severity;
+	for (int k = 0; k < s->nfailures; k++) {
+		const struct sc_failure *f = &s->failures[k];
+		if (f->type == F_MOE_IMBALANCE && sc_fail_active(f, it) && j == f->host % ep)
+			w *= 1 + f->severity;
 	}
 	double b = (double)s->tokens_bytes / ep * w;
 	return (uint64_t)b / 4096 * 4096;
