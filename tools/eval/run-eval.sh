@@ -14,6 +14,9 @@
 #   EVAL_NO_ABLATION=1 skip the ablation
 #   EVAL_SEED=S        the randomized matrix's seed (default: today, date +%Y%m%d)
 #   EVAL_COUNT=N       its runs (default 200)
+#   EVAL_DRAWS=1|2     its draws (pulse-gen-scenarios --draws; default 2: with
+#                      benign events and transient/intermittent/concurrent/
+#                      mixed faults; 1: the matrix without them)
 #   EVAL_NO_RANDOM=1   skip the randomized matrix
 #   EVAL_NO_FIXED=1    skip tests/scenarios/ (and the ablation)
 set -u
@@ -98,15 +101,16 @@ fi
 if [ $random = 1 ]; then
 	seed=${EVAL_SEED:-$(date +%Y%m%d)}
 	count=${EVAL_COUNT:-200}
+	draws=${EVAL_DRAWS:-2}
 	rdir=$out/random
 	rm -rf "$rdir/scenarios" "$rdir/runs" "$rdir/report.json"
 	mkdir -p "$rdir/runs"
 	echo
-	echo "== randomized matrix: seed $seed, $count runs, $jobs at a time; output in $rdir/"
-	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count make eval; the files alone:"
-	echo "   tools/gen-scenarios.sh --random $seed --count $count DIR)"
-	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" --out "$rdir/scenarios"; then
-		echo "eval: pulse-gen-scenarios failed (EVAL_SEED must be 0..2^64-1, EVAL_COUNT 1..100000)"
+	echo "== randomized matrix: seed $seed, $count runs, draws $draws, $jobs at a time; output in $rdir/"
+	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count EVAL_DRAWS=$draws make eval; the files"
+	echo "   alone: tools/gen-scenarios.sh --random $seed --count $count --draws $draws DIR)"
+	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" --draws "$draws" --out "$rdir/scenarios"; then
+		echo "eval: pulse-gen-scenarios failed (EVAL_SEED must be 0..2^64-1, EVAL_COUNT 1..100000, EVAL_DRAWS 1 or 2)"
 		rc=1
 	else
 		rscen=()
