@@ -19,10 +19,15 @@ ALL += $(BUILD)/lib/libpulse_cluster.a $(BUILD)/bin/pulse-run-cluster
 INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 
 # ---- tests (tests/sim-cluster/) ----
-$(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c) $(BUILD)/lib/asan/libpulse_cluster.a
+$(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c tests/sim-cluster/cluster_testutil.c) $(BUILD)/lib/asan/libpulse_cluster.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_cluster
+# benign events and fault shapes (sim/README.md, "Benign events", "Faults as they happen")
+$(BUILD)/tests/test_events: $(call objs,asan,tests/sim-cluster/test_events.c tests/sim-cluster/cluster_testutil.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_events
 TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
 test: $(BUILD)/bin/pulse-run-cluster
 

@@ -1,0 +1,35 @@
+/* Helpers of the cluster simulator's tests (cluster_testutil.c). */
+#ifndef PULSE_TEST_CLUSTER_TESTUTIL_H
+#define PULSE_TEST_CLUSTER_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../sim/cluster/cluster.h"
+
+struct tx {
+	uint64_t t; /* unwrapped NIC ns */
+	uint32_t qpn;
+	uint32_t bytes;
+};
+
+/* one NIC's .evs: its TX events in order, polls counted */
+struct stream {
+	struct tx *ev;
+	size_t n;
+	size_t polls;
+	uint64_t bytes;
+};
+
+/* the whole file, NUL-terminated; NULL if it cannot be opened */
+char *read_file(const char *path, size_t *len);
+/* DIR/hosts/host<host>/mlx5_<gpu>.evs, checked record by record */
+void load_evs(const char *dir, int host, int gpu, struct stream *s);
+void rm_rf(const char *dir);
+/* runs a scenario given as JSON text into a fresh directory (free with done) */
+char *run_json(const char *json, struct sc_stats *st_out);
+void done(char *dir);
+/* the scenario must be refused with an error containing needle */
+void bad(const char *json, const char *needle);
+
+#endif
