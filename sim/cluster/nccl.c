@@ -181,6 +181,25 @@ static void qp_record(struct sim *sm, struct rankst *rk, double t, uint8_t kind,
 	sm->sink.record(sm, rk, &r, kind, t, rk->tid + 3);
 }
 
+/* A COMM_INIT or COMM_DESTROY record of rank `me` of communicator ci, as
+ * the hook writes it (the handle is the process's ncclComm_t). */
+static void comm_record(struct sim *sm, struct rankst *rk, int ci, int me, uint8_t kind, uint8_t how,
+			double t)
+{
+	const struct comm *c = &sm->comms[ci];
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.u.comm.comm_id = c->id;
+	r.u.comm.handle = 0x55d0c0a00000ull + (uint64_t)ci * 0x4000 + (uint64_t)rk->g * 0x100000ull;
+	r.u.comm.rank = me;
+	r.u.comm.nranks = c->n;
+	r.u.comm.color = -1;
+	r.u.comm.key = -1;
+	r.u.comm.how = how;
+	gpu_identity(rk, &r.u.comm.gpu);
+	sm->sink.record(sm, rk, &r, kind, t, rk->tid);
+}
+
 /* Every process inits its communicators in creation order; an init ends
  * when all members called it (bootstrap) plus the connection set-up. The
  * hook writes the QP records during the call (NCCL's proxy thread creates
@@ -225,17 +244,7 @@ void comms_init(struct sim *sm, int gen, double base)
 					}
 				}
 			}
-			struct pulse_hook_record r;
-			memset(&r, 0, sizeof r);
-			r.u.comm.comm_id = c->id;
-			r.u.comm.handle = 0x55d0c0a00000ull + (uint64_t)ci * 0x4000 + (uint64_t)g * 0x100000ull;
-			r.u.comm.rank = i;
-			r.u.comm.nranks = c->n;
-			r.u.comm.color = -1;
-			r.u.comm.key = -1;
-			r.u.comm.how = PULSE_HOOK_HOW_INIT_RANK;
-			gpu_identity(rk, &r.u.comm.gpu);
-			sm->sink.record(sm, rk, &r, PULSE_HOOK_COMM_INIT, call, rk->tid);
+			comm_record(sm, rk, ci, i, PULSE_HOOK_COMM_INIT, PULSE_HOOK_HOW_INIT_RANK, call);
 			tp[g] = tend + sc_rng_range(&sm->rng, 20e3, 80e3);
 		}
 	}
@@ -272,17 +281,7 @@ void comms_destroy_rank(struct sim *sm, struct rankst *rk, int gen, double t)
 				t += 1500;
 			}
 		}
-		struct pulse_hook_record r;
-		memset(&r, 0, sizeof r);
-		r.u.comm.comm_id = c->id;
-		r.u.comm.handle = 0x55d0c0a00000ull + (uint64_t)ci * 0x4000 + (uint64_t)rk->g * 0x100000ull;
-		r.u.comm.rank = me;
-		r.u.comm.nranks = c->n;
-		r.u.comm.color = -1;
-		r.u.comm.key = -1;
-		r.u.comm.how = PULSE_HOOK_HOW_DESTROY;
-		gpu_identity(rk, &r.u.comm.gpu);
-		sm->sink.record(sm, rk, &r, PULSE_HOOK_COMM_DESTROY, t, rk->tid);
+		comm_record(sm, rk, ci, me, PULSE_HOOK_COMM_DESTROY, PULSE_HOOK_HOW_DESTROY, t);
 		t += 20e3;
 	}
 }

@@ -261,6 +261,33 @@ static void gpt_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
 		op(rk, g->dp, PULSE_HOOK_OP_ALLREDUCE, sm->s->ev.eval_bytes, -1, F32);
 }
 
+/* A workload's communicators: fn fills three per-rank tables of comm
+ * indices (-1: none). Generation 0 is the job's; with a restart
+ * (events.restart_after) generation 1 is the restarted job's, created now
+ * with new ids and QPs, initialised when the new processes start. Returns
+ * the number of generations. */
+typedef void (*comms_fn)(struct sim *sm, int *a, int *b, int *c);
+
+static int comm_gens(struct sim *sm, comms_fn fn, int *tab[2][3])
+{
+	int gens = sm->s->ev.restart_after ? 2 : 1;
+	for (int gi = 0; gi < gens; gi++) {
+		sm->comm_gen = gi;
+		for (int k = 0; k < 3; k++)
+			tab[gi][k] = xcalloc((size_t)sm->nranks, sizeof *tab[gi][k]);
+		fn(sm, tab[gi][0], tab[gi][1], tab[gi][2]);
+	}
+	sm->comm_gen = 0;
+	return gens;
+}
+
+static void comm_gens_free(int *tab[2][3], int gens)
+{
+	for (int gi = 0; gi < gens; gi++)
+		for (int k = 0; k < 3; k++)
+			free(tab[gi][k]);
+}
+
 static void gpt_comms(struct sim *sm, int *tp, int *dpc, int *ppc)
 {
 	const struct sc_scenario *s = sm->s;
@@ -293,17 +320,10 @@ static int build_gpt(struct sim *sm)
 {
 	const struct sc_scenario *s = sm->s;
 	int DP = s->dp, PP = s->pp;
-	/* [0]: the job's communicators; [1]: the restarted job's (events.restart_after) */
-	int *tp[2], *dpc[2], *ppc[2];
-	int gens = s->ev.restart_after ? 2 : 1;
-	for (int gi = 0; gi < gens; gi++) {
-		sm->comm_gen = gi;
-		tp[gi] = xcalloc((size_t)sm->nranks, sizeof **tp);
-		dpc[gi] = xcalloc((size_t)sm->nranks, sizeof **dpc);
-		ppc[gi] = xcalloc((size_t)sm->nranks, sizeof **ppc);
-		gpt_comms(sm, tp[gi], dpc[gi], ppc[gi]);
-	}
-	sm->comm_gen = 0;
+	int *c[2][3]; /* [generation][tp, dp, pp]: per rank */
+	int gens = comm_gens(sm, gpt_comms, c);
+	int **tp = (int *[]){ c[0][0], c[gens - 1][0] }, **dpc = (int *[]){ c[0][1], c[gens - 1][1] },
+	    **ppc = (int *[]){ c[0][2], c[gens - 1][2] };
 	int M = s->microbatches;
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
@@ -375,11 +395,7 @@ static int build_gpt(struct sim *sm)
 			after_iteration(sm, rk, it, gpt_eval, &gr);
 		}
 	}
-	for (int gi = 0; gi < gens; gi++) {
-		free(tp[gi]);
-		free(dpc[gi]);
-		free(ppc[gi]);
-	}
+	comm_gens_free(c, gens);
 	return 0;
 }
 
@@ -491,17 +507,10 @@ static int build_moe(struct sim *sm)
 {
 	const struct sc_scenario *s = sm->s;
 	int EP = s->ep;
-	/* [0]: the job's communicators; [1]: the restarted job's */
-	int *tp[2], *dpc[2], *epc[2];
-	int gens = s->ev.restart_after ? 2 : 1;
-	for (int gi = 0; gi < gens; gi++) {
-		sm->comm_gen = gi;
-		tp[gi] = xcalloc((size_t)sm->nranks, sizeof **tp);
-		dpc[gi] = xcalloc((size_t)sm->nranks, sizeof **dpc);
-		epc[gi] = xcalloc((size_t)sm->nranks, sizeof **epc);
-		moe_comms(sm, tp[gi], dpc[gi], epc[gi]);
-	}
-	sm->comm_gen = 0;
+	int *c[2][3]; /* [generation][tp, dp, ep]: per rank */
+	int gens = comm_gens(sm, moe_comms, c);
+	int **tp = (int *[]){ c[0][0], c[gens - 1][0] }, **dpc = (int *[]){ c[0][1], c[gens - 1][1] },
+	    **epc = (int *[]){ c[0][2], c[gens - 1][2] };
 	uint64_t *snd = xcalloc((size_t)EP, sizeof *snd), *rcv = xcalloc((size_t)EP, sizeof *rcv);
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
@@ -539,11 +548,7 @@ static int build_moe(struct sim *sm)
 	}
 	free(snd);
 	free(rcv);
-	for (int gi = 0; gi < gens; gi++) {
-		free(tp[gi]);
-		free(dpc[gi]);
-		free(epc[gi]);
-	}
+	comm_gens_free(c, gens);
 	return 0;
 }
 

@@ -14,6 +14,18 @@ score=build/bin/pulse-eval-score
 command -v python3 >/dev/null || { echo "score_strict.sh: python3 missing; skipped"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# the checks' common part: the report (argv[1]) by run, check() counting failures
+cat >"$work/check.py" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+runs = {r["scenario"]: r for r in rep["runs"]}
+bad = 0
+def check(what, got, want):
+    global bad
+    ok = got == want
+    bad += not ok
+    print("%s  %-58s got %r%s" % ("ok  " if ok else "FAIL", what, got, "" if ok else ", want %r" % (want,)))
+EOF
 
 ONSET=1700000000138602409
 AFTER=1700000002999100066  # 2.86 s after the onset
@@ -129,16 +141,9 @@ if ! "$score" --out "$work/report.json" "${dirs[@]}" >"$work/out.txt" 2>"$work/e
 	echo "FAIL: pulse-eval-score exited $? without --expect"; cat "$work/out.txt" "$work/err.txt"; exit 1
 fi
 fail=0
-python3 - "$work/report.json" <<'EOF' || fail=1
-import json, sys
-rep = json.load(open(sys.argv[1]))
-runs = {r["scenario"]: r for r in rep["runs"]}
-bad = 0
-def check(what, got, want):
-    global bad
-    ok = got == want
-    bad += not ok
-    print("%s  %-58s got %r%s" % ("ok  " if ok else "FAIL", what, got, "" if ok else ", want %r" % (want,)))
+python3 - "$work/report.json" "$work/check.py" <<'EOF' || fail=1
+import sys
+exec(open(sys.argv[2]).read())
 want = {  # run: (Pulse symbol, Pulse strict verdict, OP-level strict verdict)
     "ok": ("M", "strict", "group"),
     "two_gpus": ("M", "strict", "missed"),
@@ -260,16 +265,9 @@ dirs=()
 for r in "${M[@]}"; do dirs+=("$work/$r"); done
 "$score" --out "$work/multi.json" "${dirs[@]}" >"$work/multi.txt" 2>&1 || {
 	echo "FAIL: pulse-eval-score on the several-fault runs"; cat "$work/multi.txt"; exit 1; }
-python3 - "$work/multi.json" <<'EOF' || fail=1
-import json, sys
-rep = json.load(open(sys.argv[1]))
-runs = {r["scenario"]: r for r in rep["runs"]}
-bad = 0
-def check(what, got, want):
-    global bad
-    ok = got == want
-    bad += not ok
-    print("%s  %-58s got %r%s" % ("ok  " if ok else "FAIL", what, got, "" if ok else ", want %r" % (want,)))
+python3 - "$work/multi.json" "$work/check.py" <<'EOF' || fail=1
+import sys
+exec(open(sys.argv[2]).read())
 want = {  # run: (Pulse symbol, Pulse strict verdict)
     "both": ("M", "strict"),
     "one_of_two": ("M", "group"),

@@ -467,17 +467,24 @@ static const char *FAULT_BASE =
 	"{\"seed\":21,\"iterations\":8,\"cluster\":{\"hosts\":4,\"gpus_per_host\":1},"
 	"\"compute\":{\"jitter\":0.01},";
 
+/* FAULT_BASE with this failure object: the run, its truth and the fault */
+static const cJSON *fault_run(const char *failure, char **dir, cJSON **t)
+{
+	char json[512];
+	snprintf(json, sizeof json, "%s\"failure\":%s}", FAULT_BASE, failure);
+	*dir = run_json(json, NULL);
+	*t = truth(*dir);
+	return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*t, "failures"), 0);
+}
+
 static void test_transient(void **state)
 {
 	(void)state;
-	char json[512];
-	snprintf(json, sizeof json,
-		 "%s\"failure\":{\"type\":\"pcie_downgrade\",\"host\":1,\"severity\":0.3,"
-		 "\"start_iteration\":2,\"end_iteration\":5}}",
-		 FAULT_BASE);
-	char *dir = run_json(json, NULL);
-	cJSON *t = truth(dir);
-	const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(t, "failures"), 0);
+	char *dir;
+	cJSON *t;
+	const cJSON *f = fault_run("{\"type\":\"pcie_downgrade\",\"host\":1,\"severity\":0.3,"
+				   "\"start_iteration\":2,\"end_iteration\":5}",
+				   &dir, &t);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f, "episodes")), 1);
 	assert_true(num(f, "end_ns") > num(f, "start_ns"));
 	/* the slow iterations are exactly the episode's */
@@ -497,14 +504,11 @@ static void test_transient(void **state)
 static void test_intermittent(void **state)
 {
 	(void)state;
-	char json[512];
-	snprintf(json, sizeof json,
-		 "%s\"failure\":{\"type\":\"gpu_throttling\",\"host\":2,\"severity\":200,"
-		 "\"start_iteration\":1,\"on_iterations\":1,\"off_iterations\":1}}",
-		 FAULT_BASE);
-	char *dir = run_json(json, NULL);
-	cJSON *t = truth(dir);
-	const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(t, "failures"), 0);
+	char *dir;
+	cJSON *t;
+	const cJSON *f = fault_run("{\"type\":\"gpu_throttling\",\"host\":2,\"severity\":200,"
+				   "\"start_iteration\":1,\"on_iterations\":1,\"off_iterations\":1}",
+				   &dir, &t);
 	/* on in 1, 3, 5, 7 (the last still on at the end) */
 	const cJSON *eps = cJSON_GetObjectItemCaseSensitive(f, "episodes");
 	assert_int_equal(cJSON_GetArraySize(eps), 4);

@@ -295,6 +295,17 @@ static void describe(char *buf, size_t n, const cJSON *d, char names[][64], int 
 		snprintf(buf, n, "%s, %s level: %s", str(d, "class"), str(d, "level"), nn ? names[0] : "no host");
 }
 
+/* the run's first false positive, in words, for its verdict */
+static void note_fp(char *first_fp, size_t n, const cJSON *d, char names[][64], int nn, int idx,
+		    int pre)
+{
+	if (first_fp[0])
+		return;
+	char dsc[120];
+	describe(dsc, sizeof dsc, d, names, nn);
+	snprintf(first_fp, n, "diagnosis %d (%s)%s", idx, dsc, pre ? " before the onset" : "");
+}
+
 /* per-host bookkeeping of the strict counts */
 struct hrec {
 	char h[64];
@@ -368,12 +379,7 @@ static void score_loc(struct run *r, const cJSON *rep, int li)
 		int fp = r->cls < 0 || pre || cls != r->cls || !alone;
 		if (fp) {
 			s->nfp_diag++;
-			if (!first_fp[0]) {
-				char dsc[120];
-				describe(dsc, sizeof dsc, d, names, nn);
-				snprintf(first_fp, sizeof first_fp, "diagnosis %d (%s)%s", idx, dsc,
-					 pre ? " before the onset" : "");
-			}
+			note_fp(first_fp, sizeof first_fp, d, names, nn, idx, pre);
 		}
 		s->npre += pre;
 		if (idx == 1) {
@@ -555,12 +561,7 @@ static void score_multi(struct run *r, const cJSON *rep, int li)
 				}
 		} else {
 			s->nfp_diag++;
-			if (!first_fp[0]) {
-				char dsc[120];
-				describe(dsc, sizeof dsc, d, names, nn);
-				snprintf(first_fp, sizeof first_fp, "diagnosis %d (%s)%s", idx, dsc,
-					 pre ? " before the onset" : "");
-			}
+			note_fp(first_fp, sizeof first_fp, d, names, nn, idx, pre);
 		}
 		s->npre += pre;
 		if (idx == 1) {
