@@ -69,14 +69,7 @@ static void mark(struct rankst *rk, uint8_t kind, int a)
 /* ---------- benign events (struct sc_events) ---------- */
 static void event(struct rankst *rk, int kind, int it, double dur)
 {
-	struct instr in;
-	memset(&in, 0, sizeof in);
-	in.kind = I_EVENT;
-	in.a = kind;
-	in.comm = it;
-	in.dur = dur;
-	in.peer = -1;
-	prog_add(rk, in);
+	prog_add(rk, (struct instr){ .kind = I_EVENT, .a = kind, .comm = it, .dur = dur, .peer = -1 });
 }
 
 /* The share of the full sequence length that iteration `it` trains on:

@@ -295,6 +295,21 @@ static void describe(char *buf, size_t n, const cJSON *d, char names[][64], int 
 		snprintf(buf, n, "%s, %s level: %s", str(d, "class"), str(d, "level"), nn ? names[0] : "no host");
 }
 
+/* what the scorer reads of one diagnosis */
+struct dview {
+	int cls, machine, nn;
+	uint64_t rep_ns;
+	char names[MAXNAMES][64];
+};
+
+static void dview_of(const cJSON *d, struct dview *v)
+{
+	v->cls = cls_of_diag(d);
+	v->machine = !strcmp(str(d, "level"), "machine");
+	v->nn = named_hosts(d, v->names);
+	v->rep_ns = u64_of(d, "report_ns");
+}
+
 /* the run's first false positive, in words, for its verdict */
 static void note_fp(char *first_fp, size_t n, const cJSON *d, char names[][64], int nn, int idx,
 		    int pre)
@@ -512,11 +527,11 @@ static void score_multi(struct run *r, const cJSON *rep, int li)
 		if (strcmp(str(d, "localizer"), loc_key[li]))
 			continue;
 		int idx = ++s->ndiag;
-		int cls = cls_of_diag(d);
-		int machine = !strcmp(str(d, "level"), "machine");
-		char names[MAXNAMES][64];
-		int nn = named_hosts(d, names);
-		uint64_t rep_ns = u64_of(d, "report_ns");
+		static struct dview v;
+		dview_of(d, &v);
+		int cls = v.cls, machine = v.machine, nn = v.nn;
+		char(*names)[64] = v.names;
+		uint64_t rep_ns = v.rep_ns;
 		int has_right = 0, has_other = 0, pre = 0, half = 0;
 		for (int i = 0; i < nn; i++) {
 			nrep = add_host(reported, nrep, 4096, names[i]);
