@@ -28,6 +28,11 @@ $(BUILD)/tests/test_events: $(call objs,asan,tests/sim-cluster/test_events.c tes
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_events
+# the paper's Appendix D case studies, qualitatively (tests/sim-cluster/test_calibration.c)
+$(BUILD)/tests/test_calibration: $(call objs,asan,tests/sim-cluster/test_calibration.c tests/sim-cluster/cluster_testutil.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_calibration
 TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
 test: $(BUILD)/bin/pulse-run-cluster
 

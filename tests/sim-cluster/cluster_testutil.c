@@ -46,6 +46,8 @@ void load_evs(const char *dir, int host, int gpu, struct stream *s)
 	size_t n = (len - hs) / rs;
 	assert_int_equal((len - hs) % rs, 0);
 	s->ev = calloc(n + 1, sizeof *s->ev);
+	s->poll_host = calloc(n + 1, sizeof *s->poll_host);
+	s->poll_nic = calloc(n + 1, sizeof *s->poll_nic);
 	uint64_t hi = 0;
 	uint32_t last = 0;
 	int have = 0;
@@ -60,6 +62,8 @@ void load_evs(const char *dir, int host, int gpu, struct stream *s)
 		if (r.kind == PULSE_EVS_POLL) {
 			assert_true(r.host_ns >= last_host); /* host clock moves forward */
 			last_host = r.host_ns;
+			s->poll_host[s->polls] = r.host_ns;
+			s->poll_nic[s->polls] = hi + r.ev.ts_ns;
 			s->polls++;
 			continue;
 		}
@@ -85,6 +89,24 @@ static int rm_cb(const char *p, const struct stat *sb, int f, struct FTW *ftw)
 	(void)f;
 	(void)ftw;
 	return remove(p);
+}
+
+void free_stream(struct stream *s)
+{
+	free(s->ev);
+	free(s->poll_host);
+	free(s->poll_nic);
+}
+
+uint64_t nic_of_host(const struct stream *s, uint64_t h)
+{
+	assert_true(s->polls >= 2);
+	size_t i = 1;
+	while (i + 1 < s->polls && s->poll_host[i] < h)
+		i++;
+	double a = (double)s->poll_host[i - 1], b = (double)s->poll_host[i];
+	double na = (double)s->poll_nic[i - 1], nb = (double)s->poll_nic[i];
+	return (uint64_t)(na + ((double)h - a) * (nb - na) / (b - a));
 }
 
 void rm_rf(const char *dir)

@@ -19,12 +19,18 @@ struct stream {
 	size_t n;
 	size_t polls;
 	uint64_t bytes;
+	/* the polls: the host's clock and the NIC's (unwrapped) when each was
+	 * handled, so that host times map to NIC times (nic_of_host) */
+	uint64_t *poll_host, *poll_nic;
 };
 
 /* the whole file, NUL-terminated; NULL if it cannot be opened */
 char *read_file(const char *path, size_t *len);
 /* DIR/hosts/host<host>/mlx5_<gpu>.evs, checked record by record */
 void load_evs(const char *dir, int host, int gpu, struct stream *s);
+void free_stream(struct stream *s);
+/* the NIC time at host time h, interpolated between the polls around it */
+uint64_t nic_of_host(const struct stream *s, uint64_t h);
 void rm_rf(const char *dir);
 /* runs a scenario given as JSON text into a fresh directory (free with done) */
 char *run_json(const char *json, struct sc_stats *st_out);

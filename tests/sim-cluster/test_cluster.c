@@ -58,7 +58,7 @@ static void volume_case(const char *coll, const char *algo, int n, uint64_t size
 				r, got, want);
 			fail();
 		}
-		free(s.ev);
+		free_stream(&s);
 	}
 	done(dir);
 }
@@ -139,7 +139,7 @@ static void test_volumes_p2p(void **state)
 			else
 				want = r == 0 ? 3 * per : 0;
 			assert_true(fabs((double)s.bytes - want) <= 0.001 * want + 1024);
-			free(s.ev);
+			free_stream(&s);
 		}
 		done(dir);
 	}
@@ -244,7 +244,7 @@ static void straggler_case(double p)
 		else if (p >= 4)
 			assert_true(frac < 0.6);
 		free(act);
-		free(s.ev);
+		free_stream(&s);
 	}
 	done(dir);
 }
@@ -308,7 +308,7 @@ static void test_late_receiver(void **state)
 	/* one buffer per channel: slots x slice x channels sent, then a stall */
 	assert_int_equal(burst, 4ull * 1048576 * 2);
 	assert_int_equal(total, 33554432ull);
-	free(s.ev);
+	free_stream(&s);
 	done(dir);
 }
 
@@ -334,7 +334,7 @@ static void capacity_case(const char *json, int hosts, int gpus)
 	for (size_t i = 0; i < nn; i++) {
 		struct stream *s = &ss[i];
 		if (!s->n) {
-			free(s->ev);
+			free_stream(s);
 			continue;
 		}
 		/* TX windows of 256 us, from the NIC's first event */
@@ -351,7 +351,7 @@ static void capacity_case(const char *json, int hosts, int gpus)
 			/* one coalesced event (<= 64 KiB) per QP may straddle */
 			assert_true(acc <= cap * win + 8 * 65536);
 		}
-		free(s->ev);
+		free_stream(s);
 	}
 	free(ss);
 	free(rx);
@@ -387,7 +387,7 @@ static void test_incast_rx(void **state)
 		double rate = (double)s.bytes / dur;
 		assert_true(rate < 50.0 / 3 * 1.05); /* a third of the root's link each */
 		sum_rate += rate;
-		free(s.ev);
+		free_stream(&s);
 	}
 	assert_true(sum_rate <= 50.0 * 1.02);
 	assert_true(sum_rate >= 50.0 * 0.9);
@@ -433,7 +433,7 @@ static void test_nic_down(void **state)
 		struct stream s;
 		load_evs(dir, r, 0, &s);
 		hung[r] = (double)s.bytes - done_bytes[r];
-		free(s.ev);
+		free_stream(&s);
 	}
 	for (int r = 0; r < 4; r++)
 		if (r != 2)
@@ -494,7 +494,7 @@ static void test_cpu_contention(void **state)
 		a.dur / 1e6, b.dur / 1e6, a.active / 1e6, b.active / 1e6);
 	assert_true(b.dur > 1.4 * a.dur);
 	assert_true(fabs(b.active - a.active) < 0.15 * a.active);
-	free(s.ev);
+	free_stream(&s);
 	done(dir);
 }
 
@@ -680,7 +680,7 @@ static void test_truth_ops_consistent(void **state)
 		load_evs(dir, g / 2, g % 2, &s);
 		assert_true(fabs(bytes[g] - (double)s.bytes) <= 32.0 * s.n);
 		assert_true(fabs(peer_bytes[g] - bytes[g]) < 1);
-		free(s.ev);
+		free_stream(&s);
 	}
 	/* one OP record per line (hook records of all processes) */
 	char pat[512];
@@ -780,7 +780,7 @@ static void test_pcap_run_trace(void **state)
 			assert_int_equal(nflows, nq);
 			cJSON_Delete(root);
 			free(buf);
-			free(s.ev);
+			free_stream(&s);
 		}
 	done(dir);
 }

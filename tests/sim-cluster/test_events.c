@@ -158,7 +158,7 @@ static void test_checkpoint(void **state)
 		uint64_t at = 0;
 		double g = max_gap(&s, &at);
 		assert_true(g >= 0.9e9 && g <= 1.2e9);
-		free(s.ev);
+		free_stream(&s);
 	}
 	/* and every process is silent too: no hook record in the pause */
 	struct recfile rf[4];
@@ -179,7 +179,7 @@ static void test_checkpoint(void **state)
 	load_evs(dir, 0, 0, &s);
 	uint64_t at;
 	assert_true(max_gap(&s, &at) < 50e6);
-	free(s.ev);
+	free_stream(&s);
 	done(dir);
 }
 
@@ -422,7 +422,7 @@ static void restart_case(int clean)
 	load_evs(dir, 1, 0, &s);
 	uint64_t at;
 	assert_true(max_gap(&s, &at) >= 3e9);
-	free(s.ev);
+	free_stream(&s);
 	/* cluster.json lists both processes of each GPU */
 	char path[512];
 	size_t len;
