@@ -261,6 +261,11 @@ M+=(wrong_cls)
 truth_multi none_said "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
 report none_said
 M+=(none_said)
+# the second fault never acted (the run hung first): naming the first is enough
+truth_multi one_acted "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+sed -i 's/"host":"host5","gpu":0,"rank_global":0,"severity":0.5,"start_iteration":3,"activated":true/"host":"host5","gpu":0,"rank_global":0,"severity":0.5,"start_iteration":3,"activated":false/' "$work/one_acted/truth.json"
+report one_acted "$(diag pulse comp-slow machine $AFTER host2:0)"
+M+=(one_acted)
 dirs=()
 for r in "${M[@]}"; do dirs+=("$work/$r"); done
 "$score" --out "$work/multi.json" "${dirs[@]}" >"$work/multi.txt" 2>&1 || {
@@ -276,6 +281,7 @@ want = {  # run: (Pulse symbol, Pulse strict verdict)
     "second_early": ("M", "group"),
     "wrong_cls": ("H", "wrong"),
     "none_said": ("X", "missed"),
+    "one_acted": ("M", "strict"),
 }
 for name, (sym, sv) in want.items():
     r = runs.get(name)
@@ -287,7 +293,7 @@ for name, (sym, sv) in want.items():
 check("second_early: diagnoses before the onset", runs["second_early"]["pulse"]["before_onset_diagnoses"], 1)
 check("both: the run's type lists both faults", runs["both"]["type"], "gpu_throttling+pcie_downgrade")
 p = rep["strict"]["pulse"]
-check("strict successes (both, mixed)", (p["runs"]["strict"]["count"], p["runs"]["strict"]["runs"]), (2, 7))
+check("strict successes (both, mixed, one_acted)", (p["runs"]["strict"]["count"], p["runs"]["strict"]["runs"]), (3, 8))
 # host1 in both_and_other, host2 with a wrong class in wrong_cls, host5 before its onset
 check("overall false positives", p["classes"]["overall"]["fp"], 3)
 sys.exit(1 if bad else 0)

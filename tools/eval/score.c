@@ -211,7 +211,7 @@ struct run {
 	uint64_t tol_ns;  /* clock tolerance of the before-onset test */
 	/* truth "failures" (concurrent and mixed faults): with more than one,
 	 * score_multi scores the run; host, cls, onset above are the first's */
-	int nf;
+	int multi, nf; /* multi: truth lists several faults; nf: those that acted */
 	struct fault {
 		char host[64];
 		int cls;
@@ -706,17 +706,25 @@ static int load_run(struct run *r, const char *dir)
 		const cJSON *fs = cJSON_GetObjectItemCaseSensitive(t, "failures"), *x;
 		if (cJSON_IsArray(fs) && cJSON_GetArraySize(fs) > 1) {
 			r->type[0] = '\0';
+			r->multi = 1;
+			/* a fault that never acted (a fail-stop hung the job before its
+			 * onset) is not to be found; unless none acted */
+			int nact = 0;
+			cJSON_ArrayForEach(x, fs)
+				nact += !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x, "activated"));
 			cJSON_ArrayForEach(x, fs)
 			{
 				if (r->nf == MAXFAULTS)
 					break;
+				size_t l = strlen(r->type);
+				snprintf(r->type + l, sizeof r->type - l, "%s%s", l ? "+" : "", str(x, "type"));
+				if (nact && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x, "activated")))
+					continue;
 				struct fault *fk = &r->f[r->nf++];
 				copy64(fk->host, str(x, "host"));
 				fk->cls = truth_cls(r, x, 0);
 				fk->onset = u64_of(x, "start_host_ns");
 				fk->end = u64_of(x, "end_host_ns");
-				size_t l = strlen(r->type);
-				snprintf(r->type + l, sizeof r->type - l, "%s%s", l ? "+" : "", str(x, "type"));
 				cJSON_ArrayForEach(h, hosts)
 				{
 					const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "clock_offset_ns");
@@ -758,7 +766,7 @@ static int load_run(struct run *r, const char *dir)
 	free(text);
 	r->ok = !r->perr[0];
 	for (int li = 0; li < 2; li++) {
-		if (r->ok && r->nf > 1) {
+		if (r->ok && r->multi) {
 			memset(&r->L[li], 0, sizeof r->L[li]);
 			r->L[li].latency_s = -1;
 			r->L[li].sym = SYM_MISS;
