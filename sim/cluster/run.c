@@ -377,6 +377,7 @@ static void restart_exit(struct sim *sm, struct rankst *rk, double dur)
 		q->pid_old = q->pid;
 		q->nrec_old = q->nrec;
 		q->pid = q->tid = pid;
+		q->group_ctr = 0; /* a new process numbers its groups from 1 */
 	}
 	comms_init(sm, 1, base);
 	sm->pause_until = base;

@@ -414,6 +414,12 @@ static void restart_case(int clean)
 			k++;
 		assert_true(k < n->n);
 		assert_int_equal(n->r[k].u.op.seq, 0);
+		/* and group ids from 1, like any new process */
+		k = 0;
+		while (k < n->n && n->r[k].kind != PULSE_HOOK_GROUP_START)
+			k++;
+		assert_true(k < n->n);
+		assert_int_equal(n->r[k].u.group.group_id, 1);
 	}
 	assert_int_equal(matched, 2);
 	free_recs(rf, nf);
