@@ -347,7 +347,7 @@ static void restart_case(int clean)
 {
 	char json[512];
 	snprintf(json, sizeof json,
-		 "{\"seed\":12,\"iterations\":5,\"cluster\":{\"hosts\":3,\"gpus_per_host\":2},"
+		 "{\"seed\":12,\"iterations\":5,\"cluster\":{\"hosts\":4,\"gpus_per_host\":2},\"gpt\":{\"pp\":2,\"dp\":2},"
 		 "\"events\":{\"restart_after\":2,\"restart_ns\":3e9,\"restart_clean\":%s}}",
 		 clean ? "true" : "false");
 	char *dir = run_json(json, NULL);
