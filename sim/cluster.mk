@@ -33,6 +33,11 @@ $(BUILD)/tests/test_calibration: $(call objs,asan,tests/sim-cluster/test_calibra
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_calibration
+# parallelism as deployed: TP across hosts, sequence parallelism (tests/sim-cluster/test_parallel.c)
+$(BUILD)/tests/test_parallel: $(call objs,asan,tests/sim-cluster/test_parallel.c tests/sim-cluster/cluster_testutil.c) $(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_parallel
 TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
 test: $(BUILD)/bin/pulse-run-cluster
 

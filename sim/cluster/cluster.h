@@ -130,6 +130,8 @@ struct sc_scenario {
 	double fwd_ns, bwd_ns, optimizer_ns;
 	uint64_t act_bytes, grad_bytes, tp_bytes;
 	int zero; /* 1: reduce-scatter + all-gather; 0: all-reduce */
+	int tp;      /* tensor-parallel size (default: the GPUs of a host; more spans hosts) */
+	int seq_par; /* sequence parallelism: TP all-gather + reduce-scatter, not all-reduce */
 	/* MoE */
 	int ep, moe_layers;
 	double expert_ns, attn_ns;

@@ -353,6 +353,8 @@ static const struct key gpt_keys[] = {
 	U64("grad_bytes", grad_bytes, 0, 1e11),
 	U64("tp_bytes", tp_bytes, 0, 1e10),
 	BOOL("zero", zero),
+	INT("tp", tp, 1, SC_MAX_HOSTS * SC_MAX_GPUS),
+	BOOL("sequence_parallel", seq_par),
 	END,
 };
 static const struct key moe_keys[] = {
@@ -561,8 +563,13 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	if (s->workload == WL_GPT) { /* defaults from the cluster */
 		s->dp = s->hosts;
 		s->pp = 1;
+		s->tp = s->gpus;
 	}
-	section(&c, root, "gpt", gpt_keys, s);
+	const cJSON *gpt = section(&c, root, "gpt", gpt_keys, s);
+	/* TP across hosts: dp follows from pp and tp unless given */
+	if (s->workload == WL_GPT && s->tp != s->gpus && !cJSON_GetObjectItemCaseSensitive(gpt, "dp") &&
+	    s->tp > 0 && s->pp > 0 && (s->hosts * s->gpus) % (s->pp * s->tp) == 0)
+		s->dp = s->hosts * s->gpus / (s->pp * s->tp);
 	if (s->workload == WL_MOE)
 		s->ep = s->hosts;
 	section(&c, root, "moe", moe_keys, s);
@@ -646,9 +653,26 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		snprintf(err, errlen, "cluster: at most 4096 GPUs");
 		return -1;
 	}
-	if (s->workload == WL_GPT && s->pp * s->dp != s->hosts) {
+	if (s->workload == WL_GPT && s->tp == s->gpus && s->pp * s->dp != s->hosts) {
 		snprintf(err, errlen, "gpt: pp (%d) x dp (%d) must equal cluster.hosts (%d)", s->pp,
 			 s->dp, s->hosts);
+		return -1;
+	}
+	if (s->workload == WL_GPT && s->tp != s->gpus) {
+		if (s->gpus % s->tp && s->tp % s->gpus) {
+			snprintf(err, errlen, "gpt.tp (%d) must divide cluster.gpus_per_host (%d) or be a multiple of it",
+				 s->tp, s->gpus);
+			return -1;
+		}
+		if ((long)s->pp * s->dp * s->tp != (long)s->hosts * s->gpus) {
+			snprintf(err, errlen,
+				 "gpt: pp (%d) x dp (%d) x tp (%d) must equal the GPUs, cluster.hosts x gpus_per_host (%d)",
+				 s->pp, s->dp, s->tp, s->hosts * s->gpus);
+			return -1;
+		}
+	}
+	if (s->workload == WL_GPT && s->seq_par && s->tp < 2) {
+		snprintf(err, errlen, "gpt.sequence_parallel: needs tp of at least 2");
 		return -1;
 	}
 	if (s->workload == WL_MOE && (s->ep < 1 || s->hosts % s->ep != 0)) {

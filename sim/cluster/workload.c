@@ -175,26 +175,48 @@ static int ccld_hook(struct sim *sm, struct rankst *rk, int it, int comm, uint64
 }
 
 /* ---------- GPT ---------- */
+/* After a TP region: Megatron's all-reduce of the partial results (tp:
+ * the rank's TP communicator, -1 none), or with sequence parallelism the
+ * reduce-scatter back to sequence shards (Korthikanti et al., "Reducing
+ * Activation Recomputation in Large Transformer Models", MLSys 2023: the
+ * same bytes on the wire, in two halves). */
 static void tp_ar(struct sim *sm, struct rankst *rk, int tp)
 {
-	if (tp >= 0 && sm->s->gpus > 1)
-		op(rk, tp, PULSE_HOOK_OP_ALLREDUCE, act_scaled(sm, sm->s->tp_bytes), -1, BF16);
+	if (tp < 0)
+		return;
+	uint64_t b = act_scaled(sm, sm->s->tp_bytes);
+	if (sm->s->workload == WL_GPT && sm->s->seq_par)
+		op(rk, tp, PULSE_HOOK_OP_REDUCESCATTER, b / (uint64_t)sm->s->tp, -1, BF16);
+	else
+		op(rk, tp, PULSE_HOOK_OP_ALLREDUCE, b, -1, BF16);
+}
+
+/* before a TP region with sequence parallelism: gather the sequence */
+static void tp_pre(struct sim *sm, struct rankst *rk, int tp)
+{
+	if (tp >= 0 && sm->s->workload == WL_GPT && sm->s->seq_par)
+		op(rk, tp, PULSE_HOOK_OP_ALLGATHER, act_scaled(sm, sm->s->tp_bytes) / (uint64_t)sm->s->tp,
+		   -1, BF16);
+}
+
+/* a forward or backward pass of a micro-batch: two TP regions (attention, MLP) */
+static void pass(struct sim *sm, struct rankst *rk, int tp, double ns, uint8_t phase)
+{
+	for (int k = 0; k < 2; k++) {
+		tp_pre(sm, rk, tp);
+		compute(rk, ns * sm->wl_scale / 2, phase);
+		tp_ar(sm, rk, tp);
+	}
 }
 
 static void fwd(struct sim *sm, struct rankst *rk, int tp)
 {
-	compute(rk, sm->s->fwd_ns * sm->wl_scale / 2, PH_FWD);
-	tp_ar(sm, rk, tp);
-	compute(rk, sm->s->fwd_ns * sm->wl_scale / 2, PH_FWD);
-	tp_ar(sm, rk, tp);
+	pass(sm, rk, tp, sm->s->fwd_ns, PH_FWD);
 }
 
 static void bwd(struct sim *sm, struct rankst *rk, int tp)
 {
-	compute(rk, sm->s->bwd_ns * sm->wl_scale / 2, PH_BWD);
-	tp_ar(sm, rk, tp);
-	compute(rk, sm->s->bwd_ns * sm->wl_scale / 2, PH_BWD);
-	tp_ar(sm, rk, tp);
+	pass(sm, rk, tp, sm->s->bwd_ns, PH_BWD);
 }
 
 /* one batched P2P exchange with the pipeline neighbours */
@@ -281,28 +303,40 @@ static void comm_gens_free(int *tab[2][3], int gens)
 			free(tab[gi][k]);
 }
 
+/* Megatron's rank order: TP fastest, then DP, then PP: global rank
+ * r = (stage x dp + d) x tp + t. With tp = the GPUs of a host, host h is DP
+ * index h % dp of stage h / dp; a larger tp spans tp / gpus hosts (its
+ * collectives then cross the NICs), a smaller one puts several DP indices
+ * on a host. */
 static void gpt_comms(struct sim *sm, int *tp, int *dpc, int *ppc)
 {
 	const struct sc_scenario *s = sm->s;
-	int H = s->hosts, G = s->gpus, DP = s->dp, PP = s->pp;
+	int DP = s->dp, PP = s->pp, TP = s->tp;
 	int members[SC_MAX_HOSTS * SC_MAX_GPUS];
 	for (int r = 0; r < sm->nranks; r++)
 		tp[r] = dpc[r] = ppc[r] = -1;
-	tp_comms(sm, H, G, members, tp);
+	if (TP > 1)
+		for (int g0 = 0; g0 < sm->nranks; g0 += TP) {
+			for (int t = 0; t < TP; t++)
+				members[t] = g0 + t;
+			int c = comm_create(sm, members, TP, 0, "tp");
+			for (int t = 0; t < TP; t++)
+				tp[g0 + t] = c;
+		}
 	if (DP > 1)
 		for (int p = 0; p < PP; p++)
-			for (int g = 0; g < G; g++) {
+			for (int t = 0; t < TP; t++) {
 				for (int d = 0; d < DP; d++)
-					members[d] = (p * DP + d) * G + g;
+					members[d] = (p * DP + d) * TP + t;
 				int c = comm_create(sm, members, DP, 0, "dp");
 				for (int d = 0; d < DP; d++)
 					dpc[members[d]] = c;
 			}
 	if (PP > 1)
 		for (int d = 0; d < DP; d++)
-			for (int g = 0; g < G; g++) {
+			for (int t = 0; t < TP; t++) {
 				for (int p = 0; p < PP; p++)
-					members[p] = (p * DP + d) * G + g;
+					members[p] = (p * DP + d) * TP + t;
 				int c = comm_create(sm, members, PP, 1, "pp");
 				for (int p = 0; p < PP; p++)
 					ppc[members[p]] = c;
@@ -320,7 +354,7 @@ static int build_gpt(struct sim *sm)
 	int M = s->microbatches;
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
-		int h = rk->host, st = h / DP;
+		int st = r / (DP * s->tp);
 		int prev = st > 0 ? st - 1 : -1, next = st < PP - 1 ? st + 1 : -1;
 		int pc = ppc[0][r], t = tp[0][r], dc = dpc[0][r];
 		int ccld_done = 0;
