@@ -38,7 +38,7 @@
 
 /* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
 /* One independent stream per (seed, tag, index). */
-enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_EVENTS = 3, TAG_SHAPES = 4 };
+enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_EVENTS = 3, TAG_SHAPES = 4, TAG_PARALLEL = 5 };
 
 static void rng_init(struct pulse_rng *r, uint64_t seed, uint64_t tag, uint64_t index)
 {
@@ -151,6 +151,7 @@ struct extra {
 	int shape;                        /* SH_* */
 	int end_it, on_it, off_it;        /* transient, intermittent */
 	int f2, f2host, f2gpu, f2sev, f2start, f2ingress; /* a second fault (concurrent, mixed) */
+	int tp, seq_par;                  /* GPT: tensor parallelism across hosts, sequence parallelism */
 };
 enum { SH_STEADY, SH_TRANSIENT, SH_INTERMITTENT, SH_CONCURRENT, SH_MIXED };
 static const char *const shape_name[] = { "steady", "transient", "intermittent", "concurrent",
@@ -383,6 +384,23 @@ static void draw_events(struct pulse_rng *r, struct scen *s)
 	}
 }
 
+/* GPT's parallelism as deployed: TP over two hosts 15% (when dp stays at
+ * least 2, so that every failure type still acts), sequence parallelism in
+ * 30% of runs with TP (within or across hosts). */
+static void draw_parallel(struct pulse_rng *r, struct scen *s)
+{
+	struct extra *x = &s->x;
+	if (s->wl != GPT)
+		return;
+	if (chance(r, 150) && s->dp % 2 == 0 && s->dp >= 4) {
+		x->tp = 2 * s->gpus;
+		s->dp /= 2;
+	}
+	int tp = x->tp ? x->tp : s->gpus;
+	if (tp >= 2 && chance(r, 300))
+		x->seq_par = 1;
+}
+
 /* The fault's shape (sim/README.md, "Faults as they happen"): steady 55%,
  * transient 15%, intermittent 10% (fail-slow only; a fail-stop stays
  * steady), a concurrent fail-slow on another machine 10%, a mixed fault
@@ -525,6 +543,12 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 		if (n < (int)sizeof desc)
 			n += snprintf(desc + n, sizeof desc - n, ")");
 	}
+	if ((x->tp || x->seq_par) && n < (int)sizeof desc) {
+		if (x->tp)
+			n += snprintf(desc + n, sizeof desc - n, "; TP %d across hosts", x->tp);
+		if (x->seq_par && n < (int)sizeof desc)
+			n += snprintf(desc + n, sizeof desc - n, "; sequence parallelism");
+	}
 	if (s->draws >= 2 && n < (int)sizeof desc) {
 		char ev[200];
 		int m = 0;
@@ -560,9 +584,15 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 	fprintf(f, "},\n");
 	if (s->draws >= 2)
 		write_events(f, x);
-	if (s->wl == GPT)
-		fprintf(f, " \"gpt\":{\"pp\":%d,\"dp\":%d,\"microbatches\":%d,\"zero\":%s},\n", s->pp,
+	if (s->wl == GPT) {
+		fprintf(f, " \"gpt\":{\"pp\":%d,\"dp\":%d,\"microbatches\":%d,\"zero\":%s", s->pp,
 			s->dp, s->microbatches, s->zero ? "true" : "false");
+		if (x->tp)
+			fprintf(f, ",\"tp\":%d", x->tp);
+		if (x->seq_par)
+			fprintf(f, ",\"sequence_parallel\":true");
+		fprintf(f, "},\n");
+	}
 	else if (s->wl == MOE)
 		fprintf(f, " \"moe\":{\"ep\":%d,\"routing_skew\":%d.%02d},\n", s->ep,
 			s->skew_cent / 100, s->skew_cent % 100);
@@ -793,6 +823,8 @@ int main(int argc, char **argv)
 			struct pulse_rng re;
 			rng_init(&re, o.seed, TAG_EVENTS, (uint64_t)k);
 			draw_events(&re, &s);
+			rng_init(&re, o.seed, TAG_PARALLEL, (uint64_t)k);
+			draw_parallel(&re, &s);
 			if (s.failure >= 0) {
 				rng_init(&re, o.seed, TAG_SHAPES, (uint64_t)k);
 				draw_shape_fault(&re, &s);

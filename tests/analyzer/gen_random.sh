@@ -112,7 +112,7 @@ ev_null=$(grep -l '"failure":null' "$tmp"/a/*.json | xargs grep -l '"events"' | 
 [ "$ev_null" -ge 1 ] || err "--draws 2: no run without a failure has benign events"
 "$gen" --random 1 --count 200 --out "$tmp/d2" >/dev/null || err "--random 1 --count 200 failed"
 for want in '"failures":\[' '"end_iteration"' '"on_iterations"' '"checkpoint_every"' '"eval_every"' \
-	'"hiccup_prob"' '"jitter_dist"' '"seqlen_' '"restart_after"'; do
+	'"hiccup_prob"' '"jitter_dist"' '"seqlen_' '"restart_after"' '"tp"' '"sequence_parallel"'; do
 	grep -q "$want" "$tmp"/d2/*.json || err "--draws 2, 200 scenarios: none has $want"
 done
 for f in $(grep -l '"failures":\[\|"end_iteration"\|"on_iterations"\|"restart_after"' "$tmp"/d2/*.json); do
