@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cJSON.h>
 #include <ftw.h>
 
 #include "cluster_testutil.h"
@@ -31,6 +32,25 @@ char *read_file(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return b;
+}
+
+char *read_run_file(const char *dir, const char *name, size_t *len)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char *t = read_file(path, len);
+	assert_non_null(t);
+	return t;
+}
+
+cJSON *read_run_json(const char *dir, const char *name)
+{
+	size_t len;
+	char *t = read_run_file(dir, name, &len);
+	cJSON *j = cJSON_Parse(t);
+	free(t);
+	assert_non_null(j);
+	return j;
 }
 
 void load_evs(const char *dir, int host, int gpu, struct stream *s)

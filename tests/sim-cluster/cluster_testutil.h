@@ -26,6 +26,10 @@ struct stream {
 
 /* the whole file, NUL-terminated; NULL if it cannot be opened */
 char *read_file(const char *path, size_t *len);
+/* DIR/NAME, read whole (asserted) */
+char *read_run_file(const char *dir, const char *name, size_t *len);
+/* DIR/NAME parsed as JSON (asserted); cJSON_Delete it (cJSON.h) */
+struct cJSON *read_run_json(const char *dir, const char *name);
 /* DIR/hosts/host<host>/mlx5_<gpu>.evs, checked record by record */
 void load_evs(const char *dir, int host, int gpu, struct stream *s);
 void free_stream(struct stream *s);

@@ -60,12 +60,8 @@ static uint64_t u64s(const cJSON *o, const char *k)
 
 static void load_ops(const char *dir, struct tops *t)
 {
-	char path[512];
-	size_t len;
-	snprintf(path, sizeof path, "%s/truth-ops.jsonl", dir);
-	char *text = read_file(path, &len);
-	assert_non_null(text);
-	size_t cap = 1024;
+	size_t len, cap = 1024;
+	char *text = read_run_file(dir, "truth-ops.jsonl", &len);
 	t->v = calloc(cap, sizeof *t->v);
 	t->n = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -149,13 +145,7 @@ static struct act active(const struct stream *s, uint64_t h0, uint64_t h1)
 
 static uint64_t truth_onset(const char *dir)
 {
-	char path[512];
-	size_t len;
-	snprintf(path, sizeof path, "%s/truth.json", dir);
-	char *t = read_file(path, &len);
-	cJSON *j = cJSON_Parse(t);
-	free(t);
-	assert_non_null(j);
+	cJSON *j = read_run_json(dir, "truth.json");
 	uint64_t v = u64s(cJSON_GetObjectItemCaseSensitive(j, "failure"), "start_host_ns");
 	cJSON_Delete(j);
 	return v;
@@ -335,16 +325,23 @@ static void ep_pairs(const struct tops *t, struct pairs *pr)
 	"\"gpus_per_host\":2},\"moe\":{\"ep\":4,\"layers\":2},\"failure\":{\"type\":\"%s\"," \
 	"\"host\":2,\"gpu\":1,\"start_iteration\":3}}"
 
+/* the Mixtral case with this failure: its operators and EP send pairs */
+static char *moe_case(const char *type, struct tops *t, struct pairs *pr)
+{
+	char json[512];
+	snprintf(json, sizeof json, MOE_D8, type);
+	char *dir = run_json(json, NULL);
+	load_ops(dir, t);
+	ep_pairs(t, pr);
+	return dir;
+}
+
 static void test_d8_nic_down(void **state)
 {
 	(void)state;
-	char json[512];
-	snprintf(json, sizeof json, MOE_D8, "nic_down");
-	char *dir = run_json(json, NULL);
 	struct tops t;
-	load_ops(dir, &t);
 	struct pairs pr;
-	ep_pairs(&t, &pr);
+	char *dir = moe_case("nic_down", &t, &pr);
 	/* rank 5 (host 2 GPU 1): in the all-to-all where it went down, every
 	 * P2P to and from it stays incomplete; the others' complete */
 	int hung = -1;
@@ -380,13 +377,9 @@ static void test_d8_nic_down(void **state)
 static void test_d9_gpu_error(void **state)
 {
 	(void)state;
-	char json[512];
-	snprintf(json, sizeof json, MOE_D8, "gpu_execution_error");
-	char *dir = run_json(json, NULL);
 	struct tops t;
-	load_ops(dir, &t);
 	struct pairs pr;
-	ep_pairs(&t, &pr);
+	char *dir = moe_case("gpu_execution_error", &t, &pr);
 	/* the peers' sends to rank 5 in the hung all-to-all never start (it
 	 * never posts its buffers); rank 5 never calls its own */
 	int nostart = 0;

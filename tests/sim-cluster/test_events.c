@@ -32,15 +32,7 @@
 
 static cJSON *truth(const char *dir)
 {
-	char path[512];
-	size_t len;
-	snprintf(path, sizeof path, "%s/truth.json", dir);
-	char *t = read_file(path, &len);
-	assert_non_null(t);
-	cJSON *j = cJSON_Parse(t);
-	free(t);
-	assert_non_null(j);
-	return j;
+	return read_run_json(dir, "truth.json");
 }
 
 static double num(const cJSON *o, const char *k)
@@ -430,12 +422,7 @@ static void restart_case(int clean)
 	assert_true(max_gap(&s, &at) >= 3e9);
 	free_stream(&s);
 	/* cluster.json lists both processes of each GPU */
-	char path[512];
-	size_t len;
-	snprintf(path, sizeof path, "%s/cluster.json", dir);
-	char *cj = read_file(path, &len);
-	cJSON *c = cJSON_Parse(cj);
-	free(cj);
+	cJSON *c = read_run_json(dir, "cluster.json");
 	const cJSON *h1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "hosts"), 1);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h1, "processes")), 4);
 	cJSON_Delete(c);

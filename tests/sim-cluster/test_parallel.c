@@ -27,11 +27,8 @@ struct tpsum {
 
 static void tp_ops(const char *dir, struct tpsum *t)
 {
-	char path[512];
 	size_t len;
-	snprintf(path, sizeof path, "%s/truth-ops.jsonl", dir);
-	char *text = read_file(path, &len);
-	assert_non_null(text);
+	char *text = read_run_file(dir, "truth-ops.jsonl", &len);
 	memset(t, 0, sizeof *t);
 	static const char *const ops[4] = { "", "allreduce", "allgather", "reducescatter" };
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
