@@ -24,7 +24,7 @@ INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 #   test_events       benign events and fault shapes (sim/README.md, "Benign events",
 #                     "Faults as they happen")
 #   test_calibration  the paper's Appendix D case studies, qualitatively
-#   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism
+#   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism, ZeRO-3
 CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel
 define cluster_test_rule
 $$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a

@@ -132,6 +132,7 @@ struct sc_scenario {
 	int zero; /* 1: reduce-scatter + all-gather; 0: all-reduce */
 	int tp;      /* tensor-parallel size (default: the GPUs of a host; more spans hosts) */
 	int seq_par; /* sequence parallelism: TP all-gather + reduce-scatter, not all-reduce */
+	int zero3;   /* ZeRO-3: per-region parameter all-gathers and gradient reduce-scatters */
 	/* MoE */
 	int ep, moe_layers;
 	double expert_ns, attn_ns;

@@ -355,6 +355,7 @@ static const struct key gpt_keys[] = {
 	BOOL("zero", zero),
 	INT("tp", tp, 1, SC_MAX_HOSTS * SC_MAX_GPUS),
 	BOOL("sequence_parallel", seq_par),
+	BOOL("zero3", zero3),
 	END,
 };
 static const struct key moe_keys[] = {

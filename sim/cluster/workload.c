@@ -199,24 +199,41 @@ static void tp_pre(struct sim *sm, struct rankst *rk, int tp)
 		   -1, BF16);
 }
 
-/* a forward or backward pass of a micro-batch: two TP regions (attention, MLP) */
-static void pass(struct sim *sm, struct rankst *rk, int tp, double ns, uint8_t phase)
+/* A forward or backward pass of a micro-batch: two TP regions (attention,
+ * MLP). With ZeRO-3 (dp: the rank's DP communicator, else -1) each region
+ * first all-gathers its parameters over DP (half of grad_bytes, dp-th per
+ * rank), and in backward reduce-scatters its gradients after (DeepSpeed
+ * ZeRO stage 3: Rajbhandari et al., "ZeRO: Memory Optimizations Toward
+ * Training Trillion Parameter Models", SC 2020, §5.3: parameters fetched
+ * before each layer's forward and backward, gradients reduced after). */
+static void pass(struct sim *sm, struct rankst *rk, int tp, int dp, double ns, uint8_t phase)
 {
+	uint64_t part = dp >= 0 ? sm->s->grad_bytes / 2 / (uint64_t)sm->s->dp : 0;
 	for (int k = 0; k < 2; k++) {
+		if (dp >= 0)
+			op(rk, dp, PULSE_HOOK_OP_ALLGATHER, part, -1, BF16);
 		tp_pre(sm, rk, tp);
 		compute(rk, ns * sm->wl_scale / 2, phase);
 		tp_ar(sm, rk, tp);
+		if (dp >= 0 && phase == PH_BWD)
+			op(rk, dp, PULSE_HOOK_OP_REDUCESCATTER, part, -1, BF16);
 	}
 }
 
-static void fwd(struct sim *sm, struct rankst *rk, int tp)
+/* the rank's DP communicator when ZeRO-3 shards the parameters, else -1 */
+static int z3(const struct sim *sm, int dp)
 {
-	pass(sm, rk, tp, sm->s->fwd_ns, PH_FWD);
+	return sm->s->workload == WL_GPT && sm->s->zero3 ? dp : -1;
 }
 
-static void bwd(struct sim *sm, struct rankst *rk, int tp)
+static void fwd(struct sim *sm, struct rankst *rk, int tp, int dp)
 {
-	pass(sm, rk, tp, sm->s->bwd_ns, PH_BWD);
+	pass(sm, rk, tp, z3(sm, dp), sm->s->fwd_ns, PH_FWD);
+}
+
+static void bwd(struct sim *sm, struct rankst *rk, int tp, int dp)
+{
+	pass(sm, rk, tp, z3(sm, dp), sm->s->bwd_ns, PH_BWD);
 }
 
 /* one batched P2P exchange with the pipeline neighbours */
@@ -256,7 +273,7 @@ static void gpt_fwd(struct sim *sm, struct rankst *rk, int it, struct gpt_rank *
 {
 	if (g->nfwd++ == g->hmb)
 		hiccup(sm, rk, it);
-	fwd(sm, rk, g->tp);
+	fwd(sm, rk, g->tp, g->dp);
 }
 
 /* Megatron's forward-only schedule (evaluation): per micro-batch receive
@@ -269,7 +286,7 @@ static void gpt_eval(struct sim *sm, struct rankst *rk, int it, void *arg)
 	(void)it;
 	for (int i = 0; i < sm->s->ev.eval_batches; i++) {
 		p2p(rk, g->pp, ab, -1, g->prev);
-		fwd(sm, rk, g->tp);
+		fwd(sm, rk, g->tp, g->dp);
 		p2p(rk, g->pp, ab, g->next, -1);
 	}
 	if (g->dp >= 0 && g->last)
@@ -385,7 +402,7 @@ static int build_gpt(struct sim *sm)
 			for (int i = 0; i < rem; i++) {
 				gpt_fwd(sm, rk, it, &gr);
 				p2p(rk, pc, ab, next, next);
-				bwd(sm, rk, t);
+				bwd(sm, rk, t, dc);
 				if (i == rem - 1)
 					p2p(rk, pc, ab, prev, -1);
 				else
@@ -393,14 +410,22 @@ static int build_gpt(struct sim *sm)
 			}
 			for (int i = 0; i < warm; i++) {
 				p2p(rk, pc, ab, -1, next);
-				bwd(sm, rk, t);
+				bwd(sm, rk, t, dc);
 				p2p(rk, pc, ab, prev, -1);
 			}
 			if (dc >= 0) {
 				uint64_t b = 8;
 				if (st == PP - 1)
 					op(rk, dc, PULSE_HOOK_OP_ALLREDUCE, b, -1, F32);
-				if (s->zero) {
+				if (s->zero3) {
+					/* the gradients are reduced already: the
+					 * gradient-norm all-reduce for clipping */
+					b = 8;
+					if (ccld_hook(sm, rk, it, dc, &b, &ccld_done))
+						break;
+					op(rk, dc, PULSE_HOOK_OP_ALLREDUCE, b, -1, F32);
+					compute(rk, s->optimizer_ns, PH_OPT);
+				} else if (s->zero) {
 					b = s->grad_bytes / (uint64_t)DP;
 					if (ccld_hook(sm, rk, it, dc, &b, &ccld_done))
 						break;
