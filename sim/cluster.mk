@@ -19,10 +19,20 @@ ALL += $(BUILD)/lib/libpulse_cluster.a $(BUILD)/bin/pulse-run-cluster
 INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 
 # ---- tests (tests/sim-cluster/) ----
-$(BUILD)/tests/test_cluster: $(call objs,asan,tests/sim-cluster/test_cluster.c) $(BUILD)/lib/asan/libpulse_cluster.a
-	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
-TEST_PROGS += $(BUILD)/tests/test_cluster
+# Each test_X is tests/sim-cluster/X.c with the shared helpers, under ASan+UBSan:
+#   test_cluster      the simulator's physics, formats and errors
+#   test_events       benign events and fault shapes (sim/README.md, "Benign events",
+#                     "Faults as they happen")
+#   test_calibration  the paper's Appendix D case studies, qualitatively
+#   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism, ZeRO-3
+CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel
+define cluster_test_rule
+$$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a
+	@mkdir -p $$(@D)
+	$$(CC) $$(SAN_CFLAGS) -o $$@ $$^ -lcmocka $$(CLUSTER_LDLIBS)
+TEST_PROGS += $$(BUILD)/tests/$(1)
+endef
+$(foreach t,$(CLUSTER_TESTS),$(eval $(call cluster_test_rule,$(t))))
 TEST_SCRIPTS += tests/sim-cluster/scenarios.sh
 test: $(BUILD)/bin/pulse-run-cluster
 

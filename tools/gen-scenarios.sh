@@ -21,7 +21,7 @@ if [ "${1:-}" = --random ]; then
 	args='' rout=''
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--count|--max-gpus|--max-iterations|--no-failure-share)
+		--count|--max-gpus|--max-iterations|--no-failure-share|--draws)
 			[ $# -ge 2 ] || { echo "gen-scenarios: $1 needs a value" >&2; exit 2; }
 			args="$args $1 $2"; shift 2 ;;
 		-*) echo "gen-scenarios: unknown option $1 (usage: tools/gen-scenarios.sh --random SEED --count N [OUTDIR])" >&2; exit 2 ;;

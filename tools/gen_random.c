@@ -4,6 +4,7 @@
  *
  *   pulse-gen-scenarios --random SEED --count N --out DIR
  *                       [--max-gpus G] [--max-iterations I] [--no-failure-share F]
+ *                       [--draws 1|2]
  *
  * Writes DIR/rand-SEED-NNN.json (N scenarios) and DIR/list.txt (their file
  * names, one a line). Everything is drawn from SEED with a private PRNG
@@ -37,7 +38,7 @@
 
 /* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
 /* One independent stream per (seed, tag, index). */
-enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_SIMAI = 3 };
+enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_EVENTS = 3, TAG_SHAPES = 4, TAG_PARALLEL = 5, TAG_SIMAI = 6 };
 
 static void rng_init(struct pulse_rng *r, uint64_t seed, uint64_t tag, uint64_t index)
 {
@@ -85,6 +86,7 @@ struct ftype {
 	int lo, hi; /* severity range, in units of `kind` */
 	int needs_dp; /* GPT: acts on the DP collective (needs dp > 1) */
 	enum need need;
+	int comp, stop; /* class computation (else communication); fail-stop (sim/README.md) */
 };
 
 /* Severity ranges: the table's documented range, or around its documented
@@ -92,28 +94,28 @@ struct ftype {
  * (standalone has no forward/backward/expert kernel, MoE's forward is
  * attention (not PH_FWD), the expert imbalance is MoE's routing). */
 static const struct ftype ftypes[] = {
-	{ "network_congestion", WG | WM | WS, SEV_CENT, 50, 80, 0, N_DIR },
-	{ "pcie_contention", WG | WM | WS, SEV_CENT, 50, 80, 0, N_ANY },
-	{ "pcie_downgrade", WG | WM | WS, SEV_CENT, 20, 50, 0, N_ANY },
-	{ "memory_misalignment", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX },
-	{ "nic_gpu_cross_numa", WG | WM | WS, SEV_CENT, 20, 40, 0, N_TX },
-	{ "nic_down", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
-	{ "cpu_contention", WG | WM | WS, SEV_CENT, 90, 100, 0, N_ANY },
-	{ "cpu_throttling", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
-	{ "gpu_throttling", WG | WM | WS, SEV_INT, 200, 350, 0, N_ANY },
-	{ "gpu_execution_error", WG | WM, SEV_NONE, 0, 0, 0, N_ANY },
-	{ "cuda_execution_error", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY },
-	{ "moe_expert_imbalance", WM, SEV_CENT, 80, 150, 0, N_ANY },
-	{ "ccld_not_entered", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY },
-	{ "ccld_inconsistent", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY },
-	{ "venus_slow_forward", WG, SEV_CENT, 130, 200, 0, N_ANY },
-	{ "venus_slow_backward", WG | WM, SEV_CENT, 130, 200, 0, N_ANY },
-	{ "venus_slow_transmission", WG | WM | WS, SEV_CENT, 40, 60, 0, N_TX },
-	{ "holmes_spike", WG | WM | WS, SEV_CENT, 5, 20, 0, N_TX },
-	{ "holmes_fluctuation", WG | WM | WS, SEV_CENT, 30, 50, 0, N_TX },
-	{ "holmes_persistent", WG | WM | WS, SEV_CENT, 60, 80, 0, N_TX },
-	{ "vedrfolnir_background", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX },
-	{ "vedrfolnir_incast", WG | WM | WS, SEV_CENT, 40, 60, 0, N_RX },
+	{ "network_congestion", WG | WM | WS, SEV_CENT, 50, 80, 0, N_DIR, 0, 0 },
+	{ "pcie_contention", WG | WM | WS, SEV_CENT, 50, 80, 0, N_ANY, 0, 0 },
+	{ "pcie_downgrade", WG | WM | WS, SEV_CENT, 20, 50, 0, N_ANY, 0, 0 },
+	{ "memory_misalignment", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX, 0, 0 },
+	{ "nic_gpu_cross_numa", WG | WM | WS, SEV_CENT, 20, 40, 0, N_TX, 0, 0 },
+	{ "nic_down", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY, 0, 1 },
+	{ "cpu_contention", WG | WM | WS, SEV_CENT, 90, 100, 0, N_ANY, 1, 0 },
+	{ "cpu_throttling", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY, 1, 0 },
+	{ "gpu_throttling", WG | WM | WS, SEV_INT, 200, 350, 0, N_ANY, 1, 0 },
+	{ "gpu_execution_error", WG | WM, SEV_NONE, 0, 0, 0, N_ANY, 1, 1 },
+	{ "cuda_execution_error", WG | WM | WS, SEV_NONE, 0, 0, 0, N_ANY, 1, 1 },
+	{ "moe_expert_imbalance", WM, SEV_CENT, 80, 150, 0, N_ANY, 1, 0 },
+	{ "ccld_not_entered", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY, 1, 1 },
+	{ "ccld_inconsistent", WG | WM | WS, SEV_NONE, 0, 0, 1, N_ANY, 1, 1 },
+	{ "venus_slow_forward", WG, SEV_CENT, 130, 200, 0, N_ANY, 1, 0 },
+	{ "venus_slow_backward", WG | WM, SEV_CENT, 130, 200, 0, N_ANY, 1, 0 },
+	{ "venus_slow_transmission", WG | WM | WS, SEV_CENT, 40, 60, 0, N_TX, 0, 0 },
+	{ "holmes_spike", WG | WM | WS, SEV_CENT, 5, 20, 0, N_TX, 0, 0 },
+	{ "holmes_fluctuation", WG | WM | WS, SEV_CENT, 30, 50, 0, N_TX, 0, 0 },
+	{ "holmes_persistent", WG | WM | WS, SEV_CENT, 60, 80, 0, N_TX, 0, 0 },
+	{ "vedrfolnir_background", WG | WM | WS, SEV_CENT, 50, 70, 0, N_TX, 0, 0 },
+	{ "vedrfolnir_incast", WG | WM | WS, SEV_CENT, 40, 60, 0, N_RX, 0, 0 },
 };
 #define NFTYPES (int)(sizeof ftypes / sizeof ftypes[0])
 
@@ -146,7 +148,27 @@ struct opts {
 	int null_permille;
 	int simai_permille;    /* --simai-share: 0 keeps the matrix as it was */
 	const char *simai_dir; /* --simai-dir */
+	int draws; /* 1: the matrix before benign events and fault shapes; 2: with them */
 };
+
+/* draws 2: benign events (every run) and fault shapes (failure runs), from
+ * streams of their own, so that a scenario's draws-1 part is unchanged */
+struct extra {
+	int ckpt_every, ckpt_ds;          /* checkpoint: interval, pause in 0.1 s */
+	int eval_every, eval_batches, eval_kib;
+	int hic_permille, hic_ms;         /* data-loader hiccups */
+	int jdist, alpha_dec;             /* jitter law (0 normal, 1 lognormal, 2 pareto), shape x 10 */
+	int warmup, start_cent;           /* sequence-length warm-up */
+	int change_at, change_cent;       /* sequence-length change */
+	int restart_after, restart_s, restart_clean;
+	int shape;                        /* SH_* */
+	int end_it, on_it, off_it;        /* transient, intermittent */
+	int f2, f2host, f2gpu, f2sev, f2start, f2ingress; /* a second fault (concurrent, mixed) */
+	int tp, seq_par;                  /* GPT: tensor parallelism across hosts, sequence parallelism */
+};
+enum { SH_STEADY, SH_TRANSIENT, SH_INTERMITTENT, SH_CONCURRENT, SH_MIXED };
+static const char *const shape_name[] = { "steady", "transient", "intermittent", "concurrent",
+					  "mixed" };
 
 struct scen {
 	enum wl wl;
@@ -161,6 +183,8 @@ struct scen {
 	int fhost, fgpu, sev, start, ingress;
 	const char *shape_note; /* "paper 64-GPU GPT", ... or NULL */
 	int simai_job, simai_compute_us, simai_size_cent; /* SIMAI */
+	int draws;
+	struct extra x;
 };
 
 static void draw_shape(struct pulse_rng *r, const struct opts *o, struct scen *s)
@@ -383,19 +407,158 @@ static void draw_simai(const struct opts *o, int k, int is_null, struct scen *s)
 		s->failure = type;
 }
 
+/* Benign events (sim/README.md, "Benign events"), for failure and
+ * no-failure runs alike. */
+static void draw_events(struct pulse_rng *r, struct scen *s)
+{
+	struct extra *x = &s->x;
+	int it = s->iterations;
+	if (chance(r, 300)) {
+		x->ckpt_every = uni(r, 2, it / 2 > 2 ? it / 2 : 2);
+		x->ckpt_ds = uni(r, 5, 50);
+	}
+	if (s->wl != STANDALONE && chance(r, 250)) {
+		x->eval_every = uni(r, 2, it / 3 > 2 ? it / 3 : 2);
+		x->eval_batches = uni(r, 1, 4);
+		x->eval_kib = 4 << uni(r, 0, 8); /* 4 KiB .. 1 MiB */
+	}
+	if (chance(r, 350)) {
+		x->hic_permille = uni(r, 20, 200);
+		x->hic_ms = uni(r, 1, 10);
+	}
+	if (chance(r, 400)) {
+		x->jdist = uni(r, 1, 2);
+		x->alpha_dec = uni(r, 20, 40);
+	}
+	if (chance(r, 200)) {
+		x->warmup = uni(r, 2, it / 2 > 2 ? it / 2 : 2);
+		x->start_cent = uni(r, 25, 75);
+	}
+	if (chance(r, 100)) {
+		x->change_at = uni(r, 1, it - 1);
+		x->change_cent = uni(r, 50, 200);
+	}
+	if (chance(r, 100)) {
+		x->restart_after = uni(r, 1, it - 1);
+		x->restart_s = uni(r, 2, 30);
+		x->restart_clean = chance(r, 700);
+	}
+}
+
+/* GPT's parallelism as deployed: TP over two hosts 15% (when dp stays at
+ * least 2, so that every failure type still acts), sequence parallelism in
+ * 30% of runs with TP (within or across hosts). */
+static void draw_parallel(struct pulse_rng *r, struct scen *s)
+{
+	struct extra *x = &s->x;
+	if (s->wl != GPT)
+		return;
+	if (chance(r, 150) && s->dp % 2 == 0 && s->dp >= 4) {
+		x->tp = 2 * s->gpus;
+		s->dp /= 2;
+	}
+	int tp = x->tp ? x->tp : s->gpus;
+	if (tp >= 2 && chance(r, 300))
+		x->seq_par = 1;
+}
+
+/* The fault's shape (sim/README.md, "Faults as they happen"): steady 55%,
+ * transient 15%, intermittent 10% (fail-slow only; a fail-stop stays
+ * steady), a concurrent fail-slow on another machine 10%, a mixed fault
+ * (a fail-slow of the other class on the same machine) 10%. */
+static void draw_shape_fault(struct pulse_rng *r, struct scen *s)
+{
+	struct extra *x = &s->x;
+	const struct ftype *t = &ftypes[s->failure];
+	int it = s->iterations, p = uni(r, 0, 999);
+	x->f2 = -1;
+	x->shape = p < 550 ? SH_STEADY : p < 700 ? SH_TRANSIENT : p < 800 ? SH_INTERMITTENT
+		 : p < 900 ? SH_CONCURRENT : SH_MIXED;
+	if ((x->shape == SH_TRANSIENT || x->shape == SH_INTERMITTENT) && (t->stop || s->start > it - 2))
+		x->shape = SH_STEADY;
+	if (x->shape == SH_CONCURRENT && s->hosts < 2)
+		x->shape = SH_STEADY;
+	if (x->shape == SH_TRANSIENT) {
+		int room = it - 1 - s->start; /* at least one iteration after it cleared */
+		x->end_it = s->start + uni(r, 1, room / 2 > 1 ? room / 2 : 1);
+	} else if (x->shape == SH_INTERMITTENT) {
+		x->on_it = uni(r, 1, 3);
+		x->off_it = uni(r, 1, 3);
+	} else if (x->shape == SH_CONCURRENT || x->shape == SH_MIXED) {
+		if (x->shape == SH_MIXED) {
+			x->f2host = s->fhost;
+		} else {
+			x->f2host = uni(r, 0, s->hosts - 2);
+			if (x->f2host >= s->fhost)
+				x->f2host++;
+		}
+		x->f2gpu = uni(r, 0, s->gpus - 1);
+		int tx, rx;
+		rank_role(s, x->f2host * s->gpus + x->f2gpu, &tx, &rx);
+		int fits[NFTYPES], nf = 0;
+		for (int i = 0; i < NFTYPES; i++)
+			if (type_fits(&ftypes[i], s, tx, rx) && !ftypes[i].stop &&
+			    (x->shape == SH_CONCURRENT || ftypes[i].comp != t->comp) &&
+			    (ftypes[i].need != N_DIR || tx)) /* congestion here: egress */
+				fits[nf++] = i;
+		if (!nf) {
+			x->shape = SH_STEADY;
+			return;
+		}
+		x->f2 = fits[uni(r, 0, nf - 1)];
+		const struct ftype *t2 = &ftypes[x->f2];
+		x->f2sev = t2->kind == SEV_NONE ? 0 : uni(r, t2->lo, t2->hi);
+		x->f2start = uni(r, 0, it - 2 > 0 ? it - 2 : 0);
+		x->f2ingress = 0;
+	}
+}
+
+static void sev_of(const struct ftype *t, int sev, char *buf, size_t len)
+{
+	if (t->kind == SEV_INT)
+		snprintf(buf, len, "%d", sev);
+	else
+		snprintf(buf, len, "%d.%02d", sev / 100, sev % 100);
+}
+
 static void sev_str(const struct scen *s, char *buf, size_t len)
 {
-	const struct ftype *t = &ftypes[s->failure];
-	if (t->kind == SEV_INT)
-		snprintf(buf, len, "%d", s->sev);
-	else
-		snprintf(buf, len, "%d.%02d", s->sev / 100, s->sev % 100);
+	sev_of(&ftypes[s->failure], s->sev, buf, len);
+}
+
+static void write_events(FILE *f, const struct extra *x)
+{
+	char buf[512];
+	int m = 0;
+	buf[0] = '\0';
+	if (x->ckpt_every)
+		m += snprintf(buf + m, sizeof buf - m, ",\"checkpoint_every\":%d,\"checkpoint_ns\":%de8",
+			      x->ckpt_every, x->ckpt_ds);
+	if (x->eval_every)
+		m += snprintf(buf + m, sizeof buf - m,
+			      ",\"eval_every\":%d,\"eval_batches\":%d,\"eval_bytes\":%d", x->eval_every,
+			      x->eval_batches, x->eval_kib * 1024);
+	if (x->hic_permille)
+		m += snprintf(buf + m, sizeof buf - m, ",\"hiccup_prob\":0.%03d,\"hiccup_ns\":%de6",
+			      x->hic_permille, x->hic_ms);
+	if (x->warmup)
+		m += snprintf(buf + m, sizeof buf - m, ",\"seqlen_warmup\":%d,\"seqlen_start\":0.%02d",
+			      x->warmup, x->start_cent);
+	if (x->change_at)
+		m += snprintf(buf + m, sizeof buf - m, ",\"seqlen_change_at\":%d,\"seqlen_change\":%d.%02d",
+			      x->change_at, x->change_cent / 100, x->change_cent % 100);
+	if (x->restart_after)
+		m += snprintf(buf + m, sizeof buf - m,
+			      ",\"restart_after\":%d,\"restart_ns\":%de9,\"restart_clean\":%s",
+			      x->restart_after, x->restart_s, x->restart_clean ? "true" : "false");
+	if (m)
+		fprintf(f, " \"events\":{%s},\n", buf + 1);
 }
 
 static int write_scenario(FILE *f, const struct opts *o, int k, const char *name,
 			  const struct scen *s)
 {
-	char desc[512], fdesc[200], sev[32] = "";
+	char desc[1024], fdesc[200], sev[32] = "";
 	int n = 0;
 	n += snprintf(desc + n, sizeof desc - n, "random matrix seed %" PRIu64 " #%d: %s, %d hosts x %d GPU%s",
 		      o->seed, k, wl_name[s->wl], s->hosts, s->gpus, s->gpus > 1 ? "s" : "");
@@ -426,7 +589,50 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 			 t->kind != SEV_NONE ? " " : "", sev, s->ingress ? " (ingress)" : "", s->fhost,
 			 s->fgpu, s->start);
 	}
-	snprintf(desc + n, sizeof desc - n, "; %s%s", s->failure < 0 ? "" : "failure: ", fdesc);
+	n += snprintf(desc + n, sizeof desc - n, "; %s%s", s->failure < 0 ? "" : "failure: ", fdesc);
+	const struct extra *x = &s->x;
+	if (s->failure >= 0 && x->shape != SH_STEADY && n < (int)sizeof desc) {
+		n += snprintf(desc + n, sizeof desc - n, " (%s", shape_name[x->shape]);
+		if (x->shape == SH_TRANSIENT && n < (int)sizeof desc)
+			n += snprintf(desc + n, sizeof desc - n, " until iteration %d", x->end_it);
+		else if (x->shape == SH_INTERMITTENT && n < (int)sizeof desc)
+			n += snprintf(desc + n, sizeof desc - n, ", %d on / %d off", x->on_it, x->off_it);
+		else if (x->f2 >= 0 && n < (int)sizeof desc) {
+			char sev2[32] = "";
+			if (ftypes[x->f2].kind != SEV_NONE)
+				sev_of(&ftypes[x->f2], x->f2sev, sev2, sizeof sev2);
+			n += snprintf(desc + n, sizeof desc - n, ": %s%s%s on host%d gpu%d from iteration %d",
+				      ftypes[x->f2].name, sev2[0] ? " " : "", sev2, x->f2host, x->f2gpu,
+				      x->f2start);
+		}
+		if (n < (int)sizeof desc)
+			n += snprintf(desc + n, sizeof desc - n, ")");
+	}
+	if ((x->tp || x->seq_par) && n < (int)sizeof desc) {
+		if (x->tp)
+			n += snprintf(desc + n, sizeof desc - n, "; TP %d across hosts", x->tp);
+		if (x->seq_par && n < (int)sizeof desc)
+			n += snprintf(desc + n, sizeof desc - n, "; sequence parallelism");
+	}
+	if (s->draws >= 2 && n < (int)sizeof desc) {
+		char ev[200];
+		int m = 0;
+		ev[0] = '\0';
+		if (x->ckpt_every)
+			m += snprintf(ev + m, sizeof ev - m, ", checkpoints");
+		if (x->eval_every && m < (int)sizeof ev)
+			m += snprintf(ev + m, sizeof ev - m, ", evaluation steps");
+		if (x->hic_permille && m < (int)sizeof ev)
+			m += snprintf(ev + m, sizeof ev - m, ", data-loader hiccups");
+		if (x->jdist && m < (int)sizeof ev)
+			m += snprintf(ev + m, sizeof ev - m, ", %s jitter", x->jdist == 1 ? "lognormal" : "pareto");
+		if ((x->warmup || x->change_at) && m < (int)sizeof ev)
+			m += snprintf(ev + m, sizeof ev - m, ", sequence-length changes");
+		if (x->restart_after && m < (int)sizeof ev)
+			m += snprintf(ev + m, sizeof ev - m, ", a job restart");
+		if (m)
+			snprintf(desc + n, sizeof desc - n, "; benign events: %s", ev + 2);
+	}
 
 	fprintf(f, "{\"name\":\"%s\",\"seed\":%" PRIu64 ",\"workload\":\"%s\",\"iterations\":%d,\n",
 		name, s->sim_seed, wl_name[s->wl], s->iterations);
@@ -437,12 +643,24 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 		fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d},\n", s->hosts, s->gpus);
 	fprintf(f,
 		" \"nccl\":{\"algo\":\"%s\",\"channels\":%d,\"p2p_channels\":%d,\"slice_bytes\":%d},"
-		"\"compute\":{\"jitter\":0.%03d},\n",
+		"\"compute\":{\"jitter\":0.%03d",
 		s->tree ? "tree" : "ring", s->channels, s->p2p_channels, s->slice_kib * 1024,
 		s->jitter_milli);
-	if (s->wl == GPT)
-		fprintf(f, " \"gpt\":{\"pp\":%d,\"dp\":%d,\"microbatches\":%d,\"zero\":%s},\n", s->pp,
+	if (x->jdist)
+		fprintf(f, ",\"jitter_dist\":\"%s\",\"pareto_alpha\":%d.%d",
+			x->jdist == 1 ? "lognormal" : "pareto", x->alpha_dec / 10, x->alpha_dec % 10);
+	fprintf(f, "},\n");
+	if (s->draws >= 2)
+		write_events(f, x);
+	if (s->wl == GPT) {
+		fprintf(f, " \"gpt\":{\"pp\":%d,\"dp\":%d,\"microbatches\":%d,\"zero\":%s", s->pp,
 			s->dp, s->microbatches, s->zero ? "true" : "false");
+		if (x->tp)
+			fprintf(f, ",\"tp\":%d", x->tp);
+		if (x->seq_par)
+			fprintf(f, ",\"sequence_parallel\":true");
+		fprintf(f, "},\n");
+	}
 	else if (s->wl == MOE)
 		fprintf(f, " \"moe\":{\"ep\":%d,\"routing_skew\":%d.%02d},\n", s->ep,
 			s->skew_cent / 100, s->skew_cent % 100);
@@ -459,14 +677,34 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 		fprintf(f, " \"standalone\":{\"pattern\":\"%s\"},\n", patterns[s->pattern]);
 	if (s->failure < 0) {
 		fprintf(f, " \"failure\":null}\n");
-	} else {
+	} else if (x->f2 < 0) {
 		const struct ftype *t = &ftypes[s->failure];
 		fprintf(f, " \"failure\":{\"type\":\"%s\",\"host\":%d,\"gpu\":%d,", t->name, s->fhost,
 			s->fgpu);
 		if (t->kind != SEV_NONE)
 			fprintf(f, "\"severity\":%s,", sev);
-		fprintf(f, "\"start_iteration\":%d%s}}\n", s->start,
+		fprintf(f, "\"start_iteration\":%d%s", s->start,
 			s->ingress ? ",\"direction\":\"ingress\"" : "");
+		if (x->shape == SH_TRANSIENT)
+			fprintf(f, ",\"end_iteration\":%d", x->end_it);
+		else if (x->shape == SH_INTERMITTENT)
+			fprintf(f, ",\"on_iterations\":%d,\"off_iterations\":%d", x->on_it, x->off_it);
+		fprintf(f, "}}\n");
+	} else {
+		const struct ftype *t = &ftypes[s->failure], *t2 = &ftypes[x->f2];
+		fprintf(f, " \"failures\":[{\"type\":\"%s\",\"host\":%d,\"gpu\":%d,", t->name, s->fhost,
+			s->fgpu);
+		if (t->kind != SEV_NONE)
+			fprintf(f, "\"severity\":%s,", sev);
+		fprintf(f, "\"start_iteration\":%d%s},\n  ", s->start,
+			s->ingress ? ",\"direction\":\"ingress\"" : "");
+		char sev2[32];
+		fprintf(f, "{\"type\":\"%s\",\"host\":%d,\"gpu\":%d,", t2->name, x->f2host, x->f2gpu);
+		if (t2->kind != SEV_NONE) {
+			sev_of(t2, x->f2sev, sev2, sizeof sev2);
+			fprintf(f, "\"severity\":%s,", sev2);
+		}
+		fprintf(f, "\"start_iteration\":%d}]}\n", x->f2start);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -513,6 +751,9 @@ static void usage(FILE *f)
 		"                            workload file instead, 0..1 (default 0: none)\n"
 		"  --simai-dir DIR           where the files are, as run_cluster will see it\n"
 		"                            (default ../shared/workloads/simai)\n"
+		"  --draws 1|2               2 (default): benign events in every run and transient,\n"
+		"                            intermittent, concurrent and mixed faults; 1: the matrix\n"
+		"                            without them (byte-identical to older versions)\n"
 		"  -h, --help                this text\n"
 		"\n"
 		"The draw is described in sim/README.md (\"Randomized scenarios\").\n"
@@ -586,7 +827,7 @@ static int mkdirs(const char *path)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0, 0, NULL, 256, 40, 300, 0, "../shared/workloads/simai" };
+	struct opts o = { 0, 0, NULL, 256, 40, 300, 0, "../shared/workloads/simai", 2 };
 	int have_seed = 0;
 	for (int i = 1; i < argc; i += 2) { /* every option takes a value */
 		const char *a = argv[i];
@@ -614,6 +855,9 @@ int main(int argc, char **argv)
 			if (parse_int(v, 2, 100000, &o.max_iters))
 				return bad_usage("--max-iterations: expected 2..100000, got \"%s\"",
 						 v ? v : "");
+		} else if (!strcmp(a, "--draws")) {
+			if (parse_int(v, 1, 2, &o.draws))
+				return bad_usage("--draws: expected 1 or 2, got \"%s\"", v ? v : "");
 		} else if (!strcmp(a, "--no-failure-share")) {
 			if (parse_share(v, &o.null_permille))
 				return bad_usage("--no-failure-share: expected a number in [0, 1], got "
@@ -661,6 +905,21 @@ int main(int argc, char **argv)
 		struct scen s;
 		draw(&r, &o, is_null[k % NULL_BLOCK], &s);
 		draw_simai(&o, k, is_null[k % NULL_BLOCK], &s);
+		s.draws = o.draws;
+		s.x.f2 = -1;
+		/* (a SimAI run keeps its file's schedule: no benign events or
+		 * fault shapes drawn for it) */
+		if (o.draws >= 2 && s.wl != SIMAI) {
+			struct pulse_rng re;
+			rng_init(&re, o.seed, TAG_EVENTS, (uint64_t)k);
+			draw_events(&re, &s);
+			rng_init(&re, o.seed, TAG_PARALLEL, (uint64_t)k);
+			draw_parallel(&re, &s);
+			if (s.failure >= 0) {
+				rng_init(&re, o.seed, TAG_SHAPES, (uint64_t)k);
+				draw_shape_fault(&re, &s);
+			}
+		}
 		nnull += s.failure < 0;
 		char name[64], idx[16];
 		for (int d = 0, v = k; d < width; d++, v /= 10) /* k, zero-padded to width */

@@ -68,6 +68,36 @@ struct sc_failure {
 	double period_ns;   /* fluctuation / spike period */
 	double duration_ns; /* spike length */
 	int ingress;        /* congestion: paths into the NIC instead of out of it */
+	/* a fail-slow that clears (sim/README.md, "Faults as they happen"):
+	 * active in iterations [start_iteration, end_iteration) (0: to the
+	 * end), and within them on for on_iterations, off for off_iterations,
+	 * repeating (0: always on) */
+	int end_iteration, on_iterations, off_iterations;
+};
+
+#define SC_MAX_FAILURES 4
+
+/* Heavy-tailed compute jitter (compute.jitter_dist). */
+enum sc_jitter_dist { JD_NORMAL = 0, JD_LOGNORMAL = 1, JD_PARETO = 2 };
+
+/* Benign events (scenario "events"; sim/README.md, "Benign events"): what
+ * a healthy production job does that the analyzer must not report. 0 in a
+ * count or an interval switches the event off. */
+struct sc_events {
+	int ckpt_every;       /* checkpoint after every N-th iteration */
+	double ckpt_ns;       /* its pause on every rank */
+	int eval_every;       /* evaluation step after every N-th iteration */
+	int eval_batches;     /* forward-only micro-batches per evaluation */
+	uint64_t eval_bytes;  /* its DP all-reduce (loss and metrics) */
+	double hiccup_prob;   /* per rank and iteration: the data loader stalls */
+	double hiccup_ns;     /* the stall, uniform in [hiccup_ns / 10, hiccup_ns] */
+	int seqlen_warmup;    /* iterations of sequence-length warm-up */
+	double seqlen_start;  /* the first iteration's share of the full length */
+	int seqlen_change_at; /* from this iteration on (0: never) ... */
+	double seqlen_change; /* ... the length is this multiple of the full one */
+	int restart_after;    /* the job restarts after this many iterations (0: never) */
+	double restart_ns;    /* processes gone, before the new ones start */
+	int restart_clean;    /* the processes destroy their communicators */
 };
 
 /* The scenario, with every default filled in (sim/README.md). */
@@ -93,11 +123,16 @@ struct sc_scenario {
 	double event_max_ns;
 	/* compute */
 	double jitter; /* relative sigma of compute durations */
+	int jitter_dist; /* enum sc_jitter_dist */
+	double pareto_alpha;
 	/* GPT */
 	int pp, dp, microbatches;
 	double fwd_ns, bwd_ns, optimizer_ns;
 	uint64_t act_bytes, grad_bytes, tp_bytes;
 	int zero; /* 1: reduce-scatter + all-gather; 0: all-reduce */
+	int tp;      /* tensor-parallel size (default: the GPUs of a host; more spans hosts) */
+	int seq_par; /* sequence parallelism: TP all-gather + reduce-scatter, not all-reduce */
+	int zero3;   /* ZeRO-3: per-region parameter all-gathers and gradient reduce-scatters */
 	/* MoE */
 	int ep, moe_layers;
 	double expert_ns, attn_ns;
@@ -117,7 +152,11 @@ struct sc_scenario {
 	/* fabric: extra paths with reduced capacity (background traffic) */
 	int npaths;
 	struct { int src_host, src_gpu, dst_host, dst_gpu; double frac; } paths[16];
-	struct sc_failure failure;
+	struct sc_failure failure; /* the first of failures[] (or none) */
+	/* "failures": concurrent faults; "failure" is the one-fault form */
+	struct sc_failure failures[SC_MAX_FAILURES];
+	int nfailures;
+	struct sc_events ev;
 };
 
 /* scenario.c */
@@ -125,6 +164,8 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		      size_t errlen);
 int sc_scenario_load(const char *path, struct sc_scenario *s, char *err, size_t errlen);
 int sc_fail_from_name(const char *name);
+/* Is failure f active in iteration it (start, end, on/off)? */
+int sc_fail_active(const struct sc_failure *f, int it);
 
 /* run.c */
 struct sc_stats {

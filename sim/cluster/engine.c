@@ -63,17 +63,46 @@ int heap_pop(struct heap *h, struct ev *out)
 	return 1;
 }
 
+/* a standard normal draw (Box-Muller): the heavy-tailed laws need real tails */
+static double normal01(struct pulse_rng *r)
+{
+	double u = sc_rng_unit(r), v = sc_rng_unit(r);
+	return sqrt(-2 * log(1 - u)) * cos(6.283185307179586 * v);
+}
+
+/* A compute phase's duration. "normal" (the default): base x (1 + jitter
+ * z), z approximately normal. The heavy-tailed laws keep the mean at base
+ * and put the rest in rare long phases, as measured on production GPUs
+ * (kernel times are right-skewed with long tails: Jeon et al., "Analysis
+ * of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads",
+ * ATC 2019; stragglers in Wu et al., "FALCON", 2024):
+ *   lognormal: base x exp(sigma z - sigma^2 / 2), sigma = jitter;
+ *   pareto:    base x ((1 - jitter) + jitter x X (a - 1) / a), X Pareto
+ *              with shape a = pareto_alpha and scale 1 (mean a / (a - 1)).
+ * Capped at 20 x base: a phase that long is a failure, not jitter. */
 double sim_jitter(struct sim *sm, double base)
 {
-	double j = sm->s->jitter;
+	const struct sc_scenario *s = sm->s;
+	double j = s->jitter;
 	if (j <= 0 || base <= 0)
 		return base;
-	/* approximately normal: sum of 4 uniforms, sd 1 */
-	double z = 0;
-	for (int i = 0; i < 4; i++)
-		z += sc_rng_unit(&sm->rng);
-	z = (z - 2.0) * 1.7320508;
-	double v = base * (1 + j * z);
+	double v;
+	if (s->jitter_dist == JD_LOGNORMAL) {
+		v = base * exp(j * normal01(&sm->rng) - j * j / 2);
+	} else if (s->jitter_dist == JD_PARETO) {
+		double a = s->pareto_alpha;
+		double x = pow(1 - sc_rng_unit(&sm->rng), -1 / a);
+		v = base * ((1 - j) + j * x * (a - 1) / a);
+	} else {
+		/* approximately normal: sum of 4 uniforms, sd 1 */
+		double z = 0;
+		for (int i = 0; i < 4; i++)
+			z += sc_rng_unit(&sm->rng);
+		z = (z - 2.0) * 1.7320508;
+		v = base * (1 + j * z);
+	}
+	if (v > base * 20)
+		v = base * 20;
 	return v < base * 0.2 ? base * 0.2 : v;
 }
 

@@ -7,6 +7,7 @@
 #include "../util.h" /* xcalloc, xrealloc */
 
 #define SC_INF 1e300
+#define SC_FAIL_EPISODES 64 /* an intermittent fault's episodes kept for the truth */
 
 /* ---------- event queue ---------- */
 enum ev_kind {
@@ -60,11 +61,13 @@ struct nic {
 	int arm_down;    /* NIC-down armed: stops shortly after its next flow starts */
 	int down;
 	double fluct_lo; /* cross-NUMA: factor drawn in [fluct_lo, 1] */
+	int fluct_fail;  /* the failure whose rate changes run (EV_NIC_RATE) */
+	uint32_t rate_ver; /* bumped when they stop: pending EV_NIC_RATE are stale */
 };
 
 struct path {
 	int src, dst; /* nic indices */
-	int fail;     /* congested by the failure */
+	int fail;     /* congested by failure fail - 1 (0: none) */
 	double cap;   /* shared by its flows (fabric.paths: background traffic) */
 	double factor; /* congestion control throttles each flow on it to this share */
 	int n;
@@ -159,6 +162,7 @@ struct comm {
 	struct opinst ***p2p_inst;
 	uint32_t *p2p_ns, *p2p_nr, *p2p_cap;
 	const char *label;
+	int gen; /* 0; 1: created by a job restart (events.restart_after) */
 };
 
 /* ---------- programs ---------- */
@@ -170,6 +174,20 @@ enum instr_kind {
 	I_ITER,     /* a: iteration index starts */
 	I_ITER_END, /* a: iteration ends */
 	I_HALT,     /* the process gets stuck here (never calls anything again) */
+	I_EVENT,    /* a benign event (a: enum bev_kind, comm: iteration, dur: CPU pause) */
+};
+
+/* Benign events in a rank's program (struct sc_events) and in truth.json. */
+enum bev_kind {
+	BEV_CHECKPOINT = 1, /* sync with the GPU, then the CPU pauses */
+	BEV_EVAL_BEGIN,     /* an evaluation step starts (no pause) */
+	BEV_EVAL_END,       /* ... and ends: sync with the GPU */
+	BEV_HICCUP,         /* the data loader stalls the CPU (the GPU drains its queue) */
+	BEV_RESTART,        /* the process exits; a new one starts after the pause */
+};
+struct bev_rec {
+	int kind, iter, rank;
+	double t0, t1;
 };
 enum phase { PH_OTHER = 0, PH_FWD, PH_BWD, PH_OPT, PH_ATTN, PH_EXPERT };
 
@@ -216,9 +234,13 @@ struct rankst {
 	/* failure effects on this rank */
 	double compute_f, proxy_f, cpu_f;
 	double px_on, px_off, px_a, px_b; /* proxy thread on/off schedule */
-	int fail_active;
+	unsigned fail_on; /* bit i: failure i acts on this rank now */
 	int mark_bad;
 	double done_t;
+	/* job restart: the process before it (its records are rec[0, nrec_old)) */
+	uint32_t pid_old;
+	size_t nrec_old;
+	double exit_t;
 };
 
 struct host {
@@ -265,13 +287,36 @@ struct sim {
 	/* truth */
 	double *iter_start, *iter_end;
 	int *iter_nend; /* ranks that finished the iteration */
-	double fail_start;
-	int fail_started;
+	struct fail_rt {
+		int rank;         /* = its NIC */
+		int on;           /* its effect is in place */
+		int started;      /* it activated */
+		double start;     /* first onset (fail-stop: when the rank stopped) */
+		int nep;          /* episodes (on .. off) */
+		double ep[SC_FAIL_EPISODES][2]; /* start, end (0: still on) */
+	} frt[SC_MAX_FAILURES];
+	int nfail;
 	FILE *truth_ops;
 	double last_activity;
-	int fail_rank;
+	/* benign events: their own PRNG (a run without them draws nothing from
+	 * it, so it stays byte-identical), the workload's current sequence-length
+	 * scale while programs are built, and what happened, for truth.json */
+	struct pulse_rng erng;
+	double wl_scale;
+	int comm_gen;    /* generation of the communicators being created */
+	int restart_n;   /* ranks whose process exited for the restart */
+	double pause_until; /* the end of the latest benign pause */
+	struct bev_rec *bevs;
+	size_t nbevs, capbevs;
 	char err[8400];
 };
+
+/* run.c: the failure of this type acting on the rank now, or -1 */
+int rank_fail(const struct sim *sm, const struct rankst *rk, int type);
+/* the failure of this type on the rank (active or not), or -1 */
+int rank_fail_any(const struct sim *sm, int rank, int type);
+/* a fail-stop's onset is when the rank stopped, not when it activated */
+void fail_stopped(struct sim *sm, int i, double t);
 
 /* engine.c */
 void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);
@@ -285,7 +330,8 @@ uint64_t host_clock(const struct sim *sm, int host, double t);
 
 /* nccl.c */
 int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *label);
-void comms_init(struct sim *sm);
+void comms_init(struct sim *sm, int gen, double base);
+void comms_destroy_rank(struct sim *sm, struct rankst *rk, int gen, double t);
 struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, uint64_t seq,
 		     uint64_t group_id);
 void op_launch(struct sim *sm, struct part *pt);
@@ -301,6 +347,7 @@ void ops_flush_truth(struct sim *sm);
 int workload_build(struct sim *sm);
 /* simai.c: the SimAI workload's programs (simai.h) */
 int simai_build(struct sim *sm);
+double seqlen_scale(const struct sc_scenario *s, int it);
 void prog_add(struct rankst *rk, struct instr in);
 
 /* output.c */

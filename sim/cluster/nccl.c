@@ -109,6 +109,7 @@ int comm_create(struct sim *sm, const int *ranks, int n, int p2p, const char *la
 		if (sm->ranks[ranks[i]].host != sm->ranks[ranks[0]].host)
 			c->intra = 0;
 	c->p2p = p2p;
+	c->gen = sm->comm_gen;
 	int C = sm->s->channels, P = sm->s->p2p_channels;
 	if (n >= 2) {
 		c->ring_qpc = xcalloc((size_t)C * (size_t)n, sizeof *c->ring_qpc);
@@ -180,18 +181,39 @@ static void qp_record(struct sim *sm, struct rankst *rk, double t, uint8_t kind,
 	sm->sink.record(sm, rk, &r, kind, t, rk->tid + 3);
 }
 
+/* A COMM_INIT or COMM_DESTROY record of rank `me` of communicator ci, as
+ * the hook writes it (the handle is the process's ncclComm_t). */
+static void comm_record(struct sim *sm, struct rankst *rk, int ci, int me, uint8_t kind, uint8_t how,
+			double t)
+{
+	const struct comm *c = &sm->comms[ci];
+	struct pulse_hook_record r;
+	memset(&r, 0, sizeof r);
+	r.u.comm.comm_id = c->id;
+	r.u.comm.handle = 0x55d0c0a00000ull + (uint64_t)ci * 0x4000 + (uint64_t)rk->g * 0x100000ull;
+	r.u.comm.rank = me;
+	r.u.comm.nranks = c->n;
+	r.u.comm.color = -1;
+	r.u.comm.key = -1;
+	r.u.comm.how = how;
+	gpu_identity(rk, &r.u.comm.gpu);
+	sm->sink.record(sm, rk, &r, kind, t, rk->tid);
+}
+
 /* Every process inits its communicators in creation order; an init ends
  * when all members called it (bootstrap) plus the connection set-up. The
  * hook writes the QP records during the call (NCCL's proxy thread creates
  * and connects the QPs) and the COMM_INIT record after it returns, with the
  * call's start time. */
-void comms_init(struct sim *sm)
+void comms_init(struct sim *sm, int gen, double base)
 {
 	double *tp = xcalloc((size_t)sm->nranks, sizeof *tp);
 	for (int r = 0; r < sm->nranks; r++)
-		tp[r] = sm->s->start_ns * 0.5 + sc_rng_range(&sm->rng, 0, 200e3);
+		tp[r] = base + sc_rng_range(&sm->rng, 0, 200e3);
 	for (int ci = 0; ci < sm->ncomms; ci++) {
 		struct comm *c = &sm->comms[ci];
+		if (c->gen != gen)
+			continue;
 		double tmax = 0;
 		for (int i = 0; i < c->n; i++)
 			if (tp[c->ranks[i]] > tmax)
@@ -222,17 +244,7 @@ void comms_init(struct sim *sm)
 					}
 				}
 			}
-			struct pulse_hook_record r;
-			memset(&r, 0, sizeof r);
-			r.u.comm.comm_id = c->id;
-			r.u.comm.handle = 0x55d0c0a00000ull + (uint64_t)ci * 0x4000 + (uint64_t)g * 0x100000ull;
-			r.u.comm.rank = i;
-			r.u.comm.nranks = c->n;
-			r.u.comm.color = -1;
-			r.u.comm.key = -1;
-			r.u.comm.how = PULSE_HOOK_HOW_INIT_RANK;
-			gpu_identity(rk, &r.u.comm.gpu);
-			sm->sink.record(sm, rk, &r, PULSE_HOOK_COMM_INIT, call, rk->tid);
+			comm_record(sm, rk, ci, i, PULSE_HOOK_COMM_INIT, PULSE_HOOK_HOW_INIT_RANK, call);
 			tp[g] = tend + sc_rng_range(&sm->rng, 20e3, 80e3);
 		}
 	}
@@ -240,6 +252,38 @@ void comms_init(struct sim *sm)
 		sm->ranks[r].t_cpu = tp[r];
 	}
 	free(tp);
+}
+
+/* A process that exits cleanly destroys its communicators
+ * (torch.distributed.destroy_process_group -> ncclCommDestroy): the hook
+ * sees each QP destroyed by the proxy thread, then COMM_DESTROY. A killed
+ * process writes nothing. Communicators of generation `gen` only. */
+void comms_destroy_rank(struct sim *sm, struct rankst *rk, int gen, double t)
+{
+	for (int ci = 0; ci < sm->ncomms; ci++) {
+		const struct comm *c = &sm->comms[ci];
+		int me = -1;
+		for (int i = 0; i < c->n; i++)
+			if (c->ranks[i] == rk->g)
+				me = i;
+		if (c->gen != gen || me < 0)
+			continue;
+		for (int q = 0; q < sm->nqpcs; q++) {
+			const struct qpc *p = &sm->qpcs[q];
+			if (p->comm != ci || !p->inter)
+				continue;
+			if (p->src_rank == rk->g) {
+				qp_record(sm, rk, t, PULSE_HOOK_QP_DESTROY, p->src_nic, p->sqpn, -1, 0);
+				t += 1500;
+			}
+			if (p->dst_rank == rk->g) {
+				qp_record(sm, rk, t, PULSE_HOOK_QP_DESTROY, p->dst_nic, p->rqpn, -1, 0);
+				t += 1500;
+			}
+		}
+		comm_record(sm, rk, ci, me, PULSE_HOOK_COMM_DESTROY, PULSE_HOOK_HOW_DESTROY, t);
+		t += 20e3;
+	}
 }
 
 /* ---------- operator instances ---------- */

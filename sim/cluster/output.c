@@ -116,26 +116,36 @@ static int write_evs(struct sim *sm, const char *dir, int i, double end, struct 
 	return 0;
 }
 
-static int write_rec(struct sim *sm, const char *dir, const struct rankst *rk, struct sc_stats *st)
+static int write_rec_file(struct sim *sm, const char *dir, const struct rankst *rk, uint32_t pid,
+			  const struct pulse_hook_record *rec, size_t n, struct sc_stats *st)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/hosts/%s/hook-%u.rec", dir, sm->hosts[rk->host].name,
-		 rk->pid);
+	snprintf(path, sizeof path, "%s/hosts/%s/hook-%u.rec", dir, sm->hosts[rk->host].name, pid);
 	FILE *f = fopen(path, "wb");
 	if (!f) {
 		snprintf(sm->err, sizeof sm->err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	uint8_t hdr[PULSE_HKR_HEADER_SIZE];
-	pulse_hkr_encode_header(hdr, rk->pid);
+	pulse_hkr_encode_header(hdr, pid);
 	fwrite(hdr, 1, sizeof hdr, f);
-	fwrite(rk->rec, sizeof *rk->rec, rk->nrec, f);
-	st->hook_records += rk->nrec;
+	fwrite(rec, sizeof *rec, n, f);
+	st->hook_records += n;
 	if (fclose(f)) {
 		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
 		return -1;
 	}
 	return 0;
+}
+
+/* One file per process: a rank restarted (events.restart_after) had two. */
+static int write_rec(struct sim *sm, const char *dir, const struct rankst *rk, struct sc_stats *st)
+{
+	if (rk->pid_old &&
+	    write_rec_file(sm, dir, rk, rk->pid_old, rk->rec, rk->nrec_old, st))
+		return -1;
+	return write_rec_file(sm, dir, rk, rk->pid, rk->rec + rk->nrec_old, rk->nrec - rk->nrec_old,
+			      st);
 }
 
 static const char *op_name(int t)
@@ -262,9 +272,12 @@ static int write_cluster(struct sim *sm, const char *dir)
 	for (int h = 0; h < sm->nhosts; h++) {
 		fprintf(f, "%s\n  {\"name\":\"%s\",\"gpus\":%d,\"processes\":[", h ? "," : "",
 			sm->hosts[h].name, sm->ngpus);
-		for (int g = 0; g < sm->ngpus; g++)
-			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g ? "," : "",
-				sm->ranks[h * sm->ngpus + g].pid, g);
+		for (int g = 0; g < sm->ngpus; g++) {
+			const struct rankst *rk = &sm->ranks[h * sm->ngpus + g];
+			if (rk->pid_old) /* before a restart */
+				fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g ? "," : "", rk->pid_old, g);
+			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g || rk->pid_old ? "," : "", rk->pid, g);
+		}
 		fprintf(f, "],\"nics\":[");
 		for (int g = 0; g < sm->ngpus; g++) {
 			const struct nic *n = &sm->nics[h * sm->ngpus + g];
@@ -281,6 +294,125 @@ static int write_cluster(struct sim *sm, const char *dir)
 	return 0;
 }
 
+static const char *const bev_name[] = { [BEV_CHECKPOINT] = "checkpoint",
+					[BEV_EVAL_BEGIN] = "evaluation",
+					[BEV_EVAL_END] = "evaluation",
+					[BEV_HICCUP] = "data_loader_hiccup",
+					[BEV_RESTART] = "restart" };
+
+/* truth.json "events": what benign events happened, in true time. Job-wide
+ * ones (checkpoint, evaluation, restart) once, from the first rank's start to
+ * the last rank's end; hiccups per rank; the sequence-length scale wherever it
+ * changes. Absent when the scenario has no events (older files unchanged). */
+static void write_truth_events(struct sim *sm, FILE *f)
+{
+	const struct sc_scenario *s = sm->s;
+	const struct sc_events *e = &s->ev;
+	if (!e->ckpt_every && !e->eval_every && e->hiccup_prob <= 0 && !e->seqlen_warmup &&
+	    !e->seqlen_change_at && !e->restart_after && s->jitter_dist == JD_NORMAL)
+		return;
+	fprintf(f, ",\n \"jitter_dist\":\"%s\",\n \"events\":[",
+		s->jitter_dist == JD_LOGNORMAL ? "lognormal" : s->jitter_dist == JD_PARETO ? "pareto" : "normal");
+	int first = 1;
+	double prev = 1;
+	for (int i = 0; i < s->iterations; i++) {
+		double x = seqlen_scale(s, i);
+		if (x != prev || (i == 0 && x != 1))
+			fprintf(f, "%s\n  {\"type\":\"seqlen\",\"iteration\":%d,\"scale\":%.4f}",
+				first ? "" : ",", i, x);
+		if (x != prev || (i == 0 && x != 1))
+			first = 0;
+		prev = x;
+	}
+	/* job-wide: one entry per (kind, iteration) */
+	for (size_t k = 0; k < sm->nbevs; k++) {
+		const struct bev_rec *b = &sm->bevs[k];
+		if (b->kind == BEV_HICCUP) {
+			fprintf(f,
+				"%s\n  {\"type\":\"%s\",\"iteration\":%d,\"rank_global\":%d,\"host\":\"%s\","
+				"\"gpu\":%d,\"start_ns\":%.0f,\"end_ns\":%.0f}",
+				first ? "" : ",", bev_name[b->kind], b->iter, b->rank,
+				sm->hosts[sm->ranks[b->rank].host].name, sm->ranks[b->rank].gpu, b->t0, b->t1);
+			first = 0;
+			continue;
+		}
+		if (b->kind == BEV_EVAL_END)
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = sm->bevs[j].kind == b->kind && sm->bevs[j].iter == b->iter;
+		if (seen)
+			continue;
+		double t0 = b->t0, t1 = b->t1;
+		int ranks = 0;
+		int end_kind = b->kind == BEV_EVAL_BEGIN ? BEV_EVAL_END : b->kind;
+		for (size_t j = k; j < sm->nbevs; j++) {
+			const struct bev_rec *c = &sm->bevs[j];
+			if (c->iter != b->iter)
+				continue;
+			if (c->kind == b->kind) {
+				ranks++;
+				if (c->t0 < t0)
+					t0 = c->t0;
+			}
+			if (c->kind == end_kind && c->t1 > t1)
+				t1 = c->t1;
+		}
+		fprintf(f,
+			"%s\n  {\"type\":\"%s\",\"after_iteration\":%d,\"ranks\":%d,\"start_ns\":%.0f,"
+			"\"end_ns\":%.0f",
+			first ? "" : ",", bev_name[b->kind], b->iter, ranks, t0, t1);
+		if (b->kind == BEV_RESTART) { /* which process became which */
+			fprintf(f, ",\"clean\":%s,\"processes\":[", s->ev.restart_clean ? "true" : "false");
+			for (int r = 0; r < sm->nranks; r++)
+				fprintf(f, "%s{\"rank_global\":%d,\"old_pid\":%u,\"new_pid\":%u}", r ? "," : "",
+					r, sm->ranks[r].pid_old, sm->ranks[r].pid);
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
+		first = 0;
+	}
+	fprintf(f, "]");
+}
+
+/* One fault: where, what, and when it acted. start_ns is the onset
+ * (activation for a fail-slow, the moment it stops for a fail-stop); a
+ * fault that cleared (end_iteration, on/off) has end_ns, the last moment
+ * it acted, and its episodes; times are true time, *_host_ns the same on
+ * the faulty host's clock. */
+static void write_truth_failure(struct sim *sm, FILE *f, int i)
+{
+	const struct sc_scenario *s = sm->s;
+	const struct sc_failure *fl = &s->failures[i];
+	const struct fail_rt *rt = &sm->frt[i];
+	const struct sc_fail_info *fi = &sc_fail_table[fl->type];
+	int g = fl->host * s->gpus + fl->gpu;
+	fprintf(f,
+		"{\"type\":\"%s\",\"class\":\"%s\",\"mode\":\"%s\",\"host\":\"%s\","
+		"\"gpu\":%d,\"rank_global\":%d,\"severity\":%g,\"start_iteration\":%d,"
+		"\"activated\":%s,\"start_ns\":%.0f,\"start_host_ns\":\"%" PRIu64 "\"",
+		fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
+		fl->start_iteration, rt->started ? "true" : "false", rt->started ? rt->start : 0.0,
+		rt->started ? host_clock(sm, fl->host, rt->start) : 0);
+	if (fl->end_iteration || fl->on_iterations) {
+		/* the last episode's end; 0: still on when the run ended */
+		double end = rt->nep ? rt->ep[rt->nep - 1][1] : 0;
+		fprintf(f,
+			",\"end_iteration\":%d,\"on_iterations\":%d,\"off_iterations\":%d,"
+			"\"end_ns\":%.0f,\"end_host_ns\":\"%" PRIu64 "\",\"episodes\":[",
+			fl->end_iteration, fl->on_iterations, fl->off_iterations, end,
+			end > 0 ? host_clock(sm, fl->host, end) : 0);
+		for (int k = 0; k < rt->nep; k++)
+			fprintf(f,
+				"%s{\"start_ns\":%.0f,\"end_ns\":%.0f,\"start_host_ns\":\"%" PRIu64
+				"\",\"end_host_ns\":\"%" PRIu64 "\"}",
+				k ? "," : "", rt->ep[k][0], rt->ep[k][1], host_clock(sm, fl->host, rt->ep[k][0]),
+				rt->ep[k][1] > 0 ? host_clock(sm, fl->host, rt->ep[k][1]) : 0);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+}
+
 static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *st)
 {
 	char path[4200];
@@ -291,25 +423,24 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 		return -1;
 	}
 	const struct sc_scenario *s = sm->s;
-	const struct sc_failure *fl = &s->failure;
 	char run_id[64];
 	snprintf(run_id, sizeof run_id, "%s-%" PRIu64, workload_name(s->workload), s->seed);
 	fprintf(f, "{\"format\":\"%s\",\"version\":1,\"scenario\":\"%s\",\"run_id\":\"%s\",\"workload\":\"%s\",\"seed\":%" PRIu64 ",\n",
 		PULSE_TRUTH_FORMAT, s->name, run_id, workload_name(s->workload), s->seed);
-	if (fl->type == F_NONE) {
+	/* "failure": the first fault, as always; "failures": every fault */
+	if (!sm->nfail)
 		fprintf(f, " \"failure\":null,\n");
-	} else {
-		const struct sc_fail_info *fi = &sc_fail_table[fl->type];
-		int g = fl->host * s->gpus + fl->gpu;
-		fprintf(f,
-			" \"failure\":{\"type\":\"%s\",\"class\":\"%s\",\"mode\":\"%s\",\"host\":\"%s\","
-			"\"gpu\":%d,\"rank_global\":%d,\"severity\":%g,\"start_iteration\":%d,"
-			"\"activated\":%s,\"start_ns\":%.0f,\"start_host_ns\":\"%" PRIu64 "\"},\n",
-			fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
-			fl->start_iteration, sm->fail_started ? "true" : "false",
-			sm->fail_started ? sm->fail_start : 0.0,
-			sm->fail_started ? host_clock(sm, fl->host, sm->fail_start) : 0);
+	else {
+		fprintf(f, " \"failure\":");
+		write_truth_failure(sm, f, 0);
+		fprintf(f, ",\n");
 	}
+	fprintf(f, " \"failures\":[");
+	for (int i = 0; i < sm->nfail; i++) {
+		fprintf(f, "%s", i ? ",\n  " : "");
+		write_truth_failure(sm, f, i);
+	}
+	fprintf(f, "],\n");
 	fprintf(f, " \"hung\":%s,\"sim_end_ns\":%.0f,\n \"hosts\":[", st->hung ? "true" : "false",
 		st->sim_ns);
 	for (int h = 0; h < sm->nhosts; h++)
@@ -326,7 +457,9 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 			complete ? "true" : "false");
 		first = 0;
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	write_truth_events(sm, f);
+	fprintf(f, "}\n");
 	if (fclose(f)) {
 		snprintf(sm->err, sizeof sm->err, "%s: write failed", path);
 		return -1;

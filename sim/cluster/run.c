@@ -37,63 +37,103 @@ static void rank_record(struct sim *sm, struct rankst *rk, struct pulse_hook_rec
 }
 
 /* ---------- failures ---------- */
-static int fail_nic(const struct sim *sm)
+/* Each failure acts on its rank and that rank's NIC while it is active
+ * (sc_fail_active: from start_iteration, until end_iteration, on/off); it
+ * is switched on and off when its rank starts an iteration. */
+static const struct sc_failure *fail_of(const struct sim *sm, int i)
 {
-	const struct sc_failure *f = &sm->s->failure;
-	return f->host * sm->ngpus + f->gpu;
+	return &sm->s->failures[i];
 }
 
-static void fail_activate(struct sim *sm, struct rankst *rk)
+int rank_fail(const struct sim *sm, const struct rankst *rk, int type)
 {
-	const struct sc_failure *f = &sm->s->failure;
-	struct nic *nic = &sm->nics[fail_nic(sm)];
-	sm->fail_started = 1;
-	sm->fail_start = sm->now;
-	rk->fail_active = 1;
+	for (int i = 0; i < sm->nfail; i++)
+		if ((rk->fail_on & (1u << i)) && fail_of(sm, i)->type == type)
+			return i;
+	return -1;
+}
+
+int rank_fail_any(const struct sim *sm, int rank, int type)
+{
+	for (int i = 0; i < sm->nfail; i++)
+		if (sm->frt[i].rank == rank && fail_of(sm, i)->type == type)
+			return i;
+	return -1;
+}
+
+void fail_stopped(struct sim *sm, int i, double t)
+{
+	if (i < 0)
+		return;
+	sm->frt[i].start = t;
+	sm->frt[i].ep[0][0] = t;
+}
+
+static void refresh_paths(struct sim *sm, int i)
+{
+	for (int k = 0; k < sm->npaths; k++)
+		if (sm->paths[k].fail == i + 1) {
+			net_refresh_nic(sm, sm->paths[k].src);
+			net_refresh_nic(sm, sm->paths[k].dst);
+		}
+}
+
+static void fail_activate(struct sim *sm, struct rankst *rk, int i)
+{
+	const struct sc_failure *f = fail_of(sm, i);
+	struct fail_rt *rt = &sm->frt[i];
+	int ni = rt->rank;
+	struct nic *nic = &sm->nics[ni];
+	if (!rt->started)
+		rt->start = sm->now;
+	rt->started = 1;
+	rt->on = 1;
+	if (rt->nep < SC_FAIL_EPISODES) {
+		rt->ep[rt->nep][0] = sm->now;
+		rt->ep[rt->nep++][1] = 0;
+	}
+	rk->fail_on |= 1u << i;
 	switch (f->type) {
 	case F_NET_CONGESTION:
 	case F_VED_BACKGROUND:
 		/* background traffic leaves `severity` of the paths out of (or,
 		 * ingress, into) the faulty NIC */
-		for (int i = 0; i < sm->npaths; i++)
-			if (sm->paths[i].fail)
-				sm->paths[i].factor = f->severity;
-		for (int i = 0; i < sm->npaths; i++)
-			if (sm->paths[i].fail) {
-				net_refresh_nic(sm, sm->paths[i].src);
-				net_refresh_nic(sm, sm->paths[i].dst);
-			}
+		for (int k = 0; k < sm->npaths; k++)
+			if (sm->paths[k].fail == i + 1)
+				sm->paths[k].factor = f->severity;
+		refresh_paths(sm, i);
 		break;
 	case F_PCIE_DOWNGRADE:
 		/* the link at `severity` of its bandwidth: the NIC's DMA reads
 		 * (TX) get that share; its posted writes (RX) suffer less */
 		nic->txf = f->severity;
 		nic->rxf = f->severity * 1.6 < 1 ? f->severity * 1.6 : 1;
-		net_refresh_nic(sm, fail_nic(sm));
+		net_refresh_nic(sm, ni);
 		break;
 	case F_PCIE_CONTENTION:
 		/* loopback traffic takes `severity` of the PCIe bandwidth */
 		nic->txf = 1 - f->severity;
 		nic->rxf = (1 - f->severity) * 1.6 < 1 ? (1 - f->severity) * 1.6 : 1;
-		net_refresh_nic(sm, fail_nic(sm));
+		net_refresh_nic(sm, ni);
 		break;
 	case F_VED_INCAST:
 		/* incast of background flows into this NIC: its RX link is shared */
 		nic->rxf = f->severity;
-		net_refresh_nic(sm, fail_nic(sm));
+		net_refresh_nic(sm, ni);
 		break;
 	case F_MEM_MISALIGN:
 	case F_HOLMES_PERSISTENT:
 	case F_VT_SLOW_TRANSMISSION:
 		/* the sender's reads are slow: TX only */
 		nic->txf = f->severity;
-		net_refresh_nic(sm, fail_nic(sm));
+		net_refresh_nic(sm, ni);
 		break;
 	case F_CROSS_NUMA:
 	case F_HOLMES_FLUCTUATION:
 	case F_HOLMES_SPIKE:
 		nic->fluct_lo = f->severity;
-		heap_push(&sm->q, sm->now, EV_NIC_RATE, NULL, (uint32_t)fail_nic(sm), 0);
+		nic->fluct_fail = i;
+		heap_push(&sm->q, sm->now, EV_NIC_RATE, NULL, (uint32_t)ni, nic->rate_ver);
 		break;
 	case F_NIC_DOWN:
 		nic->arm_down = 1;
@@ -128,14 +168,65 @@ static void fail_activate(struct sim *sm, struct rankst *rk)
 	}
 }
 
+/* A fail-slow clears (transient, intermittent): the rank and NIC are
+ * healthy again from now on. */
+static void fail_deactivate(struct sim *sm, struct rankst *rk, int i)
+{
+	const struct sc_failure *f = fail_of(sm, i);
+	struct fail_rt *rt = &sm->frt[i];
+	int ni = rt->rank;
+	struct nic *nic = &sm->nics[ni];
+	rt->on = 0;
+	if (rt->nep > 0 && rt->ep[rt->nep - 1][1] == 0)
+		rt->ep[rt->nep - 1][1] = sm->now;
+	rk->fail_on &= ~(1u << i);
+	switch (f->type) {
+	case F_NET_CONGESTION:
+	case F_VED_BACKGROUND:
+		for (int k = 0; k < sm->npaths; k++)
+			if (sm->paths[k].fail == i + 1)
+				sm->paths[k].factor = 1;
+		refresh_paths(sm, i);
+		break;
+	case F_CROSS_NUMA:
+	case F_HOLMES_FLUCTUATION:
+	case F_HOLMES_SPIKE:
+		nic->rate_ver++; /* its pending rate change is void */
+		/* fall through */
+	case F_PCIE_DOWNGRADE:
+	case F_PCIE_CONTENTION:
+	case F_VED_INCAST:
+	case F_MEM_MISALIGN:
+	case F_HOLMES_PERSISTENT:
+	case F_VT_SLOW_TRANSMISSION:
+		nic->txf = nic->rxf = 1;
+		net_refresh_nic(sm, ni);
+		break;
+	case F_GPU_THROTTLING:
+		rk->compute_f = 1;
+		break;
+	case F_CPU_CONTENTION:
+	case F_CPU_THROTTLING:
+		rk->px_on = rk->px_off = 0;
+		rk->proxy_f = 1;
+		rk->cpu_f = 1;
+		break;
+	default: /* the others act through fail_on (or never clear) */
+		break;
+	}
+}
+
 static void fail_maybe_activate(struct sim *sm, struct rankst *rk, int iter)
 {
-	const struct sc_failure *f = &sm->s->failure;
-	if (f->type == F_NONE || sm->fail_started || iter != f->start_iteration)
-		return;
-	if (rk->host != f->host || rk->gpu != f->gpu)
-		return;
-	fail_activate(sm, rk);
+	for (int i = 0; i < sm->nfail; i++) {
+		if (sm->frt[i].rank != rk->g)
+			continue;
+		int want = sc_fail_active(fail_of(sm, i), iter);
+		if (want && !sm->frt[i].on)
+			fail_activate(sm, rk, i);
+		else if (!want && sm->frt[i].on)
+			fail_deactivate(sm, rk, i);
+	}
 }
 
 /* ---------- rank programs ---------- */
@@ -191,16 +282,15 @@ static void gpu_kick(struct sim *sm, struct rankst *rk)
 	rk->gq_head = (rk->gq_head + 1) % rk->gq_cap;
 	rk->gq_n--;
 	rk->gpu_busy = 1;
-	const struct sc_failure *f = &sm->s->failure;
 	if (it.nparts == 0) {
 		double d = it.dur;
-		if (rk->fail_active && f->type == F_GPU_EXEC_ERROR &&
-		    (it.phase == PH_FWD || it.phase == PH_BWD || it.phase == PH_EXPERT)) {
+		int fi = rank_fail(sm, rk, F_GPU_EXEC_ERROR);
+		if (fi >= 0 && (it.phase == PH_FWD || it.phase == PH_BWD || it.phase == PH_EXPERT)) {
 			/* invalid address access: the kernel faults; the process dies
 			 * at its next CUDA call (no more records) */
 			rk->gpu_dead = 1;
 			rk->stopped = 1;
-			sm->fail_start = sm->now + d * sc_rng_range(&sm->rng, 0.1, 0.9);
+			fail_stopped(sm, fi, sm->now + d * sc_rng_range(&sm->rng, 0.1, 0.9));
 			return;
 		}
 		heap_push(&sm->q, sm->now + d, EV_GPU_DONE, rk, 0, 0);
@@ -241,6 +331,64 @@ static double cpu_cost(struct sim *sm, const struct rankst *rk, double base)
 	(void)sm;
 }
 
+static void bev_log(struct sim *sm, int kind, int iter, int rank, double t0, double t1)
+{
+	if (sm->nbevs == sm->capbevs) {
+		sm->capbevs = sm->capbevs ? sm->capbevs * 2 : 64;
+		sm->bevs = xrealloc(sm->bevs, sm->capbevs * sizeof *sm->bevs);
+	}
+	sm->bevs[sm->nbevs++] = (struct bev_rec){ kind, iter, rank, t0, t1 };
+}
+
+/* A job restart (events.restart_after): every process exits once its GPU
+ * is idle (clean: it destroys its communicators; else it is killed and
+ * writes nothing), and when the last one is gone, the scheduler starts new
+ * processes restart_ns later: new pids, new communicators (new ids, QPs
+ * with new numbers, generation 1, created with the workload), resuming
+ * from the iteration after the restart. No process runs in between. */
+static void restart_exit(struct sim *sm, struct rankst *rk, double dur)
+{
+	if (sm->s->ev.restart_clean)
+		comms_destroy_rank(sm, rk, 0, rk->t_cpu);
+	rk->exit_t = rk->t_cpu;
+	rk->pc++;
+	rk->waiting = 5; /* released by the last process to exit */
+	if (++sm->restart_n < sm->nranks)
+		return;
+	double base = 0;
+	for (int r = 0; r < sm->nranks; r++)
+		if (sm->ranks[r].exit_t > base)
+			base = sm->ranks[r].exit_t;
+	base += dur;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *q = &sm->ranks[r];
+		uint32_t pid;
+		int dup;
+		do { /* a pid no process of the host has had */
+			pid = 2000 + (uint32_t)(sc_rng_next(&sm->erng) % 200000);
+			dup = 0;
+			for (int k = 0; k < sm->nranks; k++) {
+				const struct rankst *o = &sm->ranks[k];
+				if (o->host == q->host && (o->pid == pid || o->pid + 3 == pid ||
+							   o->pid == pid + 3 || (k < r && o->pid_old == pid)))
+					dup = 1;
+			}
+		} while (dup);
+		q->pid_old = q->pid;
+		q->nrec_old = q->nrec;
+		q->pid = q->tid = pid;
+		q->group_ctr = 0; /* a new process numbers its groups from 1 */
+	}
+	comms_init(sm, 1, base);
+	sm->pause_until = base;
+	for (int r = 0; r < sm->nranks; r++) {
+		struct rankst *q = &sm->ranks[r];
+		bev_log(sm, BEV_RESTART, q->iter, q->g, q->exit_t, q->t_cpu);
+		q->waiting = 1;
+		heap_push(&sm->q, q->t_cpu, EV_RESUME, q, 0, 0);
+	}
+}
+
 static void cpu_step(struct sim *sm, struct rankst *rk)
 {
 	const struct sc_scenario *s = sm->s;
@@ -278,11 +426,12 @@ static void cpu_step(struct sim *sm, struct rankst *rk)
 				rk->waiting = 3;
 				return;
 			}
-			const struct sc_failure *f = &s->failure;
 			double d = sim_jitter(sm, in->dur) * rk->compute_f;
-			if (rk->fail_active && ((f->type == F_VT_SLOW_FORWARD && in->phase == PH_FWD) ||
-						(f->type == F_VT_SLOW_BACKWARD && in->phase == PH_BWD)))
-				d *= f->severity;
+			int vf = in->phase == PH_FWD   ? rank_fail(sm, rk, F_VT_SLOW_FORWARD)
+				 : in->phase == PH_BWD ? rank_fail(sm, rk, F_VT_SLOW_BACKWARD)
+						       : -1;
+			if (vf >= 0)
+				d *= fail_of(sm, vf)->severity;
 			struct gitem it = { d, NULL, 0, in->phase };
 			gq_push(rk, it);
 			rk->t_cpu += cpu_cost(sm, rk, in->dur * s->cpu_frac);
@@ -361,10 +510,29 @@ static void cpu_step(struct sim *sm, struct rankst *rk)
 			}
 			break;
 		}
+		case I_EVENT: {
+			/* a checkpoint or the end of an evaluation waits for the GPU
+			 * (the state is copied off it; the loss is read back), and so
+			 * does a process that exits */
+			if ((in->a == BEV_CHECKPOINT || in->a == BEV_EVAL_END || in->a == BEV_RESTART) &&
+			    (rk->gq_n > 0 || rk->gpu_busy)) {
+				rk->waiting = 4;
+				return;
+			}
+			if (in->a == BEV_RESTART) {
+				restart_exit(sm, rk, in->dur);
+				return;
+			}
+			bev_log(sm, in->a, in->comm, rk->g, rk->t_cpu, rk->t_cpu + in->dur);
+			rk->t_cpu += in->dur;
+			if (rk->t_cpu > sm->pause_until)
+				sm->pause_until = rk->t_cpu;
+			rk->pc++;
+			break;
+		}
 		case I_HALT:
 			rk->stopped = 1;
-			if (rk->g == sm->fail_rank)
-				sm->fail_start = sm->now;
+			fail_stopped(sm, rank_fail_any(sm, rk->g, F_CCLD_NOT_ENTERED), sm->now);
 			rk->pc++;
 			return;
 		default:
@@ -386,6 +554,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 	sm->sink.record = rank_record;
 	sm->sink.part_done = rank_part_done;
 	sc_rng_seed(&sm->rng, s->seed);
+	sc_rng_seed(&sm->erng, s->seed ^ 0x5be0cd19137e2179ull);
 	sm->nhosts = s->hosts;
 	sm->ngpus = s->gpus;
 	sm->nranks = s->hosts * s->gpus;
@@ -444,7 +613,7 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 		}
 	}
 	/* background paths (scenario) and the congestion failure's paths */
-	int maxp = s->npaths + sm->nranks;
+	int maxp = s->npaths + sm->nranks * (s->nfailures ? s->nfailures : 1);
 	sm->paths = xcalloc((size_t)maxp, sizeof *sm->paths);
 	for (int i = 0; i < s->npaths; i++) {
 		struct path *p = &sm->paths[sm->npaths++];
@@ -453,20 +622,24 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 		p->cap = sm->nics[p->src].cap * s->paths[i].frac;
 		p->factor = 1;
 	}
-	if (s->failure.type == F_NET_CONGESTION || s->failure.type == F_VED_BACKGROUND) {
-		int src = s->failure.host * s->gpus + s->failure.gpu;
+	sm->nfail = s->nfailures;
+	for (int i = 0; i < s->nfailures; i++) {
+		const struct sc_failure *f = &s->failures[i];
+		sm->frt[i].rank = f->host * s->gpus + f->gpu;
+		if (f->type != F_NET_CONGESTION && f->type != F_VED_BACKGROUND)
+			continue;
+		int src = sm->frt[i].rank;
 		for (int d = 0; d < sm->nranks; d++) {
 			if (sm->nics[d].host == sm->nics[src].host)
 				continue;
 			struct path *p = &sm->paths[sm->npaths++];
-			p->src = s->failure.ingress ? d : src;
-			p->dst = s->failure.ingress ? src : d;
+			p->src = f->ingress ? d : src;
+			p->dst = f->ingress ? src : d;
 			p->cap = sm->nics[src].cap;
 			p->factor = 1;
-			p->fail = 1;
+			p->fail = i + 1;
 		}
 	}
-	sm->fail_rank = s->failure.type != F_NONE ? s->failure.host * s->gpus + s->failure.gpu : -1;
 	sm->iter_start = xcalloc((size_t)s->iterations, sizeof *sm->iter_start);
 	sm->iter_end = xcalloc((size_t)s->iterations, sizeof *sm->iter_end);
 	sm->iter_nend = xcalloc((size_t)s->iterations, sizeof *sm->iter_nend);
@@ -545,6 +718,7 @@ static void sim_free(struct sim *sm)
 	free(sm->iter_start);
 	free(sm->iter_end);
 	free(sm->iter_nend);
+	free(sm->bevs);
 	free(sm);
 }
 
@@ -573,7 +747,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 		rk->hook_seq = xcalloc((size_t)sm->ncomms, sizeof *rk->hook_seq);
 		rk->coll_idx = xcalloc((size_t)sm->ncomms, sizeof *rk->coll_idx);
 	}
-	comms_init(sm);
+	comms_init(sm, 0, s->start_ns * 0.5);
 	sm->nactive_ranks = sm->nranks;
 	for (int r = 0; r < sm->nranks; r++) {
 		struct rankst *rk = &sm->ranks[r];
@@ -624,9 +798,14 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			break;
 		case EV_NIC_RATE: {
 			struct nic *n = &sm->nics[e.a];
-			if (n->down || sm->nactive_ranks == 0 || sm->now > sm->last_activity + 50e6)
+			if (e.ver != n->rate_ver) /* its failure cleared since */
 				break;
-			const struct sc_failure *f = &s->failure;
+			/* the rate keeps changing through a benign pause (checkpoint,
+			 * restart), not after the job ended or hung */
+			if (n->down || sm->nactive_ranks == 0 ||
+			    (sm->now > sm->last_activity + 50e6 && sm->now > sm->pause_until + 50e6))
+				break;
+			const struct sc_failure *f = fail_of(sm, n->fluct_fail);
 			double next;
 			if (f->type == F_HOLMES_SPIKE) {
 				/* healthy most of the time, a short deep dip now and then */
@@ -649,7 +828,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 				next = sc_rng_range(&sm->rng, 20e3, 200e3);
 			}
 			net_refresh_nic(sm, (int)e.a);
-			heap_push(&sm->q, sm->now + next, EV_NIC_RATE, NULL, e.a, 0);
+			heap_push(&sm->q, sm->now + next, EV_NIC_RATE, NULL, e.a, n->rate_ver);
 			break;
 		}
 		case EV_NIC_DOWN: {
@@ -658,7 +837,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			 * (RC sends, then waits for ACKs that never come) and is lost */
 			n->down = 1;
 			n->txf = 0;
-			sm->fail_start = sm->now;
+			fail_stopped(sm, rank_fail_any(sm, (int)e.a, F_NIC_DOWN), sm->now);
 			net_refresh_nic(sm, (int)e.a);
 			break;
 		}

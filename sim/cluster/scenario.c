@@ -50,6 +50,18 @@ int sc_fail_from_name(const char *name)
 	return -1;
 }
 
+int sc_fail_active(const struct sc_failure *f, int it)
+{
+	if (f->type == F_NONE || it < f->start_iteration)
+		return 0;
+	if (f->end_iteration && it >= f->end_iteration)
+		return 0;
+	if (f->on_iterations > 0)
+		return (it - f->start_iteration) % (f->on_iterations + f->off_iterations) <
+		       f->on_iterations;
+	return 1;
+}
+
 struct ctx {
 	char *err;
 	size_t errlen;
@@ -128,6 +140,17 @@ static const cJSON *get_obj(struct ctx *c, const cJSON *root, const char *key)
 	return v;
 }
 
+static void failure_defaults(struct sc_failure *f)
+{
+	memset(f, 0, sizeof *f);
+	f->type = F_NONE;
+	f->host = -1;
+	f->gpu = 0;
+	f->start_iteration = 1;
+	f->period_ns = 2e6;
+	f->duration_ns = 5e5;
+}
+
 static void defaults(struct sc_scenario *s)
 {
 	memset(s, 0, sizeof *s);
@@ -186,13 +209,16 @@ static void defaults(struct sc_scenario *s)
 	s->gap_ns = 1e6;
 	s->simai_compute_scale = 1;
 	s->simai_size_scale = 1;
-	s->failure.type = F_NONE;
-	s->failure.host = -1;
-	s->failure.gpu = 0;
-	s->failure.severity = 0;
-	s->failure.start_iteration = 1;
-	s->failure.period_ns = 2e6;
-	s->failure.duration_ns = 5e5;
+	failure_defaults(&s->failure);
+	s->pareto_alpha = 3;
+	s->ev.ckpt_ns = 2e9;
+	s->ev.eval_batches = 2;
+	s->ev.eval_bytes = 64u << 10;
+	s->ev.hiccup_ns = 5e6;
+	s->ev.seqlen_start = 0.25;
+	s->ev.seqlen_change = 2;
+	s->ev.restart_ns = 20e9;
+	s->ev.restart_clean = 1;
 }
 
 /* ---- the keys: one line each (sim/README.md documents them) ---- */
@@ -243,6 +269,9 @@ static const char *const coll_names[] = {
 	[PULSE_HOOK_OP_REDUCE] = "reduce",
 };
 static const char *const direction_names[] = { "egress", "ingress" };
+static const char *const jitter_dist_names[] = { [JD_NORMAL] = "normal",
+						 [JD_LOGNORMAL] = "lognormal",
+						 [JD_PARETO] = "pareto" };
 
 /* the top level: read before the workload's own defaults apply */
 static const struct key top_keys[] = {
@@ -263,6 +292,7 @@ static const struct key top_keys2[] = {
 	OTHER("description"),
 	OTHER("cluster"), OTHER("nccl"), OTHER("compute"), OTHER("gpt"), OTHER("moe"),
 	OTHER("standalone"), OTHER("fabric"), OTHER("failure"), OTHER("simai"),
+	OTHER("events"), OTHER("failures"),
 	END,
 };
 static const struct key cluster_keys[] = {
@@ -296,6 +326,25 @@ static const struct key compute_keys[] = {
 	NUM("jitter", jitter, 0, 0.5),
 	NUM("cpu_frac", cpu_frac, 0, 1),
 	INT("gpu_queue", gpu_queue, 1, 1024),
+	ENUM("jitter_dist", jitter_dist, jitter_dist_names, "normal, lognormal or pareto"),
+	NUM("pareto_alpha", pareto_alpha, 1.5, 10),
+	END,
+};
+static const struct key events_keys[] = {
+	INT("checkpoint_every", ev.ckpt_every, 0, 100000),
+	NUM("checkpoint_ns", ev.ckpt_ns, 1e6, 60e9),
+	INT("eval_every", ev.eval_every, 0, 100000),
+	INT("eval_batches", ev.eval_batches, 1, 64),
+	U64("eval_bytes", ev.eval_bytes, 8, 1e9),
+	NUM("hiccup_prob", ev.hiccup_prob, 0, 1),
+	NUM("hiccup_ns", ev.hiccup_ns, 1e4, 1e9),
+	INT("seqlen_warmup", ev.seqlen_warmup, 0, 100000),
+	NUM("seqlen_start", ev.seqlen_start, 0.05, 1),
+	INT("seqlen_change_at", ev.seqlen_change_at, 0, 100000),
+	NUM("seqlen_change", ev.seqlen_change, 0.1, 8),
+	INT("restart_after", ev.restart_after, 0, 100000),
+	NUM("restart_ns", ev.restart_ns, 1e6, 600e9),
+	BOOL("restart_clean", ev.restart_clean),
 	END,
 };
 static const struct key gpt_keys[] = {
@@ -309,6 +358,9 @@ static const struct key gpt_keys[] = {
 	U64("grad_bytes", grad_bytes, 0, 1e11),
 	U64("tp_bytes", tp_bytes, 0, 1e10),
 	BOOL("zero", zero),
+	INT("tp", tp, 1, SC_MAX_HOSTS * SC_MAX_GPUS),
+	BOOL("sequence_parallel", seq_par),
+	BOOL("zero3", zero3),
 	END,
 };
 static const struct key moe_keys[] = {
@@ -354,15 +406,23 @@ static const struct key path_keys[] = {
 	{ "capacity", K_NUM, 0.01, 1, PATH_OFF(frac), NULL, 0, NULL },
 	END,
 };
+/* a failure: offsets into its struct sc_failure */
+#define FAIL_OFF(f) ((long)offsetof(struct sc_failure, f))
+#define FINT(k, f, lo, hi) { k, K_INT, lo, hi, FAIL_OFF(f), NULL, 0, NULL }
+#define FNUM(k, f, lo, hi) { k, K_NUM, lo, hi, FAIL_OFF(f), NULL, 0, NULL }
 static const struct key failure_keys[] = {
-	{ "type", K_FAIL, 0, 0, SC_OFF(failure.type), NULL, 0, NULL },
-	INT("host", failure.host, 0, SC_MAX_HOSTS - 1),
-	INT("gpu", failure.gpu, 0, SC_MAX_GPUS - 1),
-	NUM("severity", failure.severity, 0, 1000),
-	INT("start_iteration", failure.start_iteration, 0, 100000),
-	NUM("period_ns", failure.period_ns, 1e4, 1e10),
-	NUM("duration_ns", failure.duration_ns, 1e3, 1e10),
-	ENUM("direction", failure.ingress, direction_names, "egress or ingress"),
+	{ "type", K_FAIL, 0, 0, FAIL_OFF(type), NULL, 0, NULL },
+	FINT("host", host, 0, SC_MAX_HOSTS - 1),
+	FINT("gpu", gpu, 0, SC_MAX_GPUS - 1),
+	FNUM("severity", severity, 0, 1000),
+	FINT("start_iteration", start_iteration, 0, 100000),
+	FNUM("period_ns", period_ns, 1e4, 1e10),
+	FNUM("duration_ns", duration_ns, 1e3, 1e10),
+	{ "direction", K_ENUM, 0, 0, FAIL_OFF(ingress), direction_names,
+	  (int)(sizeof direction_names / sizeof direction_names[0]), "egress or ingress" },
+	FINT("end_iteration", end_iteration, 0, 100000),
+	FINT("on_iterations", on_iterations, 0, 100000),
+	FINT("off_iterations", off_iterations, 0, 100000),
 	END,
 };
 
@@ -574,13 +634,19 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	if (s->workload == WL_GPT) { /* defaults from the cluster */
 		s->dp = s->hosts;
 		s->pp = 1;
+		s->tp = s->gpus;
 	}
-	section(&c, root, "gpt", gpt_keys, s);
+	const cJSON *gpt = section(&c, root, "gpt", gpt_keys, s);
+	/* TP across hosts: dp follows from pp and tp unless given */
+	if (s->workload == WL_GPT && s->tp != s->gpus && !cJSON_GetObjectItemCaseSensitive(gpt, "dp") &&
+	    s->tp > 0 && s->pp > 0 && (s->hosts * s->gpus) % (s->pp * s->tp) == 0)
+		s->dp = s->hosts * s->gpus / (s->pp * s->tp);
 	if (s->workload == WL_MOE)
 		s->ep = s->hosts;
 	section(&c, root, "moe", moe_keys, s);
 	section(&c, root, "standalone", standalone_keys, s);
 	section(&c, root, "simai", simai_keys, s);
+	section(&c, root, "events", events_keys, s);
 
 	const cJSON *fab = section(&c, root, "fabric", fabric_keys, s);
 	const cJSON *paths = fab ? cJSON_GetObjectItemCaseSensitive(fab, "paths") : NULL;
@@ -606,15 +672,50 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 	}
 
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "failure");
+	const cJSON *fa = cJSON_GetObjectItemCaseSensitive(root, "failures");
+	if (f && !cJSON_IsNull(f) && fa && !cJSON_IsNull(fa))
+		fail(&c, "failure and failures: give one of them");
 	if (f && !cJSON_IsNull(f)) {
 		if (!cJSON_IsObject(f)) {
 			fail(&c, "failure: expected an object or null");
 		} else {
 			check_known(&c, f, "failure", failure_keys, NULL);
 			s->failure.host = 0; /* a failure is on host 0 unless it says */
-			read_keys(&c, f, "failure", failure_keys, s);
+			read_keys(&c, f, "failure", failure_keys, &s->failure);
+			s->failures[0] = s->failure;
+			s->nfailures = 1;
 		}
 	}
+	if (fa && !cJSON_IsNull(fa)) {
+		if (!cJSON_IsArray(fa) || cJSON_GetArraySize(fa) < 1 ||
+		    cJSON_GetArraySize(fa) > SC_MAX_FAILURES)
+			fail(&c, "failures: expected an array of 1 to %d objects", SC_MAX_FAILURES);
+		const cJSON *x;
+		cJSON_ArrayForEach(x, fa)
+		{
+			if (c.failed || s->nfailures >= SC_MAX_FAILURES)
+				break;
+			char where[32];
+			snprintf(where, sizeof where, "failures[%d]", s->nfailures);
+			if (!cJSON_IsObject(x)) {
+				fail(&c, "%s: expected an object", where);
+				break;
+			}
+			struct sc_failure *fi = &s->failures[s->nfailures++];
+			failure_defaults(fi);
+			fi->host = 0;
+			check_known(&c, x, where, failure_keys, NULL);
+			read_keys(&c, x, where, failure_keys, fi);
+		}
+	}
+	/* "type":"none" entries are no failure */
+	int nf = 0;
+	for (int i = 0; i < s->nfailures; i++)
+		if (s->failures[i].type != F_NONE)
+			s->failures[nf++] = s->failures[i];
+	s->nfailures = nf;
+	if (nf)
+		s->failure = s->failures[0];
 	cJSON_Delete(root);
 	if (c.failed)
 		return -1;
@@ -626,9 +727,26 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		snprintf(err, errlen, "cluster: at most 4096 GPUs");
 		return -1;
 	}
-	if (s->workload == WL_GPT && s->pp * s->dp != s->hosts) {
+	if (s->workload == WL_GPT && s->tp == s->gpus && s->pp * s->dp != s->hosts) {
 		snprintf(err, errlen, "gpt: pp (%d) x dp (%d) must equal cluster.hosts (%d)", s->pp,
 			 s->dp, s->hosts);
+		return -1;
+	}
+	if (s->workload == WL_GPT && s->tp != s->gpus) {
+		if (s->gpus % s->tp && s->tp % s->gpus) {
+			snprintf(err, errlen, "gpt.tp (%d) must divide cluster.gpus_per_host (%d) or be a multiple of it",
+				 s->tp, s->gpus);
+			return -1;
+		}
+		if ((long)s->pp * s->dp * s->tp != (long)s->hosts * s->gpus) {
+			snprintf(err, errlen,
+				 "gpt: pp (%d) x dp (%d) x tp (%d) must equal the GPUs, cluster.hosts x gpus_per_host (%d)",
+				 s->pp, s->dp, s->tp, s->hosts * s->gpus);
+			return -1;
+		}
+	}
+	if (s->workload == WL_GPT && s->seq_par && s->tp < 2) {
+		snprintf(err, errlen, "gpt.sequence_parallel: needs tp of at least 2");
 		return -1;
 	}
 	if (s->workload == WL_MOE && (s->ep < 1 || s->hosts % s->ep != 0)) {
@@ -640,17 +758,65 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		snprintf(err, errlen, "standalone: needs at least 2 GPUs");
 		return -1;
 	}
-	if (s->failure.type != F_NONE) {
-		if (s->failure.host >= s->hosts || s->failure.gpu >= s->gpus) {
-			snprintf(err, errlen, "failure: host %d gpu %d is not in the cluster (%d x %d)",
-				 s->failure.host, s->failure.gpu, s->hosts, s->gpus);
+	for (int i = 0; i < s->nfailures; i++) {
+		const struct sc_failure *fi = &s->failures[i];
+		char where[32];
+		if (s->nfailures == 1 && !fa)
+			snprintf(where, sizeof where, "failure");
+		else
+			snprintf(where, sizeof where, "failures[%d]", i);
+		if (fi->host >= s->hosts || fi->gpu >= s->gpus) {
+			snprintf(err, errlen, "%s: host %d gpu %d is not in the cluster (%d x %d)", where,
+				 fi->host, fi->gpu, s->hosts, s->gpus);
 			return -1;
 		}
-		if (s->failure.start_iteration >= s->iterations) {
-			snprintf(err, errlen, "failure.start_iteration (%d) must be below iterations (%d)",
-				 s->failure.start_iteration, s->iterations);
+		if (fi->start_iteration >= s->iterations) {
+			snprintf(err, errlen, "%s.start_iteration (%d) must be below iterations (%d)", where,
+				 fi->start_iteration, s->iterations);
 			return -1;
 		}
+		if (fi->end_iteration &&
+		    (fi->end_iteration <= fi->start_iteration || fi->end_iteration > s->iterations)) {
+			snprintf(err, errlen,
+				 "%s.end_iteration (%d) must be above start_iteration (%d) and at most iterations (%d)",
+				 where, fi->end_iteration, fi->start_iteration, s->iterations);
+			return -1;
+		}
+		if ((fi->on_iterations > 0) != (fi->off_iterations > 0)) {
+			snprintf(err, errlen, "%s: an intermittent fault needs both on_iterations and off_iterations",
+				 where);
+			return -1;
+		}
+		if ((fi->end_iteration || fi->on_iterations) &&
+		    strcmp(sc_fail_table[fi->type].mode, "fail-slow")) {
+			snprintf(err, errlen, "%s: %s is a fail-stop: it cannot clear (end_iteration, on_iterations)",
+				 where, sc_fail_table[fi->type].name);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (s->failures[j].host == fi->host &&
+			    !strcmp(sc_fail_table[s->failures[j].type].klass, sc_fail_table[fi->type].klass)) {
+				snprintf(err, errlen,
+					 "%s: host %d already has a %s fault (failures[%d]): a machine's second fault "
+					 "must be of the other class (a mixed fault)",
+					 where, fi->host, sc_fail_table[fi->type].klass, j);
+				return -1;
+			}
+	}
+	if (s->ev.eval_every && s->workload == WL_STANDALONE) {
+		snprintf(err, errlen, "events.eval_every: the standalone workload has no evaluation step");
+		return -1;
+	}
+	if (s->ev.seqlen_change_at >= s->iterations) {
+		snprintf(err, errlen, "events.seqlen_change_at (%d) must be below iterations (%d)",
+			 s->ev.seqlen_change_at, s->iterations);
+		return -1;
+	}
+	if (s->ev.restart_after && s->ev.restart_after >= s->iterations) {
+		snprintf(err, errlen,
+			 "events.restart_after (%d) must leave an iteration to run: below iterations (%d)",
+			 s->ev.restart_after, s->iterations);
+		return -1;
 	}
 	for (int i = 0; i < s->npaths; i++)
 		if (s->paths[i].src_host >= s->hosts || s->paths[i].dst_host >= s->hosts ||

@@ -4,7 +4,9 @@
 # files, a shorter --count a prefix of a longer one; every scenario of seed 1
 # (60 of them) passes `run_cluster --check`; at least a quarter have no
 # failure; onsets include iteration 0 and late ones; names are valid; the
-# CLI's errors exit 2; tools/gen-scenarios.sh --random gives the same files.
+# CLI's errors exit 2; tools/gen-scenarios.sh --random gives the same files;
+# --draws 1 leaves out the benign events and fault shapes that the default
+# (--draws 2) adds to the same draws, in failure and no-failure runs alike.
 # Skips (77) while the generator or the simulator is not built.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,7 +61,7 @@ while read -r f; do
 		continue
 	fi
 	it=$(sed -n 's/.*"iterations":\([0-9]*\).*/\1/p' "$s")
-	st=$(sed -n 's/.*"start_iteration":\([0-9]*\).*/\1/p' "$s")
+	st=$(sed -n 's/.*"start_iteration":\([0-9]*\).*/\1/p' "$s" | head -1)
 	[ "$st" -eq 0 ] && zero=$((zero + 1))
 	[ "$st" -ge $((it / 2)) ] && [ "$st" -ge 5 ] && late=$((late + 1))
 done <"$tmp/a/list.txt"
@@ -109,6 +111,30 @@ if [ -d ../shared/workloads/simai ]; then
 else
 	echo "note: ../shared/workloads/simai absent: SimAI scenarios not --check-ed"
 fi
+# 5. --draws: 1 is the matrix without benign events and fault shapes; 2 (the
+# default, checked above) adds them on top of the same draws
+"$gen" --random 1 --count 60 --out "$tmp/d1" --draws 1 >/dev/null || err "--draws 1 failed"
+grep -q '"events"\|"failures"\|end_iteration\|on_iterations\|jitter_dist' "$tmp"/d1/*.json &&
+	err "--draws 1 wrote benign events or fault shapes"
+same_base=0
+for f in "$tmp"/d1/*.json; do
+	g="$tmp/a/$(basename "$f")"
+	[ "$(grep '"cluster"' "$f")" = "$(grep '"cluster"' "$g")" ] && same_base=$((same_base + 1))
+done
+[ "$same_base" -eq 60 ] || err "--draws 1 and 2 differ in their shapes ($same_base of 60 alike)"
+grep -q '"events"' "$tmp"/a/*.json || err "--draws 2 (default): no benign events in 60 scenarios"
+ev_null=$(grep -l '"failure":null' "$tmp"/a/*.json | xargs grep -l '"events"' | wc -l)
+[ "$ev_null" -ge 1 ] || err "--draws 2: no run without a failure has benign events"
+"$gen" --random 1 --count 200 --out "$tmp/d2" >/dev/null || err "--random 1 --count 200 failed"
+for want in '"failures":\[' '"end_iteration"' '"on_iterations"' '"checkpoint_every"' '"eval_every"' \
+	'"hiccup_prob"' '"jitter_dist"' '"seqlen_' '"restart_after"' '"tp"' '"sequence_parallel"'; do
+	grep -q "$want" "$tmp"/d2/*.json || err "--draws 2, 200 scenarios: none has $want"
+done
+for f in $(grep -l '"failures":\[\|"end_iteration"\|"on_iterations"\|"restart_after"' "$tmp"/d2/*.json); do
+	"$sim" --check "$f" >/dev/null 2>&1 || err "$(basename "$f") (--draws 2) fails run_cluster --check"
+done
+"$gen" --random 1 --count 2 --out "$tmp/x" --draws 3 >/dev/null 2>&1
+[ $? -eq 2 ] || err "--draws 3 is not a usage error"
 
 if [ "$fail" -ne 0 ]; then
 	exit 1

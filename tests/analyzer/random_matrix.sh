@@ -8,7 +8,11 @@
 # class, nothing else wrong in the run). The floor is what the analyzer
 # achieves today (19 of 34 on 2026-11-25), so a change that loses runs on
 # scenarios nobody tuned on fails here; seed 2026 is a development seed,
-# the README reports another.
+# the README reports another. Pinned to --draws 1, the matrix the floor was
+# measured on (no benign events, steady single faults): the default draws
+# (2) add checkpoints, evaluation steps, hiccups, heavy-tailed jitter,
+# sequence-length changes, restarts and transient/intermittent/concurrent/
+# mixed faults, which the analyzer is not yet hardened against (issue 19).
 set -u
 cd "$(dirname "$0")/../.."
 floor=${RANDOM_MATRIX_FLOOR:-19}
@@ -20,8 +24,9 @@ command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 out=build/test-random-matrix
 rm -rf "$out"
 mkdir -p "$out"
-# --simai-share 0: the matrix the floor was measured on (no SimAI draws)
-"$gen" --random 2026 --count 48 --max-gpus 32 --max-iterations 12 --simai-share 0 --out "$out/scenarios" >/dev/null || {
+# --simai-share 0 --draws 1: the matrix the floor was measured on (no SimAI
+# draws, no benign events or fault shapes)
+"$gen" --random 2026 --count 48 --max-gpus 32 --max-iterations 12 --simai-share 0 --draws 1 --out "$out/scenarios" >/dev/null || {
 	echo "FAIL: pulse-gen-scenarios"; exit 1; }
 t0=$(date +%s)
 scen=$(ls "$out"/scenarios/*.json | tr '\n' ' ')

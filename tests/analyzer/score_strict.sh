@@ -4,7 +4,9 @@
 # write): two hosts named is not machine level; a later diagnosis naming a
 # wrong host or a wrong class, or one before the onset, spoils a run; a run
 # without a failure with an alarm counts; a missing or unparsable
-# analyzer.json is a miss and is listed. Fails when a rule regresses.
+# analyzer.json is a miss and is listed. Runs with several faults (truth
+# "failures"): strict needs every faulty host named alone at machine level
+# with one of its classes, and nothing else. Fails when a rule regresses.
 set -u
 cd "$(dirname "$0")/../.."
 score=build/bin/pulse-eval-score
@@ -12,6 +14,18 @@ score=build/bin/pulse-eval-score
 command -v python3 >/dev/null || { echo "score_strict.sh: python3 missing; skipped"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# the checks' common part: the report (argv[1]) by run, check() counting failures
+cat >"$work/check.py" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+runs = {r["scenario"]: r for r in rep["runs"]}
+bad = 0
+def check(what, got, want):
+    global bad
+    ok = got == want
+    bad += not ok
+    print("%s  %-58s got %r%s" % ("ok  " if ok else "FAIL", what, got, "" if ok else ", want %r" % (want,)))
+EOF
 
 ONSET=1700000000138602409
 AFTER=1700000002999100066  # 2.86 s after the onset
@@ -127,16 +141,9 @@ if ! "$score" --out "$work/report.json" "${dirs[@]}" >"$work/out.txt" 2>"$work/e
 	echo "FAIL: pulse-eval-score exited $? without --expect"; cat "$work/out.txt" "$work/err.txt"; exit 1
 fi
 fail=0
-python3 - "$work/report.json" <<'EOF' || fail=1
-import json, sys
-rep = json.load(open(sys.argv[1]))
-runs = {r["scenario"]: r for r in rep["runs"]}
-bad = 0
-def check(what, got, want):
-    global bad
-    ok = got == want
-    bad += not ok
-    print("%s  %-58s got %r%s" % ("ok  " if ok else "FAIL", what, got, "" if ok else ", want %r" % (want,)))
+python3 - "$work/report.json" "$work/check.py" <<'EOF' || fail=1
+import sys
+exec(open(sys.argv[2]).read())
 want = {  # run: (Pulse symbol, Pulse strict verdict, OP-level strict verdict)
     "ok": ("M", "strict", "group"),
     "two_gpus": ("M", "strict", "missed"),
@@ -212,4 +219,83 @@ for t in "ok M 0" "two_gpus M 0" "two_hosts M 1" "two_hosts G 0" "later_host M 0
 		echo "FAIL  --expect $1 $2: exit $got, want $3"; cat "$work/expect.out"; fail=1
 	fi
 done
+# ---- several faults (truth "failures": concurrent on two hosts, or mixed on one)
+ON2=1700000001000000000
+# truth_multi NAME F...: faults, each "TYPE:CLASS:HOST:ONSET"
+truth_multi() {
+	local name=$1 list="" first="" x obj
+	shift
+	for x in "$@"; do
+		IFS=: read -r ty cl ho on <<<"$x"
+		obj="{\"type\":\"$ty\",\"class\":\"$cl\",\"mode\":\"fail-slow\",\"host\":\"$ho\",\"gpu\":0,\"rank_global\":0,\"severity\":0.5,\"start_iteration\":3,\"activated\":true,\"start_ns\":1,\"start_host_ns\":\"$on\"}"
+		[ -z "$first" ] && first=$obj
+		list="$list${list:+,}$obj"
+	done
+	mkdir -p "$work/$name"
+	cat >"$work/$name/truth.json" <<EOF
+{"format":"pulse-truth","version":1,"scenario":"$name","run_id":"gpt-101","workload":"gpt","seed":101,
+ "failure":$first,"failures":[$list],"hung":false,"sim_end_ns":161737819,"hosts":$HOSTS,
+ "iterations":[{"index":0,"start_ns":3230348,"end_ns":45327433,"complete":true}]}
+EOF
+}
+M=()
+truth_multi both "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+report both "$(diag pulse comp-slow machine $AFTER host2:0)" "$(diag pulse comm-slow machine $AFTER host5:0)"
+M+=(both)
+truth_multi one_of_two "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+report one_of_two "$(diag pulse comp-slow machine $AFTER host2:0)"
+M+=(one_of_two)
+truth_multi both_and_other "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+report both_and_other "$(diag pulse comp-slow machine $AFTER host2:0)" "$(diag pulse comm-slow machine $AFTER host5:0)" \
+	"$(diag pulse comm-slow machine $AFTER host1:0)"
+M+=(both_and_other)
+truth_multi mixed "gpu_throttling:computation:host3:$ONSET" "pcie_downgrade:communication:host3:$ON2"
+report mixed "$(diag pulse comm-slow machine $AFTER host3:1)"
+M+=(mixed)
+truth_multi second_early "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$AFTER"
+report second_early "$(diag pulse comp-slow machine $AFTER host2:0)" "$(diag pulse comm-slow machine $ON2 host5:0)"
+M+=(second_early)
+truth_multi wrong_cls "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+report wrong_cls "$(diag pulse comm-slow machine $AFTER host2:0)"
+M+=(wrong_cls)
+truth_multi none_said "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+report none_said
+M+=(none_said)
+# the second fault never acted (the run hung first): naming the first is enough
+truth_multi one_acted "gpu_throttling:computation:host2:$ONSET" "pcie_downgrade:communication:host5:$ON2"
+sed -i 's/"host":"host5","gpu":0,"rank_global":0,"severity":0.5,"start_iteration":3,"activated":true/"host":"host5","gpu":0,"rank_global":0,"severity":0.5,"start_iteration":3,"activated":false/' "$work/one_acted/truth.json"
+report one_acted "$(diag pulse comp-slow machine $AFTER host2:0)"
+M+=(one_acted)
+dirs=()
+for r in "${M[@]}"; do dirs+=("$work/$r"); done
+"$score" --out "$work/multi.json" "${dirs[@]}" >"$work/multi.txt" 2>&1 || {
+	echo "FAIL: pulse-eval-score on the several-fault runs"; cat "$work/multi.txt"; exit 1; }
+python3 - "$work/multi.json" "$work/check.py" <<'EOF' || fail=1
+import sys
+exec(open(sys.argv[2]).read())
+want = {  # run: (Pulse symbol, Pulse strict verdict)
+    "both": ("M", "strict"),
+    "one_of_two": ("M", "group"),
+    "both_and_other": ("M", "machine_with_false_positive"),
+    "mixed": ("M", "strict"),
+    "second_early": ("M", "group"),
+    "wrong_cls": ("H", "wrong"),
+    "none_said": ("X", "missed"),
+    "one_acted": ("M", "strict"),
+}
+for name, (sym, sv) in want.items():
+    r = runs.get(name)
+    if r is None:
+        check(name + ": scored", False, True)
+        continue
+    check(name + ": Table 3 symbol (first diagnosis)", r["pulse"]["symbol"], sym)
+    check(name + ": strict verdict, Pulse", r["pulse"]["strict"], sv)
+check("second_early: diagnoses before the onset", runs["second_early"]["pulse"]["before_onset_diagnoses"], 1)
+check("both: the run's type lists both faults", runs["both"]["type"], "gpu_throttling+pcie_downgrade")
+p = rep["strict"]["pulse"]
+check("strict successes (both, mixed, one_acted)", (p["runs"]["strict"]["count"], p["runs"]["strict"]["runs"]), (3, 8))
+# host1 in both_and_other, host2 with a wrong class in wrong_cls, host5 before its onset
+check("overall false positives", p["classes"]["overall"]["fp"], 3)
+sys.exit(1 if bad else 0)
+EOF
 exit $fail

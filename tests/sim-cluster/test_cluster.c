@@ -30,127 +30,11 @@
 #include <unistd.h>
 
 #include "../../sim/cluster/cluster.h"
+#include "cluster_testutil.h"
 #include "pulse/cluster_run.h"
 #include "pulse/event_stream.h"
 
 #define EPOCH 32000.0
-
-struct tx {
-	uint64_t t; /* unwrapped NIC ns */
-	uint32_t qpn;
-	uint32_t bytes;
-};
-
-struct stream {
-	struct tx *ev;
-	size_t n;
-	size_t polls;
-	uint64_t bytes;
-};
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
-static void load_evs(const char *dir, int host, int gpu, struct stream *s)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/hosts/host%d/mlx5_%d.evs", dir, host, gpu);
-	size_t len;
-	uint8_t *b = (uint8_t *)read_file(path, &len);
-	assert_non_null(b);
-	uint16_t hs, rs;
-	assert_int_equal(pulse_evs_check_header(b, (uint32_t)len, &hs, &rs), 0);
-	memset(s, 0, sizeof *s);
-	size_t n = (len - hs) / rs;
-	assert_int_equal((len - hs) % rs, 0);
-	s->ev = calloc(n + 1, sizeof *s->ev);
-	uint64_t hi = 0;
-	uint32_t last = 0;
-	int have = 0;
-	uint64_t last_host = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct pulse_evs_record r;
-		assert_int_equal(pulse_evs_decode_record(b + hs + i * rs, &r), 0);
-		if (have && r.ev.ts_ns < last)
-			hi += 1ull << 32;
-		have = 1;
-		last = r.ev.ts_ns;
-		if (r.kind == PULSE_EVS_POLL) {
-			assert_true(r.host_ns >= last_host); /* host clock moves forward */
-			last_host = r.host_ns;
-			s->polls++;
-			continue;
-		}
-		assert_true(r.ev.qpn != 0 && r.ev.qpn < 0xffffff);
-		assert_int_equal(r.thread, r.ev.qpn % 16);
-		assert_true(r.ev.sent_pkts >= 1);
-		s->ev[s->n].t = hi + r.ev.ts_ns;
-		s->ev[s->n].qpn = r.ev.qpn;
-		s->ev[s->n].bytes = (uint32_t)r.ev.sent_32b * 32;
-		s->bytes += s->ev[s->n].bytes;
-		s->n++;
-	}
-	/* the stream ends with a POLL after the last traffic */
-	struct pulse_evs_record r;
-	pulse_evs_decode_record(b + hs + (n - 1) * rs, &r);
-	assert_int_equal(r.kind, PULSE_EVS_POLL);
-	free(b);
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int f, struct FTW *ftw)
-{
-	(void)sb;
-	(void)f;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Runs a scenario given as JSON text into a fresh directory. */
-static char *run_json(const char *json, struct sc_stats *st_out)
-{
-	struct sc_scenario s;
-	char err[512];
-	int rc = sc_scenario_parse(json, strlen(json), &s, err, sizeof err);
-	if (rc)
-		fprintf(stderr, "scenario: %s\n", err);
-	assert_int_equal(rc, 0);
-	char *dir = strdup("/tmp/pulse-cluster-test-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	struct sc_stats st;
-	memset(&st, 0, sizeof st);
-	rc = sc_run(&s, dir, 0, &st, err, sizeof err);
-	if (rc)
-		fprintf(stderr, "run: %s\n", err);
-	assert_int_equal(rc, 0);
-	if (st_out)
-		*st_out = st;
-	return dir;
-}
-
-static void done(char *dir)
-{
-	rm_rf(dir);
-	free(dir);
-}
 
 /* ---------- volumes (Appendix B) ---------- */
 static void volume_case(const char *coll, const char *algo, int n, uint64_t size,
@@ -174,7 +58,7 @@ static void volume_case(const char *coll, const char *algo, int n, uint64_t size
 				r, got, want);
 			fail();
 		}
-		free(s.ev);
+		free_stream(&s);
 	}
 	done(dir);
 }
@@ -255,7 +139,7 @@ static void test_volumes_p2p(void **state)
 			else
 				want = r == 0 ? 3 * per : 0;
 			assert_true(fabs((double)s.bytes - want) <= 0.001 * want + 1024);
-			free(s.ev);
+			free_stream(&s);
 		}
 		done(dir);
 	}
@@ -360,7 +244,7 @@ static void straggler_case(double p)
 		else if (p >= 4)
 			assert_true(frac < 0.6);
 		free(act);
-		free(s.ev);
+		free_stream(&s);
 	}
 	done(dir);
 }
@@ -424,7 +308,7 @@ static void test_late_receiver(void **state)
 	/* one buffer per channel: slots x slice x channels sent, then a stall */
 	assert_int_equal(burst, 4ull * 1048576 * 2);
 	assert_int_equal(total, 33554432ull);
-	free(s.ev);
+	free_stream(&s);
 	done(dir);
 }
 
@@ -450,7 +334,7 @@ static void capacity_case(const char *json, int hosts, int gpus)
 	for (size_t i = 0; i < nn; i++) {
 		struct stream *s = &ss[i];
 		if (!s->n) {
-			free(s->ev);
+			free_stream(s);
 			continue;
 		}
 		/* TX windows of 256 us, from the NIC's first event */
@@ -467,7 +351,7 @@ static void capacity_case(const char *json, int hosts, int gpus)
 			/* one coalesced event (<= 64 KiB) per QP may straddle */
 			assert_true(acc <= cap * win + 8 * 65536);
 		}
-		free(s->ev);
+		free_stream(s);
 	}
 	free(ss);
 	free(rx);
@@ -503,7 +387,7 @@ static void test_incast_rx(void **state)
 		double rate = (double)s.bytes / dur;
 		assert_true(rate < 50.0 / 3 * 1.05); /* a third of the root's link each */
 		sum_rate += rate;
-		free(s.ev);
+		free_stream(&s);
 	}
 	assert_true(sum_rate <= 50.0 * 1.02);
 	assert_true(sum_rate >= 50.0 * 0.9);
@@ -549,7 +433,7 @@ static void test_nic_down(void **state)
 		struct stream s;
 		load_evs(dir, r, 0, &s);
 		hung[r] = (double)s.bytes - done_bytes[r];
-		free(s.ev);
+		free_stream(&s);
 	}
 	for (int r = 0; r < 4; r++)
 		if (r != 2)
@@ -610,7 +494,7 @@ static void test_cpu_contention(void **state)
 		a.dur / 1e6, b.dur / 1e6, a.active / 1e6, b.active / 1e6);
 	assert_true(b.dur > 1.4 * a.dur);
 	assert_true(fabs(b.active - a.active) < 0.15 * a.active);
-	free(s.ev);
+	free_stream(&s);
 	done(dir);
 }
 
@@ -796,7 +680,7 @@ static void test_truth_ops_consistent(void **state)
 		load_evs(dir, g / 2, g % 2, &s);
 		assert_true(fabs(bytes[g] - (double)s.bytes) <= 32.0 * s.n);
 		assert_true(fabs(peer_bytes[g] - bytes[g]) < 1);
-		free(s.ev);
+		free_stream(&s);
 	}
 	/* one OP record per line (hook records of all processes) */
 	char pat[512];
@@ -896,23 +780,12 @@ static void test_pcap_run_trace(void **state)
 			assert_int_equal(nflows, nq);
 			cJSON_Delete(root);
 			free(buf);
-			free(s.ev);
+			free_stream(&s);
 		}
 	done(dir);
 }
 
 /* ---------- bad scenarios ---------- */
-static void bad(const char *json, const char *needle)
-{
-	struct sc_scenario s;
-	char err[512];
-	assert_int_equal(sc_scenario_parse(json, strlen(json), &s, err, sizeof err), -1);
-	if (!strstr(err, needle)) {
-		fprintf(stderr, "error \"%s\" lacks \"%s\"\n", err, needle);
-		fail();
-	}
-}
-
 static void test_bad_scenarios(void **state)
 {
 	(void)state;

@@ -16,6 +16,9 @@
 #   EVAL_COUNT=N       its runs (default 200)
 #   EVAL_GEN_OPTS="..." more pulse-gen-scenarios options for it, e.g.
 #                      "--simai-share 0.5" (real SimAI/AICB workloads)
+#   EVAL_DRAWS=1|2     its draws (pulse-gen-scenarios --draws; default 2: with
+#                      benign events and transient/intermittent/concurrent/
+#                      mixed faults; 1: the matrix without them)
 #   EVAL_NO_RANDOM=1   skip the randomized matrix
 #   EVAL_NO_FIXED=1    skip tests/scenarios/ (and the ablation)
 set -u
@@ -100,17 +103,18 @@ fi
 if [ $random = 1 ]; then
 	seed=${EVAL_SEED:-$(date +%Y%m%d)}
 	count=${EVAL_COUNT:-200}
+	draws=${EVAL_DRAWS:-2}
 	rdir=$out/random
 	rm -rf "$rdir/scenarios" "$rdir/runs" "$rdir/report.json"
 	mkdir -p "$rdir/runs"
 	echo
-	echo "== randomized matrix: seed $seed, $count runs, $jobs at a time; output in $rdir/"
+	echo "== randomized matrix: seed $seed, $count runs, draws $draws, $jobs at a time; output in $rdir/"
 	gopts=${EVAL_GEN_OPTS:-}
-	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count${gopts:+ EVAL_GEN_OPTS=\"$gopts\"} make eval; the files alone:"
-	echo "   tools/gen-scenarios.sh --random $seed --count $count${gopts:+ $gopts} DIR)"
+	echo "   (the same matrix again: EVAL_SEED=$seed EVAL_COUNT=$count EVAL_DRAWS=$draws${gopts:+ EVAL_GEN_OPTS=\"$gopts\"} make eval;"
+	echo "   the files alone: tools/gen-scenarios.sh --random $seed --count $count --draws $draws${gopts:+ $gopts} DIR)"
 	# shellcheck disable=SC2086
-	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" $gopts --out "$rdir/scenarios"; then
-		echo "eval: pulse-gen-scenarios failed (EVAL_SEED must be 0..2^64-1, EVAL_COUNT 1..100000)"
+	if ! "$out/bin/pulse-gen-scenarios" --random "$seed" --count "$count" --draws "$draws" $gopts --out "$rdir/scenarios"; then
+		echo "eval: pulse-gen-scenarios failed (EVAL_SEED must be 0..2^64-1, EVAL_COUNT 1..100000, EVAL_DRAWS 1 or 2)"
 		rc=1
 	else
 		rscen=()

@@ -62,6 +62,13 @@
  * FPR = FP/(FP+TN). A run whose pipeline failed adds its positive (a miss)
  * and no negatives.
  *
+ * Runs with several faults (truth.json "failures" with more than one:
+ * concurrent faults on different machines, or a mixed fault on one) are
+ * scored by score_multi: strict means every faulty machine named alone at
+ * machine level with the class of one of its faults, after that fault's
+ * onset, and no other diagnosis; the run's type is the faults' types joined
+ * by "+". truth.json without "failures" (older runs) is read as before.
+ *
  * Lenient (§8.1, the earlier definitions, kept for comparison): the
  * reported hosts are all hosts named by any diagnosis; TP: the faulty host
  * reported with the right class (any level); FP: every other reported host
@@ -188,6 +195,7 @@ struct loc_score {
 	char why[512];                    /* the strict verdict in words */
 };
 
+#define MAXFAULTS 8
 struct run {
 	char name[128];
 	char dir[1024];
@@ -201,6 +209,14 @@ struct run {
 	int hung;
 	uint64_t onset;   /* start_host_ns, 0 unknown */
 	uint64_t tol_ns;  /* clock tolerance of the before-onset test */
+	/* truth "failures" (concurrent and mixed faults): with more than one,
+	 * score_multi scores the run; host, cls, onset above are the first's */
+	int multi, nf; /* multi: truth lists several faults; nf: those that acted */
+	struct fault {
+		char host[64];
+		int cls;
+		uint64_t onset, end; /* start_host_ns, end_host_ns (0: none) */
+	} f[MAXFAULTS];
 	int ok;           /* analyzer.json present and a report */
 	char perr[96];    /* why not */
 	struct loc_score L[2];
@@ -279,6 +295,32 @@ static void describe(char *buf, size_t n, const cJSON *d, char names[][64], int 
 		snprintf(buf, n, "%s, %s level: %s", str(d, "class"), str(d, "level"), nn ? names[0] : "no host");
 }
 
+/* what the scorer reads of one diagnosis */
+struct dview {
+	int cls, machine, nn;
+	uint64_t rep_ns;
+	char names[MAXNAMES][64];
+};
+
+static void dview_of(const cJSON *d, struct dview *v)
+{
+	v->cls = cls_of_diag(d);
+	v->machine = !strcmp(str(d, "level"), "machine");
+	v->nn = named_hosts(d, v->names);
+	v->rep_ns = u64_of(d, "report_ns");
+}
+
+/* the run's first false positive, in words, for its verdict */
+static void note_fp(char *first_fp, size_t n, const cJSON *d, char names[][64], int nn, int idx,
+		    int pre)
+{
+	if (first_fp[0])
+		return;
+	char dsc[120];
+	describe(dsc, sizeof dsc, d, names, nn);
+	snprintf(first_fp, n, "diagnosis %d (%s)%s", idx, dsc, pre ? " before the onset" : "");
+}
+
 /* per-host bookkeeping of the strict counts */
 struct hrec {
 	char h[64];
@@ -352,12 +394,7 @@ static void score_loc(struct run *r, const cJSON *rep, int li)
 		int fp = r->cls < 0 || pre || cls != r->cls || !alone;
 		if (fp) {
 			s->nfp_diag++;
-			if (!first_fp[0]) {
-				char dsc[120];
-				describe(dsc, sizeof dsc, d, names, nn);
-				snprintf(first_fp, sizeof first_fp, "diagnosis %d (%s)%s", idx, dsc,
-					 pre ? " before the onset" : "");
-			}
+			note_fp(first_fp, sizeof first_fp, d, names, nn, idx, pre);
 		}
 		s->npre += pre;
 		if (idx == 1) {
@@ -446,6 +483,175 @@ static void score_loc(struct run *r, const cJSON *rep, int li)
 		s->tn = 0;
 }
 
+/* a truth failure's class: computation/communication x fail-slow/stop (a
+ * hung job's fail-slow is scored as a fail-stop) */
+static int truth_cls(const struct run *r, const cJSON *f, int warn)
+{
+	const char *fc = str(f, "class"), *fm = str(f, "mode");
+	int comp = !strcmp(fc, "computation");
+	if (warn && !comp && strcmp(fc, "communication"))
+		fprintf(stderr, "pulse-eval-score: %s: failure class \"%s\" unknown; scored as communication\n",
+			r->name, fc);
+	int stop = !strcmp(fm, "fail-stop") || (strcmp(fm, "fail-slow") && r->hung);
+	if (warn && r->hung != stop)
+		fprintf(stderr, "pulse-eval-score: %s: truth says %s but the job %s; scored as %s\n", r->name,
+			fm[0] ? fm : "no mode", r->hung ? "hung" : "did not hang",
+			stop ? "fail-stop" : "fail-slow");
+	return comp ? (stop ? C_COMP_STOP : C_COMP_SLOW) : (stop ? C_COMM_STOP : C_COMM_SLOW);
+}
+
+/* A run with several faults (truth "failures", sim/README.md "Faults as
+ * they happen"). A diagnosis is right when it names, at machine level, one
+ * host alone that has a fault of the diagnosis's class, reported after
+ * that fault's onset; any other diagnosis is a false positive. strict:
+ * every faulty host named by a right diagnosis (a machine with a mixed
+ * fault: once, either class) and no false positive; machine_with_false_
+ * positive: all named, and a false positive; group: some of them named
+ * (or named among other hosts with a right class); wrong / missed as for
+ * one fault. Host-level counts: the positives are the faulty hosts (a mixed
+ * machine once per class), the rest as for one fault. */
+static void score_multi(struct run *r, const cJSON *rep, int li)
+{
+	struct loc_score *s = &r->L[li];
+	char hosts[MAXFAULTS][64];
+	int nh = 0, named[MAXFAULTS] = { 0 };
+	for (int k = 0; k < r->nf; k++)
+		nh = add_host(hosts, nh, MAXFAULTS, r->f[k].host);
+	static char reported[4096][64];
+	static struct hrec hr[4096];
+	int nrep = 0, nhr = 0, first_right = 0, first_has = 0, first_half = 0;
+	char first_fp[200] = "", fdesc[160] = "";
+	const cJSON *d;
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(rep, "diagnoses"))
+	{
+		if (strcmp(str(d, "localizer"), loc_key[li]))
+			continue;
+		int idx = ++s->ndiag;
+		static struct dview v;
+		dview_of(d, &v);
+		int cls = v.cls, machine = v.machine, nn = v.nn;
+		char(*names)[64] = v.names;
+		uint64_t rep_ns = v.rep_ns;
+		int has_right = 0, has_other = 0, pre = 0, half = 0;
+		for (int i = 0; i < nn; i++) {
+			nrep = add_host(reported, nrep, 4096, names[i]);
+			int ok = 0, pre_here = 0;
+			for (int k = 0; k < r->nf; k++) {
+				if (strcmp(names[i], r->f[k].host))
+					continue;
+				if (cls == r->f[k].cls) {
+					if (r->f[k].onset && rep_ns && rep_ns + r->tol_ns < r->f[k].onset)
+						pre = pre_here = 1;
+					else
+						ok = 1;
+				} else if ((r->f[k].cls == C_COMP_SLOW || r->f[k].cls == C_COMP_STOP) &&
+					   (cls == C_COMM_SLOW || cls == C_COMM_STOP)) {
+					half = 1;
+				}
+			}
+			has_right |= ok;
+			has_other |= !ok;
+			int k = 0;
+			while (k < nhr && strcmp(hr[k].h, names[i]))
+				k++;
+			if (k == nhr && nhr < 4096) {
+				memset(&hr[nhr], 0, sizeof hr[nhr]);
+				copy64(hr[nhr++].h, names[i]);
+			}
+			if (k < nhr) {
+				hr[k].mask |= 1u << (cls >= 0 ? cls : NCLS);
+				hr[k].pre_right |= pre_here && !ok;
+			}
+		}
+		int right = machine && nn == 1 && has_right;
+		if (right) {
+			for (int h = 0; h < nh; h++)
+				if (!strcmp(hosts[h], names[0]) && !named[h]) {
+					named[h] = 1;
+					for (int k = 0; k < r->nf; k++)
+						if (!strcmp(r->f[k].host, names[0]) && r->f[k].cls == cls && r->f[k].onset &&
+						    rep_ns >= r->f[k].onset &&
+						    (s->latency_s < 0 || (double)(rep_ns - r->f[k].onset) / 1e9 < s->latency_s))
+							s->latency_s = (double)(rep_ns - r->f[k].onset) / 1e9;
+				}
+		} else {
+			s->nfp_diag++;
+			note_fp(first_fp, sizeof first_fp, d, names, nn, idx, pre);
+		}
+		s->npre += pre;
+		if (idx == 1) {
+			describe(fdesc, sizeof fdesc, d, names, nn);
+			snprintf(s->verdict, sizeof s->verdict, "%s", fdesc);
+			first_right = right;
+			first_has = has_right;
+			first_half = half && !has_right;
+			s->sym = right ? SYM_MACHINE : has_right ? SYM_GROUP : first_half ? SYM_HALF : SYM_MISS;
+		}
+		(void)has_other;
+	}
+	int nnamed = 0;
+	for (int h = 0; h < nh; h++)
+		nnamed += named[h];
+	if (!s->ndiag) {
+		s->sv = SV_MISSED;
+	} else if (nnamed == nh) {
+		s->sv = s->nfp_diag ? SV_MACHINE_FP : SV_STRICT;
+	} else if (nnamed || first_has) {
+		s->sv = SV_GROUP;
+	} else {
+		s->sv = SV_WRONG;
+	}
+	if (s->ndiag)
+		snprintf(s->why, sizeof s->why, "%d fault(s) on %d host(s), %d named alone at machine level; first %s%s%s",
+			 r->nf, nh, nnamed, fdesc, s->nfp_diag ? "; false positive: " : "",
+			 s->nfp_diag ? first_fp : "");
+	s->s_tp = nnamed == nh;
+	/* host-level counts */
+	int normal_named = 0, faulty_extra = 0, negcells[NCLS] = { 0 }, pos[NCLS] = { 0 };
+	for (int k = 0; k < r->nf; k++) {
+		int dup = 0;
+		for (int j = 0; j < k; j++)
+			dup |= !strcmp(r->f[j].host, r->f[k].host) && r->f[j].cls == r->f[k].cls;
+		pos[r->f[k].cls] += !dup;
+	}
+	for (int k = 0; k < nhr; k++) {
+		unsigned own = 0;
+		for (int j = 0; j < r->nf; j++)
+			if (!strcmp(hr[k].h, r->f[j].host))
+				own |= 1u << r->f[j].cls;
+		for (int c = 0; c < NCLS; c++)
+			if ((hr[k].mask & (1u << c)) && !(own & (1u << c)))
+				negcells[c]++;
+		if (!own)
+			normal_named++;
+		else if ((hr[k].mask & ~own) || hr[k].pre_right)
+			faulty_extra++; /* a wrong class, or named before its fault began */
+		if (own && hr[k].pre_right)
+			for (int c = 0; c < NCLS; c++)
+				if (hr[k].mask & own & (1u << c))
+					negcells[c]++;
+	}
+	for (int c = 0; c < NCLS; c++) {
+		s->s_fp[c] = negcells[c];
+		int neg = r->nhosts - pos[c];
+		s->s_tn[c] = neg - negcells[c] > 0 ? neg - negcells[c] : 0;
+	}
+	s->s_fp_all = normal_named + faulty_extra;
+	s->s_tn_all = r->nhosts - nh - normal_named > 0 ? r->nhosts - nh - normal_named : 0;
+	/* lenient */
+	int others = 0;
+	for (int k = 0; k < nrep; k++) {
+		int f = 0;
+		for (int h = 0; h < nh; h++)
+			f |= !strcmp(reported[k], hosts[h]);
+		others += !f;
+	}
+	s->tp = nnamed > 0 || first_has;
+	s->fp = others;
+	s->tn = r->nhosts - nh - others > 0 ? r->nhosts - nh - others : 0;
+	(void)first_right;
+}
+
 static int load_run(struct run *r, const char *dir)
 {
 	memset(r, 0, sizeof *r);
@@ -477,17 +683,7 @@ static int load_run(struct run *r, const char *dir)
 		r->gpu = cJSON_IsNumber(g) ? (int)g->valuedouble : -1;
 		const cJSON *sv = cJSON_GetObjectItemCaseSensitive(f, "severity");
 		r->severity = cJSON_IsNumber(sv) ? sv->valuedouble : 0;
-		const char *fc = str(f, "class"), *fm = str(f, "mode");
-		int comp = !strcmp(fc, "computation");
-		if (!comp && strcmp(fc, "communication"))
-			fprintf(stderr, "pulse-eval-score: %s: failure class \"%s\" unknown; scored as communication\n",
-				r->name, fc);
-		int stop = !strcmp(fm, "fail-stop") || (strcmp(fm, "fail-slow") && r->hung);
-		if (r->hung != stop)
-			fprintf(stderr, "pulse-eval-score: %s: truth says %s but the job %s; scored as %s\n", r->name,
-				fm[0] ? fm : "no mode", r->hung ? "hung" : "did not hang",
-				stop ? "fail-stop" : "fail-slow");
-		r->cls = comp ? (stop ? C_COMP_STOP : C_COMP_SLOW) : (stop ? C_COMM_STOP : C_COMM_SLOW);
+		r->cls = truth_cls(r, f, 1);
 		r->onset = u64_of(f, "start_host_ns");
 		const cJSON *act = cJSON_GetObjectItemCaseSensitive(f, "activated");
 		if (cJSON_IsFalse(act))
@@ -505,6 +701,52 @@ static int load_run(struct run *r, const char *dir)
 			const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "clock_offset_ns");
 			if (cJSON_IsNumber(o) && fabs(o->valuedouble - off_faulty) > off_max)
 				off_max = fabs(o->valuedouble - off_faulty);
+		}
+		/* several faults: every one of them (sim/README.md "Faults as they happen") */
+		const cJSON *fs = cJSON_GetObjectItemCaseSensitive(t, "failures"), *x;
+		if (cJSON_IsArray(fs) && cJSON_GetArraySize(fs) > 1) {
+			r->type[0] = '\0';
+			r->multi = 1;
+			/* a fault that never acted (a fail-stop hung the job before its
+			 * onset) is not to be found; unless none acted */
+			int nact = 0;
+			cJSON_ArrayForEach(x, fs)
+				nact += !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x, "activated"));
+			cJSON_ArrayForEach(x, fs)
+			{
+				if (r->nf == MAXFAULTS)
+					break;
+				size_t l = strlen(r->type);
+				snprintf(r->type + l, sizeof r->type - l, "%s%s", l ? "+" : "", str(x, "type"));
+				if (nact && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x, "activated")))
+					continue;
+				struct fault *fk = &r->f[r->nf++];
+				copy64(fk->host, str(x, "host"));
+				fk->cls = truth_cls(r, x, 0);
+				fk->onset = u64_of(x, "start_host_ns");
+				fk->end = u64_of(x, "end_host_ns");
+				cJSON_ArrayForEach(h, hosts)
+				{
+					const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "clock_offset_ns");
+					if (cJSON_IsNumber(o) && !strcmp(str(h, "name"), fk->host))
+						off_faulty = o->valuedouble;
+				}
+			}
+			/* the clock tolerance: the largest offset between any two hosts */
+			double lo = 0, hi = 0;
+			int first = 1;
+			cJSON_ArrayForEach(h, hosts)
+			{
+				const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "clock_offset_ns");
+				if (!cJSON_IsNumber(o))
+					continue;
+				if (first || o->valuedouble < lo)
+					lo = o->valuedouble;
+				if (first || o->valuedouble > hi)
+					hi = o->valuedouble;
+				first = 0;
+			}
+			off_max = hi - lo;
 		}
 	} else {
 		snprintf(r->type, sizeof r->type, "none");
@@ -524,7 +766,14 @@ static int load_run(struct run *r, const char *dir)
 	free(text);
 	r->ok = !r->perr[0];
 	for (int li = 0; li < 2; li++) {
-		if (r->ok)
+		if (r->ok && r->multi) {
+			memset(&r->L[li], 0, sizeof r->L[li]);
+			r->L[li].latency_s = -1;
+			r->L[li].sym = SYM_MISS;
+			snprintf(r->L[li].verdict, sizeof r->L[li].verdict, "nothing reported");
+			snprintf(r->L[li].why, sizeof r->L[li].why, "nothing reported");
+			score_multi(r, rep, li);
+		} else if (r->ok)
 			score_loc(r, rep, li);
 		else {
 			memset(&r->L[li], 0, sizeof r->L[li]);
