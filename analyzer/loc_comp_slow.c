@@ -285,6 +285,12 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
 				if (ns2 < AN_MIN_SIBS || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
 					continue;
+				/* not started for longer than the hang bound: a hang's
+				 * business, or a process that is gone (a job killed
+				 * and restarted leaves its old groups unfinished), never
+				 * a slow computation */
+				if ((uint64_t)dl2 >= an_hang_bound(s))
+					continue;
 				best = r; /* the sibling's record stands for the signature */
 				bc = x;
 				bdelay = dl2;

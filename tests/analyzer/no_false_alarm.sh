@@ -11,7 +11,11 @@
 #   - two MoE runs with routing skew 0.43-0.45 and a PP-2 GPT run of the
 #     randomized matrix (seed 1234567 #13, #114, #23): a rank's usual
 #     lateness in its EP group taken without its spread, and a CPU verdict
-#     on wire durations a few hundred µs past their recent maximum.
+#     on wire durations a few hundred µs past their recent maximum;
+#   - benign events (issue 19): a MoE job killed and restarted 28 s later
+#     (seed 1919 #55: its old groups, unfinished, read as a rank that "has
+#     not started" for 29.7 s) and a ring broadcast paused by checkpoints
+#     (seed 5150 #69: its receive-only last rank read as a stopped GPU).
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
