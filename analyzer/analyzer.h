@@ -187,5 +187,8 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 /* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
+/* The same, calling on_diag for each diagnosis as soon as it is made. */
+int an_serve_notify(struct an_state *s, const char *listen_addr, FILE *log,
+		    void (*on_diag)(void *ctx, const struct an_diagnosis *d), void *ctx);
 
 #endif

@@ -359,25 +359,66 @@ static void check_skew(struct an_srv *s, struct conn *c, uint64_t agent_rt, cons
 
 static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
 {
-	char err[256];
 	size_t pos = 0, ll;
 	const char *line;
+	uint64_t now = pulse_mono_ns();
 	while (pulse_aw_lines_next(f->payload, f->h.length, &pos, &line, &ll)) {
 		s->st.lines++;
 		c->lines++;
-		err[0] = 0;
-		int rc = an_ingest(s->state, c->host->name, line, ll, err, sizeof err);
-		if (rc == 0) {
-			s->st.lines_used++;
-		} else if (rc > 0) {
-			s->st.lines_ignored++;
-		} else {
+		if (pulse_wm_push(s->wm, c->host->name, line, ll, now)) {
 			s->st.lines_rejected++;
 			if (conn_logok(c))
-				srv_log(s, "warn", "agent %s: %s line rejected by the analyzer: %s", c->host->name,
-				     pulse_aw_type_name(f->h.type), err[0] ? err : "(no reason)");
+				srv_log(s, "warn", "agent %s: out of memory holding a line for the watermark; dropped",
+					c->host->name);
 		}
 	}
+}
+
+/* The watermark releases a line: into the analyzer. */
+static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	err[0] = 0;
+	int rc = an_ingest(s->state, host, line, len, err, sizeof err);
+	if (rc == 0) {
+		s->st.lines_used++;
+	} else if (rc > 0) {
+		s->st.lines_ignored++;
+	} else {
+		s->st.lines_rejected++;
+		if (s->st.lines_rejected <= LOG_FIRST || s->st.lines_rejected % LOG_EVERY == 0)
+			srv_log(s, "warn", "agent %s: line rejected by the analyzer: %s", host,
+				err[0] ? err : "(no reason)");
+	}
+}
+
+static void wm_tick(void *ctx, uint64_t now_ns)
+{
+	struct an_srv *s = ctx;
+	s->st.ticks++;
+	int n = an_tick(s->state, now_ns);
+	if (n <= 0)
+		return;
+	s->st.diagnoses += (uint64_t)n;
+	uint32_t total = 0;
+	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
+	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
+		if (s->cfg.on_diagnosis)
+			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
+		else
+			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
+			     d[i].why);
+	}
+}
+
+static void wm_stats(struct an_srv *s)
+{
+	struct pulse_wm_stats w;
+	pulse_wm_stats(s->wm, &w);
+	s->st.wm_late = w.late;
+	s->st.wm_held_max = w.held_max;
+	s->st.wm_silent = w.silent_events;
 }
 
 /* The frame-rate bound: a token bucket per connection. Each data frame
@@ -495,6 +536,7 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	he->conn = c;
 	c->host = he;
 	c->version = hi;
+	pulse_wm_host(s->wm, he->name, pulse_mono_ns());
 	c->state = C_READY;
 	s->st.hellos++;
 	if (++s->st.agents_now > s->st.agents_max)
@@ -619,6 +661,8 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		}
 		if (t == PULSE_AW_BYE) {
 			s->st.byes++;
+			if (c->host)
+				pulse_wm_end(s->wm, c->host->name);
 			srv_log(s, "info", "agent %s says BYE (%s%s%s) after %" PRIu64 " frames, %" PRIu64 " lines",
 			     cname(c), pulse_aw_err_name(st.code), st.text[0] ? ": " : "", st.text, c->frames,
 			     c->lines);
@@ -800,22 +844,12 @@ static void reap(struct an_srv *s)
 	s->nconns = j;
 }
 
+/* The analyzer's clock is the watermark: whatever it allows goes in, and
+ * an_tick runs at the data times it reaches (wm_tick). */
 static void do_tick(struct an_srv *s)
 {
-	s->st.ticks++;
-	int n = an_tick(s->state, pulse_real_ns());
-	if (n <= 0)
-		return;
-	s->st.diagnoses += (uint64_t)n;
-	uint32_t total = 0;
-	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
-	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
-		if (s->cfg.on_diagnosis)
-			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
-		else
-			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
-			     d[i].why);
-	}
+	pulse_wm_advance(s->wm, pulse_mono_ns());
+	wm_stats(s);
 }
 
 struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, char *err,
@@ -846,13 +880,18 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		s->cfg.tick_ms = 200;
 	if (cfg->job)
 		snprintf(s->job, sizeof s->job, "%s", cfg->job);
+	static const struct pulse_wm_ops wm_ops = {.tick = wm_tick, .deliver = wm_deliver};
 	s->hosts = calloc(MAX_HOSTS, sizeof *s->hosts);
-	if (!s->hosts) {
+	s->wm = pulse_wm_new(&wm_ops, s, (uint64_t)s->cfg.silent_ms * 1000000u);
+	if (!s->hosts || !s->wm) {
 		snprintf(err, errlen, "out of memory");
+		pulse_wm_free(s->wm);
+		free(s->hosts);
 		free(s);
 		return NULL;
 	}
 	if (listen_on(s, cfg->listen, err, errlen)) {
+		pulse_wm_free(s->wm);
 		free(s->hosts);
 		free(s);
 		return NULL;
@@ -862,6 +901,7 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		if (!pf || fprintf(pf, "%d\n", s->port) < 0 || fclose(pf)) {
 			snprintf(err, errlen, "--port-file %s: %s", cfg->port_file, strerror(errno));
 			close(s->lfd);
+			pulse_wm_free(s->wm);
 			free(s->hosts);
 			free(s);
 			return NULL;
@@ -959,10 +999,9 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		s->join_due = 0;
 		srv_run_join(s);
 	}
-	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u) {
+	do_tick(s); /* cheap when the watermark has not moved */
+	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u)
 		s->t_tick = now;
-		do_tick(s);
-	}
 	reap(s);
 	if (srv_sig_usr1) {
 		srv_sig_usr1 = 0;
@@ -983,6 +1022,9 @@ void an_srv_free(struct an_srv *s)
 {
 	if (!s)
 		return;
+	/* what the watermark still holds goes in: the report covers every line */
+	pulse_wm_flush(s->wm);
+	pulse_wm_free(s->wm);
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 		if (c->state == C_READY) {

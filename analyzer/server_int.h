@@ -18,6 +18,7 @@
 
 #include "pulse/analyzer_wire.h"
 #include "pulse/qp_join.h"
+#include "pulse/watermark.h"
 #include "server.h"
 
 #define MAX_HOSTS 4096
@@ -83,6 +84,8 @@ struct an_srv {
 	struct host_ent *hosts;
 	uint32_t nhosts;
 	struct an_srv_stats st;
+	struct pulse_wm *wm;         /* the analyzer's clock: lines wait here for the data-time
+	                              * watermark (include/pulse/watermark.h) */
 	uint64_t t_start, t_tick, join_due;
 	uint64_t join_gen;
 	int stop;

@@ -64,6 +64,8 @@ struct agent_opts {
 	const char *analyzer;      /* --analyzer HOST:PORT (pulse-analyzer --listen) */
 	const char *job;           /* --job ID */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
+	const char *sim_clock;     /* --sim-clock FILE: a simulated host's clock (cluster server) */
+	double clock_rate;         /* host-clock ns per wall ns (1; --sim-clock: its rate) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 	const char *sysfs_root;    /* --sysfs-root DIR (NULL: /sys) */
 	int list_devices;          /* --list-devices */
@@ -95,6 +97,10 @@ void agent_log(const char *level, const char *fmt, ...) __attribute__((format(pr
  * own timestamps stay on the real clock. */
 uint64_t agent_realtime_ns(void);
 void agent_clock_set_virtual(uint64_t ns); /* 0: back to the real clock */
+/* A simulated host's clock (--sim-clock): realtime = real0 + (monotonic -
+ * mono0) x rate. Reads FILE (one line "pulse-sim-clock 1 REAL0 MONO0 RATE",
+ * written by pulse-cluster-serve). 0, or -1 with err. */
+int agent_clock_load_sim(const char *path, double *rate, char *err, size_t errlen);
 uint64_t agent_mono_ns(void);
 
 /* ---- clock_sync.c ---- */

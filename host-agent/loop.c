@@ -51,7 +51,9 @@ static void handle_signals(struct agent *a)
 
 int agent_run(struct agent *a)
 {
-	const uint64_t period = a->opt.poll_ns;
+	/* in wall time: a simulated host clock (--sim-clock) may run faster */
+	const uint64_t period = a->opt.clock_rate > 0 ? (uint64_t)((double)a->opt.poll_ns / a->opt.clock_rate)
+							: a->opt.poll_ns;
 	const uint64_t start = agent_mono_ns();
 	uint64_t k = 0;
 	sigset_t sigs;
