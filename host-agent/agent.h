@@ -104,15 +104,22 @@ int agent_clock_load_sim(const char *path, double *rate, char *err, size_t errle
 uint64_t agent_mono_ns(void);
 
 /* ---- clock_sync.c ---- */
+#define CLOCK_SYNC_HIST 4
 struct clock_sync {
 	int valid;
 	int64_t offset_ns;   /* host CLOCK_REALTIME = NIC ns + offset */
-	uint64_t err_ns;     /* half the round trip of the POLL that set it */
+	uint64_t err_ns;     /* the error bound of that offset */
 	uint64_t max_err_ns; /* worst error seen */
 	uint64_t samples;
+	/* the last polls: a slow one (a busy host) does not replace the offset
+	 * of a fast one a few seconds older (the filter of NTP's clock filter) */
+	struct { int64_t offset_ns; uint64_t err_ns, mid_ns; } hist[CLOCK_SYNC_HIST];
+	uint32_t nhist;
 };
 /* Takes one POLL exchange: host send/receive times and the NIC's time at the
- * poll (the window end). The NIC time is taken as the midpoint. */
+ * poll (the window end). The NIC time is taken as the midpoint; the offset
+ * kept is that of the sample among the last CLOCK_SYNC_HIST with the smallest
+ * error once its age is charged at 50 ppm of drift. */
 void clock_sync_update(struct clock_sync *cs, uint64_t host_send_ns, uint64_t host_recv_ns,
 		       uint64_t nic_ns);
 uint64_t clock_sync_to_host(const struct clock_sync *cs, uint64_t nic_ns);
