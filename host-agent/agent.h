@@ -101,6 +101,10 @@ void agent_clock_set_virtual(uint64_t ns); /* 0: back to the real clock */
  * mono0) x rate. Reads FILE (one line "pulse-sim-clock 1 REAL0 MONO0 RATE",
  * written by pulse-cluster-serve). 0, or -1 with err. */
 int agent_clock_load_sim(const char *path, double *rate, char *err, size_t errlen);
+/* With a PHASE in the clock file (the host time of one of the simulated
+ * run's own polls): CLOCK_MONOTONIC of the next poll in phase with it, so
+ * that the live agent cuts the same windows as the recorded one; else 0. */
+uint64_t agent_clock_sim_align(uint64_t period_ns);
 uint64_t agent_mono_ns(void);
 
 /* ---- clock_sync.c ---- */

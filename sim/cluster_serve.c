@@ -256,9 +256,15 @@ static int write_host(struct cs *c, int hi, char *err, size_t errlen)
 		return -1;
 	}
 	/* the host's clock at t = 0 and its rate in wall time */
-	snprintf(text, sizeof text, "pulse-sim-clock 1 %" PRIu64 " %" PRIu64 " %.12f\n",
+	/* ... and the phase of the recorded agent's polls (its first POLL on the
+	 * host's first NIC), so that the live agent cuts the same windows */
+	uint64_t phase = 0;
+	for (int i = 0; i < c->nnics && !phase; i++)
+		if (c->nics[i].host == hi)
+			phase = (uint64_t)((int64_t)evs_nic_first_poll(c->nics[i].src) + c->clk.shift);
+	snprintf(text, sizeof text, "pulse-sim-clock 1 %" PRIu64 " %" PRIu64 " %.12f %" PRIu64 "\n",
 		 (uint64_t)((int64_t)c->clk.real_w0 + llround(h->off_ns)), c->clk.w0,
-		 c->clk.speed * (1 + h->drift_ppm * 1e-6));
+		 c->clk.speed * (1 + h->drift_ppm * 1e-6), phase);
 	snprintf(p, sizeof p, "%s/clock", dir);
 	if (write_text(p, text, err, errlen))
 		return -1;

@@ -65,7 +65,8 @@ static void read_next(struct evs_nic *n)
 		if (r.kind == PULSE_EVS_POLL)
 			n->next_key = r.host_ns;
 		else if (n->have_poll)
-			n->next_key = n->poll_host + (uint32_t)(r.ev.ts_ns - n->poll_nic);
+			/* signed: an event stamped just before the POLL it follows is due at once */
+			n->next_key = n->poll_host + (uint64_t)(int64_t)(int32_t)(r.ev.ts_ns - n->poll_nic);
 		else
 			n->next_key = 0; /* before any poll: at once */
 		n->have_next = 1;
