@@ -266,8 +266,10 @@ static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const ch
 	/* linger: it reads the ERROR, we discard what it still sends */
 	if (c->state == C_READY && s->st.agents_now)
 		s->st.agents_now--;
-	if (c->host && c->host->conn == c)
+	if (c->host && c->host->conn == c) {
 		c->host->conn = NULL;
+		c->host->t_gone = pulse_mono_ns();
+	}
 	c->state = C_LINGER;
 	c->linger_until = pulse_mono_ns() + LINGER_NS;
 	conn_flush(s, c);
@@ -294,8 +296,10 @@ static void conn_kill(struct an_srv *s, struct conn *c)
 	if (c->state == C_READY && s->st.agents_now)
 		s->st.agents_now--;
 	c->state = C_DEAD;
-	if (c->host && c->host->conn == c)
+	if (c->host && c->host->conn == c) {
 		c->host->conn = NULL;
+		c->host->t_gone = pulse_mono_ns();
+	}
 	shutdown(c->fd, SHUT_RDWR);
 	close(c->fd);
 	c->fd = -1;
@@ -532,6 +536,13 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		srv_log(s, "warn", "agent %s: new connection from %s replaces the one from %s", h.host, c->peer,
 		     he->conn->peer);
 		conn_error(s, he->conn, PULSE_AW_E_REPLACED, "a newer connection for host %s", h.host);
+	}
+	if (he->t_gone && !he->conn) {
+		struct pulse_wm_stats w;
+		pulse_wm_stats(s->wm, &w);
+		srv_log(s, "warn", "agent %s reconnected %.1f s after its connection ended: a gap in its data "
+				"(what its agent did not queue is missing; the analysis goes on at data time %.3f s)",
+			h.host, (double)(pulse_mono_ns() - he->t_gone) / 1e9, (double)w.mark_ns / 1e9);
 	}
 	he->conn = c;
 	c->host = he;

@@ -35,6 +35,7 @@ enum { C_NEW = 0, C_READY = 1, C_DEAD = 2, C_LINGER = 3 };
 struct host_ent {
 	char name[PULSE_AW_NAME_LEN];
 	struct conn *conn;           /* its current connection, or NULL */
+	uint64_t t_gone;             /* monotonic ns its last connection ended (0: never) */
 	/* its latest hook_map, parsed for the join */
 	struct pulse_join_qp *qps;
 	uint32_t nqps;

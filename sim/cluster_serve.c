@@ -368,58 +368,87 @@ int main(int argc, char **argv)
 	char ready[PATH_MAX];
 	snprintf(ready, sizeof ready, "%s/ready", c.at);
 	unlink(ready);
-	/* the NICs' streams: their first POLLs give the run's clock base */
-	uint64_t base = UINT64_MAX;
-	for (int i = 0; i < c.nnics; i++) {
-		struct cs_nic *n = &c.nics[i];
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/hosts/%s/%s.evs", c.run, c.hosts[n->host].name, n->dev);
-		n->src = evs_nic_open(p, &c.clk, &c.hosts[n->host], err, sizeof err);
-		if (!n->src) {
-			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
-			return 3;
-		}
-		/* the first POLL is within 100 us of t = 0 */
-		uint64_t b = evs_nic_first_poll(n->src) - (uint64_t)llround(c.hosts[n->host].off_ns);
-		if (b < base)
-			base = b;
-	}
 	for (int i = 0; i < c.nranks; i++)
 		if (cs_rank_scan(&c.ranks[i], err, sizeof err)) {
 			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
 			return 3;
 		}
-	if (!c.nnics) {
-		fprintf(stderr, "pulse-cluster-serve: %s: no NIC to serve\n", c.run);
-		return 3;
-	}
-	c.clk.base = base - 100000; /* at or before every host's t = 0 */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	/* t = 0 is fixed now, so that every host's clock file can be written
-	 * before its agent starts */
-	uint64_t mono = pulse_mono_ns(), real = pulse_real_ns();
-	c.clk.w0 = mono + lead;
-	c.clk.real_w0 = real + lead;
-	c.clk.shift = (int64_t)(c.clk.real_w0 - c.clk.base);
-	static struct sim_served_nic served[CS_MAX_NICS];
+	/* the training processes first, while this process is small */
 	int rc = 0;
+	for (int i = 0; i < c.nranks && !rc; i++) {
+		struct cs_rank *r = &c.ranks[i];
+		const struct cs_host *h = &c.hosts[r->host];
+		char d[PATH_MAX - 64], link[PATH_MAX], target[64];
+		snprintf(d, sizeof d, "%s/%s", c.at, h->name);
+		snprintf(link, sizeof link, "%s/hooks", d);
+		if (mkdirs(d) || mkdirs(link)) {
+			fprintf(stderr, "pulse-cluster-serve: %s: %s\n", link, strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (cs_rank_start(r, h, ring_records, err, sizeof err)) {
+			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
+			rc = 1;
+			break;
+		}
+		snprintf(link, sizeof link, "%s/hooks/pulse-hook.%d", d, (int)r->pid);
+		snprintf(target, sizeof target, "/dev/shm/pulse-hook.%d", (int)r->pid);
+		if (symlink(target, link) && errno != EEXIST) {
+			fprintf(stderr, "pulse-cluster-serve: %s: %s\n", link, strerror(errno));
+			rc = 1;
+		}
+	}
+	/* the NICs' streams: their first POLLs give the run's clock base */
+	uint64_t base = UINT64_MAX;
+	for (int i = 0; i < c.nnics && !rc; i++) {
+		struct cs_nic *n = &c.nics[i];
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/hosts/%s/%s.evs", c.run, c.hosts[n->host].name, n->dev);
+		n->src = evs_nic_open(p, &c.clk, &c.hosts[n->host], err, sizeof err);
+		if (!n->src) {
+			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
+			rc = 3;
+			break;
+		}
+		/* the first POLL is within 100 us of t = 0 */
+		uint64_t b = evs_nic_first_poll(n->src) - (uint64_t)llround(c.hosts[n->host].off_ns);
+		if (b < base)
+			base = b;
+	}
+	if (!rc && !c.nnics) {
+		fprintf(stderr, "pulse-cluster-serve: %s: no NIC to serve\n", c.run);
+		rc = 3;
+	}
+	c.clk.base = base - 100000; /* at or before every host's t = 0 */
+	static struct sim_served_nic served[CS_MAX_NICS];
 	for (int i = 0; i < c.nnics && !rc; i++) {
 		struct cs_nic *n = &c.nics[i];
 		char d[PATH_MAX - 64];
 		snprintf(d, sizeof d, "%s/%s", c.at, c.hosts[n->host].name);
 		snprintf(n->sock, sizeof n->sock, "%s/%s.sock", d, n->dev);
-		if (mkdirs(d) || evs_nic_start(n->src, err, sizeof err) ||
-		    sim_served_nic_open(&served[i], n->sock, &evs_nic_ops, n->src, err, sizeof err)) {
+		err[0] = 0;
+		if (mkdirs(d) || sim_served_nic_open(&served[i], n->sock, &evs_nic_ops, n->src, err, sizeof err)) {
 			fprintf(stderr, "pulse-cluster-serve: %s: %s\n", n->sock, err[0] ? err : strerror(errno));
 			rc = 1;
 		}
 	}
+	for (int i = 0; i < c.nnics && !rc; i++)
+		if (evs_nic_start(c.nics[i].src, err, sizeof err)) {
+			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
+			rc = 1;
+		}
+	/* t = 0 is fixed once everything is set up, so that every host's clock
+	 * file can be written before its agent starts */
+	uint64_t mono = pulse_mono_ns(), real = pulse_real_ns();
+	c.clk.w0 = mono + lead;
+	c.clk.real_w0 = real + lead;
+	c.clk.shift = (int64_t)(c.clk.real_w0 - c.clk.base);
 	for (int i = 0; i < c.nhosts && !rc; i++)
 		if (write_host(&c, i, err, sizeof err)) {
 			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
@@ -428,24 +457,15 @@ int main(int argc, char **argv)
 	uint64_t last = 0;
 	for (int i = 0; i < c.nranks && !rc; i++) {
 		struct cs_rank *r = &c.ranks[i];
-		const struct cs_host *h = &c.hosts[r->host];
-		if (cs_rank_start(r, &c.clk, h, ring_records, err, sizeof err)) {
-			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
-			rc = 1;
-			break;
-		}
-		char link[PATH_MAX + 64], target[64];
-		snprintf(link, sizeof link, "%s/%s/hooks/pulse-hook.%d", c.at, h->name, (int)r->pid);
-		snprintf(target, sizeof target, "/dev/shm/pulse-hook.%d", (int)r->pid);
-		if (symlink(target, link) && errno != EEXIST) {
-			fprintf(stderr, "pulse-cluster-serve: %s: %s\n", link, strerror(errno));
+		if (cs_rank_go(r, &c.clk)) {
+			fprintf(stderr, "pulse-cluster-serve: the process for %s is gone\n", r->rec_path);
 			rc = 1;
 		}
-		uint64_t w = cs_wall_of(&c.clk, h, r->last_ns);
+		uint64_t w = cs_wall_of(&c.clk, &c.hosts[r->host], r->last_ns);
 		if (w > last)
 			last = w;
 	}
-	for (int i = 0; i < c.nnics; i++) {
+	for (int i = 0; i < c.nnics && !rc; i++) {
 		uint64_t w = cs_wall_of(&c.clk, &c.hosts[c.nics[i].host], evs_nic_last_key(c.nics[i].src));
 		if (w > last)
 			last = w;

@@ -66,14 +66,19 @@ struct cs_rank {
 	uint64_t last_ns;   /* recorded host time of its last record */
 	int status;         /* wait status once it ended */
 	int ended;
+	int clock_fd;       /* the parent's end of the pipe that gives it the clock */
 };
 /* Reads the record file's last time. 0, or -1 with err. */
 int cs_rank_scan(struct cs_rank *r, char *err, size_t errlen);
 /* Forks the child: it creates its ring with the hook's own writer
- * (pulse_hook_ring_create), says so on the returned pipe, and writes each
- * record at its time. Returns 0 once the ring exists, -1 with err. */
-int cs_rank_start(struct cs_rank *r, const struct cs_clock *clk, const struct cs_host *h,
-		  uint32_t ring_records, char *err, size_t errlen);
+ * (pulse_hook_ring_create) and says so; then it waits for the run's clock
+ * (cs_rank_go) and writes each record at its time. Forked before the
+ * parent maps the streams and the firmware, so that a fork stays cheap.
+ * Returns 0 once the ring exists, -1 with err. */
+int cs_rank_start(struct cs_rank *r, const struct cs_host *h, uint32_t ring_records, char *err,
+		  size_t errlen);
+/* Gives the child the clock: it starts writing. 0, or -1 (it is gone). */
+int cs_rank_go(struct cs_rank *r, const struct cs_clock *clk);
 /* Reaps ended children (WNOHANG). Returns how many ended now. */
 int cs_ranks_reap(struct cs_rank *r, int n);
 /* SIGTERM to every child still alive, then waits for them. */

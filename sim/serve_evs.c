@@ -26,7 +26,7 @@
 #include "pulse/nic_agent.h"
 
 #define EVS_THREADS 16u
-#define EVS_BATCH 65536u
+#define EVS_BATCH 4096u /* per NIC and loop turn: the sockets are looked at between */
 
 struct evs_nic {
 	char path[4096];

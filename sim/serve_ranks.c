@@ -103,8 +103,8 @@ static void sleep_until(uint64_t mono_ns)
 		;
 }
 
-static void child(struct cs_rank *r, const struct cs_clock *clk, const struct cs_host *h,
-		  uint32_t ring_records, int ready_fd)
+static void child(struct cs_rank *r, const struct cs_host *h, uint32_t ring_records, int ready_fd,
+		  int clock_fd)
 {
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	struct sigaction sa;
@@ -128,6 +128,22 @@ static void child(struct cs_rank *r, const struct cs_clock *clk, const struct cs
 	if (write(ready_fd, &ok, 1) != 1)
 		_exit(1);
 	close(ready_fd);
+	/* the run's clock, once the parent has set everything up */
+	struct cs_clock ck;
+	size_t got = 0;
+	while (got < sizeof ck && !child_stop) {
+		ssize_t n = read(clock_fd, (char *)&ck + got, sizeof ck - got);
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			break;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	close(clock_fd);
+	if (got != sizeof ck) {
+		pulse_hook_ring_close(ring, !pulse_hook_ring_reader_attached(ring));
+		_exit(child_stop ? 0 : 1);
+	}
+	const struct cs_clock *clk = &ck;
 	for (size_t i = 0; i < n && !child_stop; i++) {
 		struct pulse_hook_record rec = recs[i];
 		sleep_until(cs_wall_of(clk, h, rec.time_ns));
@@ -147,12 +163,18 @@ static void child(struct cs_rank *r, const struct cs_clock *clk, const struct cs
 	_exit(0);
 }
 
-int cs_rank_start(struct cs_rank *r, const struct cs_clock *clk, const struct cs_host *h,
-		  uint32_t ring_records, char *err, size_t errlen)
+int cs_rank_start(struct cs_rank *r, const struct cs_host *h, uint32_t ring_records, char *err,
+		  size_t errlen)
 {
-	int p[2];
+	int p[2], q[2];
 	if (pipe2(p, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(q, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
 		return -1;
 	}
 	fflush(NULL);
@@ -161,13 +183,18 @@ int cs_rank_start(struct cs_rank *r, const struct cs_clock *clk, const struct cs
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
+		close(q[0]);
+		close(q[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child(r, clk, h, ring_records, p[1]);
+		close(q[1]);
+		child(r, h, ring_records, p[1], q[0]);
 	}
 	close(p[1]);
+	close(q[0]);
+	r->clock_fd = q[1];
 	char ok = 0;
 	ssize_t got;
 	while ((got = read(p[0], &ok, 1)) < 0 && errno == EINTR)
@@ -182,6 +209,14 @@ int cs_rank_start(struct cs_rank *r, const struct cs_clock *clk, const struct cs
 		return -1;
 	}
 	return 0;
+}
+
+int cs_rank_go(struct cs_rank *r, const struct cs_clock *clk)
+{
+	ssize_t n = write(r->clock_fd, clk, sizeof *clk);
+	close(r->clock_fd);
+	r->clock_fd = -1;
+	return n == (ssize_t)sizeof *clk ? 0 : -1;
 }
 
 int cs_ranks_reap(struct cs_rank *r, int n)

@@ -86,7 +86,7 @@ start_analyzer 0 "$work/an.log"
 
 "$serve" "$run" --at "$work/at" --speed "$speed" --lead 2s --tail 3s 2>"$work/serve.log" &
 spid=$!
-for _ in $(seq 200); do [ -f "$work/at/ready" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 2400); do [ -f "$work/at/ready" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.05; done
 [ -f "$work/at/ready" ] || { echo "live-cluster.sh: pulse-cluster-serve did not start:" >&2; cat "$work/serve.log" >&2; exit 3; }
 t0=$(sed -n 's/.*"t0_realtime_ns":\([0-9]*\).*/\1/p' "$work/at/run.json")
 hosts=$(cd "$work/at" && for d in */; do [ -f "$d/agent.args" ] && echo "${d%/}"; done)
