@@ -26,7 +26,7 @@ for b in "$agent" "$analyzer" "$build/bin/pulse-cluster-serve" "$build/bin/pulse
 	[ -x "$b" ] || { echo "live_cluster.sh: $b is not built"; exit 1; }
 done
 work=$(mktemp -d /tmp/pulse-live.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ "${KEEP:-0}" = 1 ] && echo "live_cluster.sh: kept $work" || rm -rf "$work"' EXIT
 speed=4
 failed=0
 fail() { echo "live_cluster.sh: FAIL: $*"; failed=1; }
@@ -39,7 +39,15 @@ mkrun() { # scenario -> $work/run-NAME
 }
 # the first Pulse verdict of a replay, as "class at level: suspects" with the
 # suspects sorted (their order is not part of the verdict)
-norm() { sed 's/^ *//' | awk -F': ' '{n=split($2,s," or "); asort(s); o=s[1]; for(i=2;i<=n;i++) o=o " or " s[i]; print $1 ": " o}'; }
+norm() {
+	local l head rest
+	while IFS= read -r l; do
+		l=${l#"${l%%[! ]*}"}
+		head=${l%%: *}
+		rest=${l#*: }
+		echo "$head: $(echo "$rest" | sed 's/ or /\n/g' | sort | paste -sd'|' | sed 's/|/ or /g')"
+	done
+}
 replay_verdict() {
 	"$build/bin/pulse-analyzer" --replay "$work/run-$1" --agent-out "$work/replay-$1" --quiet |
 		sed -n '/^Pulse/{n;p;q}' | norm
@@ -58,16 +66,71 @@ no_asan() {
 	fi
 }
 
+# A live run on a machine too busy to keep 4x real time (other jobs: the
+# agents' polls overran, a NIC exchange timed out and left a gap, a poll's
+# round trip put its clock sync more than 2 ms of host time off) may not
+# measure what the replay measured. A verdict that differs on such a run is
+# no evidence against the live path: the run is made again, twice at most,
+# and only then skipped (77) with the reason. On a clean run it must agree.
+degraded() { # dir -> prints the reason, status 0 when degraded
+	local d=$1 why=
+	grep -q "poll cycle overran" "$d"/agent-*.log && why="agent poll cycles overran"
+	python3 - "$d" <<'PY' && return 0
+import glob, json, sys
+bad = []
+for f in glob.glob(sys.argv[1] + "/agent-*.jsonl"):
+    for l in open(f):
+        if '"type":"window"' not in l:
+            continue
+        w = json.loads(l)
+        if w.get("gap"):
+            bad.append("a window with a gap (%s)" % ",".join(w["gap"]))
+        elif w.get("clock_err_ns", 0) > 2000000:
+            bad.append("a poll's clock sync %.1f ms off" % (w["clock_err_ns"] / 1e6))
+if bad:
+    print(bad[0]); sys.exit(0)
+sys.exit(1)
+PY
+	[ -n "$why" ] && { echo "$why"; return 0; }
+	return 1
+}
+skipped=0
+
+# live_agreeing SCENARIO OUT [live options]: runs it until its verdict equals
+# the replay's ($want) or three degraded runs; sets got and why.
+live_agreeing() {
+	local s=$1 out=$2 try
+	shift 2
+	for try in 1 2 3; do
+		live "$s" "$out" --quiet "$@"
+		got=$(live_verdict "$out")
+		why=
+		[ "$got" = "$want" ] && return 0
+		why=$(degraded "$out") || { why=; return 0; }
+		echo "live_cluster.sh: $(basename "$out"): run $try differs and was degraded by the machine's load ($why); again"
+	done
+}
+
 run_classes() {
 	for s in comp_slow comp_stop comm_slow comm_stop; do
 		mkrun "$s"
-		local want got
+		local want got why= try
 		want=$(replay_verdict "$s")
-		live "$s" "$work/live-$s" --quiet
-		got=$(live_verdict "$work/live-$s")
+		for try in 1 2 3; do
+			live "$s" "$work/live-$s" --quiet
+			got=$(live_verdict "$work/live-$s")
+			why=
+			[ "$got" = "$want" ] && break
+			[ "$s" = comm_stop ] && [ "${got#*: }" = "${want#*: }" ] && break
+			why=$(degraded "$work/live-$s") || { why=; break; }
+			echo "live_cluster.sh: $s: run $try differs and was degraded by the machine's load ($why); again"
+		done
 		no_asan "$work/live-$s" "$s"
 		[ -n "$want" ] || { fail "$s: no verdict from --replay"; continue; }
-		if [ "$got" = "$want" ]; then
+		if [ -n "$why" ]; then
+			echo "live_cluster.sh: $s: SKIPPED: three runs degraded by the machine's load ($why)"
+			skipped=1
+		elif [ "$got" = "$want" ]; then
 			echo "live_cluster.sh: $s: live = replay: $got; wall-clock latency from the onset $(latency "$work/live-$s") s at ${speed}x"
 		elif [ "$s" = comm_stop ] && [ "${got#computation fail-stop}" != "$got" ] &&
 			[ "${got#*: }" = "${want#*: }" ]; then
@@ -93,14 +156,14 @@ run_agent_restart() {
 	local out=$work/live-agent
 	# t = 1 s of wall at 4x: the job's communicators exist, its iterations
 	# have not started (they start at 6 s of simulated time, 1.5 s of wall)
-	live comp_slow "$out" --kill-agent host1@1.2 --quiet
+	local got want why
+	want=$(replay_verdict comp_slow)
+	live_agreeing comp_slow "$out" --kill-agent host1@1.2
 	no_asan "$out" agent
+	[ -n "$why" ] && { echo "live_cluster.sh: agent: SKIPPED: three runs degraded ($why)"; skipped=1; return; }
 	grep -q "agent host1 connected" "$out/an.log" || fail "agent: host1 never connected"
 	[ "$(grep -c "agent host1 connected" "$out/an.log")" -ge 2 ] || fail "agent: host1 did not reconnect"
 	grep -q "agent host1 reconnected .* a gap in its data" "$out/an.log" || fail "agent: the analyzer did not mark host1's gap"
-	local got want
-	got=$(live_verdict "$out")
-	want=$(replay_verdict comp_slow)
 	[ "$got" = "$want" ] || fail "agent: verdict '$got' after the restart, replay '$want'"
 	# the analyzer's report names the operator records it dropped as duplicates
 	grep -q "^Input: " "$out/an.out" || fail "agent: no final report from the analyzer"
@@ -113,15 +176,15 @@ run_agent_restart() {
 run_analyzer_restart() {
 	mkrun comp_slow
 	local out=$work/live-analyzer
-	live comp_slow "$out" --kill-analyzer 1.2 --quiet
+	local got want why
+	want=$(replay_verdict comp_slow)
+	live_agreeing comp_slow "$out" --kill-analyzer 1.2
 	no_asan "$out" analyzer
+	[ -n "$why" ] && { echo "live_cluster.sh: analyzer: SKIPPED: three runs degraded ($why)"; skipped=1; return; }
 	local n
 	n=$(grep -c "connected from" "$out/an2.log" 2>/dev/null)
 	[ "${n:-0}" -ge 4 ] || fail "analyzer: only ${n:-0} of 4 agents reconnected to the restarted analyzer"
 	grep -q "reconnect\|connected" "$out/agent-host0.log" || fail "analyzer: host0's agent did not reconnect"
-	local got want
-	got=$(live_verdict "$out")
-	want=$(replay_verdict comp_slow)
 	[ "$got" = "$want" ] || fail "analyzer: verdict '$got' after the restart, replay '$want'"
 	echo "live_cluster.sh: analyzer: killed at 1.2 s and restarted; $n agents reconnected, verdict $got, latency $(latency "$out") s"
 }
@@ -154,5 +217,6 @@ for w in $what; do
 	*) echo "live_cluster.sh: unknown part $w"; exit 2 ;;
 	esac
 done
+[ $failed = 0 ] && [ $skipped = 1 ] && { echo "live_cluster.sh: SKIP (see above)"; exit 77; }
 [ $failed = 0 ] && echo "live_cluster.sh: PASS"
 exit $failed
