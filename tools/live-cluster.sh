@@ -84,7 +84,10 @@ start_analyzer() { # $1: port (0: any), $2: log
 }
 start_analyzer 0 "$work/an.log"
 
-"$serve" "$run" --at "$work/at" --speed "$speed" --lead 2s --tail 3s 2>"$work/serve.log" &
+t_begin=$(date +%s%N)
+timer=()
+[ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$work/serve.time")
+"${timer[@]}" "$serve" "$run" --at "$work/at" --speed "$speed" --lead 2s --tail 3s 2>"$work/serve.log" &
 spid=$!
 for _ in $(seq 2400); do [ -f "$work/at/ready" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.05; done
 [ -f "$work/at/ready" ] || { echo "live-cluster.sh: pulse-cluster-serve did not start:" >&2; cat "$work/serve.log" >&2; exit 3; }
@@ -160,6 +163,8 @@ tck=$(getconf CLK_TCK)
 {
 	for h in $hosts; do echo "agent $h $(awk -v t="${cpu_agent[$h]}" -v k="$tck" 'BEGIN{printf "%.3f", t/k}')"; done
 	echo "analyzer - $(awk -v t="$cpu_an" -v k="$tck" 'BEGIN{printf "%.3f", t/k}')"
+	[ -f "$work/serve.time" ] && echo "serve - $(awk '{printf "%.3f", $1 + $2}' "$work/serve.time")"
+	echo "elapsed - $(awk -v n="$(( $(date +%s%N) - t_begin ))" 'BEGIN{printf "%.3f", n/1e9}')"
 } >"$work/cpu.txt"
 [ $src -eq 0 ] || { echo "live-cluster.sh: pulse-cluster-serve exited $src:" >&2; tail -5 "$work/serve.log" >&2; }
 
