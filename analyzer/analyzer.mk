@@ -47,6 +47,12 @@ $(BUILD)/tests/test_analyzer: $(call objs,asan,tests/analyzer/test_analyzer.c $(
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_analyzer
 
+$(BUILD)/tests/test_watermark: $(call objs,asan,tests/analyzer/test_watermark.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_watermark
+
 # End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
 # -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
 # simulator or the agent's replay is not there.
@@ -73,3 +79,13 @@ ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
 test: $(AN_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_ingest.sh
+
+# ---- fuzz target for the data-time watermark (include/pulse/watermark.h) ----
+WM_FUZZ_BIN := $(BUILD)/fuzz/fuzz_watermark
+$(WM_FUZZ_BIN): tests/fuzz/fuzz_watermark.c analyzer/watermark.c include/pulse/watermark.h
+	@mkdir -p $(@D)
+	$(CLANG) $(AN_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_watermark.c analyzer/watermark.c
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+test: $(WM_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_watermark.sh

@@ -50,13 +50,6 @@ static const char usage[] =
 "\n"
 "Exit status: 0 done; 1 runtime error; 2 usage; 3 unusable run directory.\n";
 
-static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 /* ---- clocks ---- */
 
 double cs_true_t(const struct cs_clock *c, uint64_t wall_ns)
@@ -373,12 +366,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
 			return 3;
 		}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	volatile sig_atomic_t *stop = sim_serve_signals();
 	/* the training processes first, while this process is small */
 	int rc = 0;
 	for (int i = 0; i < c.nranks && !rc; i++) {
@@ -491,7 +479,7 @@ int main(int argc, char **argv)
 				"wall time\n",
 			c.nhosts, c.nnics, c.nranks, c.run, c.at, c.clk.speed, (double)lead / 1e9,
 			(double)(last - c.clk.w0) / 1e9);
-		if (sim_serve_nics(served, (unsigned)c.nnics, &stop_flag, 0, done, &c, err, sizeof err)) {
+		if (sim_serve_nics(served, (unsigned)c.nnics, stop, 0, done, &c, err, sizeof err)) {
 			fprintf(stderr, "pulse-cluster-serve: %s\n", err);
 			rc = 1;
 		}

@@ -47,6 +47,17 @@ struct serve_ctx {
 	char err[1200];
 };
 
+volatile sig_atomic_t *sim_serve_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return &stop_flag;
+}
+
 static uint64_t cap_now(const struct serve_ctx *c)
 {
 	if (!c->started)
@@ -302,12 +313,7 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 			sim_pcap_close(&c.in);
 		return SIM_EXIT_RUNTIME;
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sim_serve_signals();
 
 	char a[46];
 	struct sim_nic *nic = &t->nics[pick];

@@ -49,6 +49,10 @@ int sim_served_nic_open(struct sim_served_nic *n, const char *path, const struct
 			void *ctx, char *err, size_t errlen);
 void sim_served_nic_close(struct sim_served_nic *n);
 
+/* SIGINT/SIGTERM set the returned flag (a server's stop); SIGPIPE is
+ * ignored (a client that hangs up is the socket's business). */
+volatile sig_atomic_t *sim_serve_signals(void);
+
 /* Serves the NICs until *stop, exit_after_ns of wall time (0: no bound), or
  * done(ctx) returns nonzero (done may be NULL; it is called every turn, at
  * most every 50 ms, with the wall time). Returns 0, or -1 with err on a
