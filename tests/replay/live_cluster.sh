@@ -14,7 +14,9 @@
 #             reconnect and resend from their queue, the verdict still comes
 #   ring      a training process killed mid-run: the agent drains its ring a
 #             last time, removes /dev/shm/pulse-hook.<pid>, and goes on
-# Usage: live_cluster.sh [classes|agent|analyzer|ring]... (default: all).
+#   cli       pulse-cluster-serve's usage and bad input: each a message and
+#             its exit status
+# Usage: live_cluster.sh [cli|classes|agent|analyzer|ring]... (default: all).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-build}
@@ -184,9 +186,12 @@ run_analyzer_restart() {
 	local n
 	n=$(grep -c "connected from" "$out/an2.log" 2>/dev/null)
 	[ "${n:-0}" -ge 4 ] || fail "analyzer: only ${n:-0} of 4 agents reconnected to the restarted analyzer"
-	grep -q "reconnect\|connected" "$out/agent-host0.log" || fail "analyzer: host0's agent did not reconnect"
+	# the agent's link says how much it had queued when it got through again
+	local resent
+	resent=$(grep "analyzer 127.0.0.1:[0-9]*: connected" "$out/agent-host0.log" | sed -n '2s/.*, \([0-9]*\) bytes queued).*/\1/p')
+	[ -n "$resent" ] || fail "analyzer: host0's agent did not reconnect"
 	[ "$got" = "$want" ] || fail "analyzer: verdict '$got' after the restart, replay '$want'"
-	echo "live_cluster.sh: analyzer: killed at 1.2 s and restarted; $n agents reconnected, verdict $got, latency $(latency "$out") s"
+	echo "live_cluster.sh: analyzer: killed at 1.2 s and restarted; $n agents reconnected (host0 resent ${resent:-?} queued bytes), verdict $got, latency $(latency "$out") s"
 }
 
 run_ring() {
@@ -207,13 +212,30 @@ run_ring() {
 	echo "live_cluster.sh: ring: process $pid killed at 2.0 s; its ring drained ($ops calls), dropped and removed; $(grep -c '"type":"window"' "$out/agent-host2.jsonl") windows from host2 after all"
 }
 
-what=${*:-classes agent analyzer ring}
+run_cli() {
+	local cs=$build/bin/pulse-cluster-serve rc
+	"$cs" >/dev/null 2>"$work/cli1"; rc=$?
+	[ $rc = 2 ] && grep -q "give one RUNDIR and --at DIR" "$work/cli1" || fail "cli: no arguments: exit $rc"
+	"$cs" "$work" --at "$work/x" 2>"$work/cli2"; rc=$?
+	[ $rc = 3 ] && grep -q "cluster.json" "$work/cli2" || fail "cli: not a run directory: exit $rc"
+	"$cs" "$work" --at "$work/x" --speed 0 2>"$work/cli3"; rc=$?
+	[ $rc = 2 ] && grep -q -- "--speed 0: expected" "$work/cli3" || fail "cli: --speed 0: exit $rc"
+	mkrun comp_slow
+	cp -r "$work/run-comp_slow" "$work/run-bad"
+	printf 'PULSEEVS-not' >"$work/run-bad/hosts/host0/mlx5_0.evs"
+	"$cs" "$work/run-bad" --at "$work/x" 2>"$work/cli4"; rc=$?
+	[ $rc = 3 ] && grep -q "mlx5_0.evs: not an event stream" "$work/cli4" || fail "cli: a bad .evs: exit $rc"
+	echo "live_cluster.sh: cli: usage (2), not a run directory (3), --speed 0 (2), a bad .evs (3): each said why"
+}
+
+what=${*:-cli classes agent analyzer ring}
 for w in $what; do
 	case $w in
 	classes) run_classes ;;
 	agent) run_agent_restart ;;
 	analyzer) run_analyzer_restart ;;
 	ring) run_ring ;;
+	cli) run_cli ;;
 	*) echo "live_cluster.sh: unknown part $w"; exit 2 ;;
 	esac
 done
