@@ -7,6 +7,9 @@
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
 AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c
+# the data-time watermark the server ticks on (in libpulse_analyzer.a for the program;
+# the test links the server against a test double of the state, so it takes it here)
+AN_CLOCK_SRCS := analyzer/watermark.c
 # analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
 ANALYZER_SERVER_LDLIBS := -lcjson
@@ -28,14 +31,14 @@ TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
 # (the server needs the cross-host QP join, wire/qp_join.c, in libpulse_wire)
 ifneq ($(filter wire/qp_join.c,$(WIRE_SRCS)),)
 $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_server.c \
-		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS)) \
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(AN_CLOCK_SRCS) $(ALINK_SRCS)) \
 		$(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/test_analyzer_server
 # the same under TSan (the link is called from several threads)
 $(BUILD)/tests/tsan/test_analyzer_server: $(call objs,tsan,tests/analyzer-wire/test_server.c \
-		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS))
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(AN_CLOCK_SRCS) $(ALINK_SRCS) $(WIRE_SRCS))
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) -lpthread
 TEST_PROGS += $(BUILD)/tests/tsan/test_analyzer_server
