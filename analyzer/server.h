@@ -50,6 +50,9 @@ struct an_srv_cfg {
 	uint32_t tick_ms;            /* how often the service looks at its timers (200) */
 	uint32_t silent_ms;          /* an agent silent this long (wall time) stops holding the
 	                              * watermark, so the others are analyzed (5000) */
+	uint32_t start_grace_ms;     /* after the first HELLO, nothing is analyzed for this
+	                              * long, so that the other agents (reconnecting after a
+	                              * restart of the analyzer) are there too (2000) */
 	uint32_t join_delay_ms;      /* a changed map is joined after this quiet time (100) */
 	uint64_t run_ns;             /* 0: until SIGTERM/SIGINT (or stop) */
 	uint32_t exit_after_byes;    /* >0: return once this many agents said BYE and
@@ -121,7 +124,7 @@ int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv
  * by the environment variable PULSE_ANALYZER_SERVER="key=value,..." with
  * keys max_conns, max_payload, out_cap, max_fps, flood_burst,
  * flood_close_s, read_per_turn, max_skew_ms, drop_skewed, hello_timeout_ms,
- * idle_timeout_ms, heartbeat_ms, tick_ms, silent_ms, join_delay_ms, run_ms,
+ * idle_timeout_ms, heartbeat_ms, tick_ms, silent_ms, start_grace_ms, join_delay_ms, run_ms,
  * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
 int an_serve(struct an_state *s, const char *listen_addr, FILE *log);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */

@@ -547,6 +547,8 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 	he->conn = c;
 	c->host = he;
 	c->version = hi;
+	if (!s->st.hellos)
+		pulse_wm_hold_until(s->wm, pulse_mono_ns() + (uint64_t)s->cfg.start_grace_ms * 1000000u);
 	pulse_wm_host(s->wm, he->name, pulse_mono_ns());
 	c->state = C_READY;
 	s->st.hellos++;

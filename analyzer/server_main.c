@@ -33,6 +33,7 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	c->heartbeat_ms = 1000;
 	c->tick_ms = 200;
 	c->silent_ms = 5000;
+	c->start_grace_ms = 2000;
 	c->join_delay_ms = 100;
 }
 
@@ -181,6 +182,7 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 		K("heartbeat_ms", heartbeat_ms, 1)
 		K("tick_ms", tick_ms, 1)
 		K("silent_ms", silent_ms, 1)
+		K("start_grace_ms", start_grace_ms, 1)
 		K("join_delay_ms", join_delay_ms, 1)
 		K("run_ms", run_ns, 1000000ull)
 		K("exit_after_byes", exit_after_byes, 1)

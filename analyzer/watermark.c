@@ -33,6 +33,7 @@ struct pulse_wm {
 	struct wm_host *hosts;
 	uint32_t nhosts, cap;
 	uint64_t mark;       /* the consumer's clock */
+	uint64_t hold_until; /* wall time before which nothing is released */
 	struct pulse_wm_stats st;
 };
 
@@ -188,8 +189,16 @@ static uint64_t watermark(struct pulse_wm *w, uint64_t wall_ns)
 	return m;
 }
 
+void pulse_wm_hold_until(struct pulse_wm *w, uint64_t wall_ns)
+{
+	if (wall_ns > w->hold_until)
+		w->hold_until = wall_ns;
+}
+
 uint64_t pulse_wm_advance(struct pulse_wm *w, uint64_t wall_ns)
 {
+	if (wall_ns < w->hold_until)
+		return 0;
 	uint64_t limit = watermark(w, wall_ns), n = 0;
 	while (release_one(w, limit))
 		n++;

@@ -62,6 +62,10 @@ int pulse_wm_push(struct pulse_wm *w, const char *host, const char *line, size_t
 		  uint64_t wall_ns);
 /* The host is done: it stops holding the watermark. */
 void pulse_wm_end(struct pulse_wm *w, const char *host);
+/* Releases nothing before wall time wall_ns: the hosts that will register are
+ * not all there yet (a service that just started: its agents connect one by
+ * one, and the first must not be analyzed alone). Later calls only extend. */
+void pulse_wm_hold_until(struct pulse_wm *w, uint64_t wall_ns);
 /* Releases every line the watermark allows at wall time wall_ns. Returns the
  * number of lines delivered. */
 uint64_t pulse_wm_advance(struct pulse_wm *w, uint64_t wall_ns);

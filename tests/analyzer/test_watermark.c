@@ -80,10 +80,14 @@ static void test_silent_and_late(void **st)
 	struct rec r = {0};
 	struct pulse_wm *w = pulse_wm_new(&ops, &r, 100); /* 100 ns of wall time */
 	pulse_wm_host(w, "a", 0);
-	pulse_wm_host(w, "b", 0);
+	pulse_wm_push(w, "a", WIN(50), strlen(WIN(50)), 0);
+	/* a service that just started holds everything for a while: b is coming */
+	pulse_wm_hold_until(w, 60);
+	assert_int_equal(pulse_wm_advance(w, 10), 0);
+	pulse_wm_host(w, "b", 20);
 	pulse_wm_push(w, "a", WIN(50), strlen(WIN(50)), 150);
 	assert_int_equal(pulse_wm_advance(w, 90), 0);  /* b may still send */
-	assert_int_equal(pulse_wm_advance(w, 200), 1); /* b silent (a is not): a goes on */
+	assert_int_equal(pulse_wm_advance(w, 200), 2); /* b silent (a is not): a goes on */
 	struct pulse_wm_stats s;
 	pulse_wm_stats(w, &s);
 	assert_int_equal(s.silent_events, 1);
