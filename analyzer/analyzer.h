@@ -196,9 +196,12 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 /* Live service (analyzer/server_*.c, H-ANSVC): serves agents on addr
  * ("HOST:PORT") feeding s until a signal. Returns the exit status. */
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
-/* The same, and/or job's records from NATS JetStream (bus: "nats://…", NULL: none).
- * Returns 0, 1 (could not start: logged), or 3 (another analyzer took the job's lease). */
+/* The same, and/or the job's records from NATS JetStream (bus: "nats://…",
+ * NULL: none), calling on_diag for each diagnosis as soon as it is made
+ * (NULL: logged). Returns 0, 1 (could not start: logged), or 3 (another
+ * analyzer took the job's lease). */
 int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
-		 const char *job, FILE *log);
+		 const char *job, FILE *log, void (*on_diag)(void *ctx, const struct an_diagnosis *d),
+		 void *ctx);
 
 #endif

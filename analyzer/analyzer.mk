@@ -14,7 +14,7 @@ CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
 ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyzer/window.c \
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
-	analyzer/report.c analyzer/timeline.c analyzer/replay.c
+	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm
@@ -50,6 +50,12 @@ $(BUILD)/tests/test_analyzer: $(call objs,asan,tests/analyzer/test_analyzer.c $(
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_analyzer
 
+$(BUILD)/tests/test_watermark: $(call objs,asan,tests/analyzer/test_watermark.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_watermark
+
 # End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
 # -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
 # simulator or the agent's replay is not there.
@@ -76,3 +82,13 @@ ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
 test: $(AN_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_ingest.sh
+
+# ---- fuzz target for the data-time watermark (include/pulse/watermark.h) ----
+WM_FUZZ_BIN := $(BUILD)/fuzz/fuzz_watermark
+$(WM_FUZZ_BIN): tests/fuzz/fuzz_watermark.c analyzer/watermark.c include/pulse/watermark.h
+	@mkdir -p $(@D)
+	$(CLANG) $(AN_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_watermark.c analyzer/watermark.c
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+test: $(WM_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_watermark.sh

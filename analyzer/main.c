@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -51,6 +52,23 @@ static void usage(FILE *f)
 		"  --verbose           log triggers and dropped lines on stderr\n"
 		"  --quiet             no progress lines\n"
 		"  --help              this text\n");
+}
+
+/* --listen: every verdict as it is made, with the wall clock it was made at
+ * (CLOCK_REALTIME) next to the data time it stands at, so that whoever
+ * watches can measure the latency from the onset. */
+static void live_verdict(void *ctx, const struct an_diagnosis *d)
+{
+	(void)ctx;
+	if (strcmp(d->localizer, "pulse"))
+		return; /* the OP-level baseline's verdicts are in the final report */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t wall = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	printf("LIVE VERDICT wall_ns=%" PRIu64 " data_ns=%" PRIu64 " onset_ns=%" PRIu64 "\n  ", wall,
+	       d->report_ns, d->onset_ns);
+	an_diag_print(d, stdout);
+	fflush(stdout);
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -165,7 +183,7 @@ int main(int argc, char **argv)
 	if (listen || bus) {
 		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
 		 * like a replay does. */
-		int src = an_serve_bus(s, listen, metrics, bus, job, stderr);
+		int src = an_serve_bus(s, listen, metrics, bus, job, stderr, live_verdict, NULL);
 		if (src == 1) {
 			an_state_free(s); /* could not listen: said why */
 			return 1;

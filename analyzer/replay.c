@@ -13,7 +13,8 @@
  * poll keep the host's latest key, so a record is never earlier than the
  * poll that delivered it (collection latency is part of the report). The
  * hosts' files are merged by key, and the analyzer's clock advances with
- * it (an_tick). */
+ * it (an_tick): the data-time watermark of include/pulse/watermark.h, the
+ * same clock the live service runs on. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 
 #include "an_internal.h"
 #include "pulse/cluster_run.h"
+#include "pulse/watermark.h"
 
 struct src {
 	char host[PULSE_OP_HOST_LEN];
@@ -40,7 +42,6 @@ struct src {
 	char *line;
 	size_t cap;
 	ssize_t len;
-	uint64_t key, last;
 	uint64_t lines;
 	int eof;
 };
@@ -251,39 +252,6 @@ static int run_agents(const struct an_replay_opts *o, const char *outdir, struct
 	return 0;
 }
 
-/* data-time key of one line, 0 when it carries none */
-static uint64_t num_after(const char *line, const char *key)
-{
-	const char *p = strstr(line, key);
-	if (!p)
-		return 0;
-	p += strlen(key);
-	if (*p == '"')
-		p++;
-	uint64_t v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	return v;
-}
-
-static uint64_t line_key(const char *line)
-{
-	const char *t = strstr(line, "\"type\":\"");
-	if (!t)
-		return 0;
-	t += 8;
-	if (!strncmp(t, "op\"", 3)) {
-		uint64_t e = num_after(line, "\"end_ns\":");
-		uint64_t c = num_after(line, "\"call_ns\":");
-		return e > c ? e : c;
-	}
-	if (!strncmp(t, "window\"", 7))
-		return num_after(line, "\"host_end_ns\":");
-	if (!strncmp(t, "hook_op\"", 8) || !strncmp(t, "hook_group\"", 11))
-		return num_after(line, "\"t_ns\":");
-	return 0;
-}
-
 static void src_next(struct src *x)
 {
 	x->len = getline(&x->line, &x->cap, x->f);
@@ -291,11 +259,28 @@ static void src_next(struct src *x)
 		x->eof = 1;
 		return;
 	}
-	uint64_t k = line_key(x->line);
-	if (k > x->last)
-		x->last = k;
-	x->key = x->last;
 	x->lines++;
+}
+
+/* The replay is the watermark's pull-driven case: the host it waits for
+ * gives its next line. */
+struct replay_ctx {
+	struct an_state *s;
+	uint64_t lines, bad;
+};
+
+static void wm_tick(void *ctx, uint64_t now_ns)
+{
+	an_tick(((struct replay_ctx *)ctx)->s, now_ns);
+}
+
+static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
+{
+	struct replay_ctx *r = ctx;
+	char lerr[256];
+	if (an_ingest(r->s, host, line, len, lerr, sizeof lerr) < 0)
+		r->bad++;
+	r->lines++;
 }
 
 int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, size_t errlen)
@@ -338,31 +323,41 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 		if (run_agents(o, outdir, srcs, n, err, errlen))
 			goto out;
 	}
+	struct replay_ctx rc_ = {.s = s};
+	static const struct pulse_wm_ops wm_ops = {.tick = wm_tick, .deliver = wm_deliver};
+	struct pulse_wm *wm = pulse_wm_new(&wm_ops, &rc_, 0);
+	if (!wm) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		srcs[i].f = fopen(srcs[i].path, "r");
-		if (!srcs[i].f) {
-			snprintf(err, errlen, "%s: %s", srcs[i].path, strerror(errno));
+		if (!srcs[i].f || pulse_wm_host(wm, srcs[i].host, 0) != i) {
+			snprintf(err, errlen, "%s: %s", srcs[i].path, srcs[i].f ? "host name too long" : strerror(errno));
+			pulse_wm_free(wm);
 			goto out;
 		}
-		src_next(&srcs[i]);
 	}
-	uint64_t lines = 0, bad = 0;
-	char lerr[256];
 	for (;;) {
-		int best = -1;
-		for (int i = 0; i < n; i++)
-			if (!srcs[i].eof && (best < 0 || srcs[i].key < srcs[best].key))
-				best = i;
-		if (best < 0)
-			break;
-		struct src *x = &srcs[best];
-		if (x->key > s->last_tick)
-			an_tick(s, x->key);
-		if (an_ingest(s, x->host, x->line, (size_t)x->len, lerr, sizeof lerr) < 0)
-			bad++;
-		lines++;
+		int need = pulse_wm_starving(wm);
+		if (need < 0) {
+			if (!pulse_wm_advance(wm, 0))
+				break;
+			continue;
+		}
+		struct src *x = &srcs[need];
 		src_next(x);
+		if (x->eof)
+			pulse_wm_end(wm, x->host);
+		else if (pulse_wm_push(wm, x->host, x->line, (size_t)x->len, 0)) {
+			snprintf(err, errlen, "out of memory");
+			pulse_wm_free(wm);
+			goto out;
+		}
 	}
+	pulse_wm_flush(wm);
+	pulse_wm_free(wm);
+	uint64_t lines = rc_.lines, bad = rc_.bad;
 	an_finish(s);
 	if (!o->quiet)
 		fprintf(stderr, "pulse-analyzer: replayed %" PRIu64 " lines from %d hosts (%" PRIu64

@@ -6,8 +6,10 @@
  * One thread, poll(2), nonblocking sockets. Each agent connection has a
  * streaming decoder (input bounded by the payload bound), an output buffer
  * with a cap, and a frame-rate bound. Agent lines (OP, CALLS, MAP, LINES)
- * go to an_ingest() under the host name of the connection's HELLO;
- * an_tick() runs every tick period at the analyzer's realtime. Each host's
+ * go under the host name of the connection's HELLO through the data-time
+ * watermark (include/pulse/watermark.h) to an_ingest(), and an_tick() runs
+ * at data time as the watermark advances, never at the analyzer's own clock,
+ * so that a live run and its replay decide alike. Each host's
  * latest hook_map is kept; when any changes, the cross-host QP join
  * (include/pulse/qp_join.h) runs over all of them and every connected host
  * whose part of the result changed gets a JOIN.
@@ -45,7 +47,12 @@ struct an_srv_cfg {
 	uint32_t hello_timeout_ms;   /* 5000 */
 	uint32_t idle_timeout_ms;    /* 30000: nothing received for this long: closed */
 	uint32_t heartbeat_ms;       /* told to the agents in HELLO_ACK (1000) */
-	uint32_t tick_ms;            /* an_tick period (200) */
+	uint32_t tick_ms;            /* how often the service looks at its timers (200) */
+	uint32_t silent_ms;          /* an agent silent this long (wall time) stops holding the
+	                              * watermark, so the others are analyzed (5000) */
+	uint32_t start_grace_ms;     /* after the first HELLO, nothing is analyzed for this
+	                              * long, so that the other agents (reconnecting after a
+	                              * restart of the analyzer) are there too (2000) */
 	uint32_t join_delay_ms;      /* a changed map is joined after this quiet time (100) */
 	uint64_t run_ns;             /* 0: until SIGTERM/SIGINT (or stop) */
 	uint32_t exit_after_byes;    /* >0: return once this many agents said BYE and
@@ -96,6 +103,7 @@ struct an_srv_stats {
 	uint64_t join_qps, join_paired, join_no_partner, join_ambiguous, join_not_connected;
 	/* analysis */
 	uint64_t ticks, diagnoses;
+	uint64_t wm_late, wm_held_max, wm_silent; /* watermark: lines late, most held, hosts silent */
 	uint64_t stats_requests;          /* SIGUSR1 */
 };
 /* One line "server: accepted=... ..." (no trailing newline added by callers). */
@@ -128,14 +136,16 @@ int an_serve_cfg(struct an_state *s, const struct an_srv_cfg *cfg, struct an_srv
  * by the environment variable PULSE_ANALYZER_SERVER="key=value,..." with
  * keys max_conns, max_payload, out_cap, max_fps, flood_burst,
  * flood_close_s, read_per_turn, max_skew_ms, drop_skewed, hello_timeout_ms,
- * idle_timeout_ms, heartbeat_ms, tick_ms, join_delay_ms, run_ms,
+ * idle_timeout_ms, heartbeat_ms, tick_ms, silent_ms, start_grace_ms, join_delay_ms, run_ms,
  * exit_after_byes (numbers) and job (a name); an unknown key is an error. */
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log);
-/* The same with the bus (NULL: none) and the job (NULL: the first HELLO's).
- * Returns 0, 1 (could not start: logged), or 3 (--bus: another analyzer
- * took the job's lease). */
+/* The same with the bus (NULL: none), the job (NULL: the first HELLO's),
+ * and on_diag called with each diagnosis as soon as it is made (NULL: it
+ * is logged). Returns 0, 1 (could not start: logged), or 3 (--bus: another
+ * analyzer took the job's lease). */
 int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
-		 const char *job, FILE *log);
+		 const char *job, FILE *log, void (*on_diag)(void *ctx, const struct an_diagnosis *d),
+		 void *ctx);
 /* The counters of the last an_serve / an_serve_cfg run (for --json). */
 const struct an_srv_stats *an_serve_last_stats(void);
 

@@ -8,6 +8,9 @@
 
 AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
+# the data-time watermark the server ticks on (in libpulse_analyzer.a for the program;
+# the test links the server against a test double of the state, so it takes it here)
+AN_CLOCK_SRCS := analyzer/watermark.c
 # analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
 ANALYZER_SERVER_LDLIBS = -lcjson $(OM_LDLIBS) $(BUSNATS_LDLIBS)
@@ -29,7 +32,7 @@ TEST_PROGS += $(BUILD)/tests/test_analyzer_wire
 # (the server needs the cross-host QP join, wire/qp_join.c, in libpulse_wire)
 ifneq ($(filter wire/qp_join.c,$(WIRE_SRCS)),)
 $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_server.c \
-		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS)) \
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(AN_CLOCK_SRCS) $(ALINK_SRCS)) \
 		$(BUILD)/lib/asan/libpulse_busnats.a $(BUILD)/lib/asan/libpulse_bus.a \
 		$(BUILD)/lib/asan/libpulse_wire.a $(BUILD)/lib/asan/libpulse_om.a
 	@mkdir -p $(@D)
@@ -37,7 +40,7 @@ $(BUILD)/tests/test_analyzer_server: $(call objs,asan,tests/analyzer-wire/test_s
 TEST_PROGS += $(BUILD)/tests/test_analyzer_server
 # the same under TSan (the link is called from several threads)
 $(BUILD)/tests/tsan/test_analyzer_server: $(call objs,tsan,tests/analyzer-wire/test_server.c \
-		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(ALINK_SRCS) $(WIRE_SRCS)) \
+		tests/analyzer-wire/fake_state.c $(AN_SERVER_SRCS) $(AN_CLOCK_SRCS) $(ALINK_SRCS) $(WIRE_SRCS)) \
 		$(BUILD)/lib/tsan/libpulse_busnats.a $(BUILD)/lib/tsan/libpulse_bus.a $(BUILD)/lib/tsan/libpulse_om.a
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS) $(OM_LDLIBS) $(BUSNATS_LDLIBS) -lpthread

@@ -1,6 +1,7 @@
 /* pulse-analyzer --bus nats://… --job J: the job's records from NATS
  * JetStream (bus/, include/pulse/bus.h) into the same state entry points
  * the TCP service uses (an_ingest_op for records, an_ingest for MAP lines),
+ * through the same data-time watermark (include/pulse/watermark.h) and
  * counted in the same line counters; the same tick (server_conn.c do_tick)
  * analyzes both. Each new diagnosis goes to the job's diagnosis subject
  * with its key as the message id, so a replay by another analyzer
@@ -21,35 +22,37 @@
 #include "pulse/bus.h"
 #include "pulse/clock_ns.h"
 #include "pulse/hex_id.h"
+#include "pulse/op_record.h"
+#include "pulse/watermark.h"
 #include "server_int.h"
 
-static void count(struct an_srv *s, int rc)
+/* Records and lines from the bus go through the same data-time watermark
+ * as the TCP service's (server_conn.c: wm_deliver, wm_deliver_rec count
+ * them when released), so that the bus, TCP and --replay decide on one
+ * clock. A held item that cannot be stored is counted as rejected. */
+static int held(struct an_srv *s, int rc)
 {
 	s->st.lines++;
-	if (rc == 0)
-		s->st.lines_used++;
-	else if (rc > 0)
-		s->st.lines_ignored++;
-	else
+	if (rc)
 		s->st.lines_rejected++;
+	return rc;
 }
 
 static int on_record(void *ctx, const char *host, const struct pulse_op_record *r)
 {
 	struct an_srv *s = ctx;
-	char err[256];
-	int rc = an_ingest_op(s->state, host, r, err, sizeof err);
-	count(s, rc);
-	return rc;
+	uint8_t buf[PULSE_OP_BIN_MAX];
+	size_t n = pulse_op_record_to_bin(r, buf, sizeof buf);
+	if (!n)
+		return held(s, -1);
+	uint64_t key = r->end_ns > r->call_ns ? r->end_ns : r->call_ns;
+	return held(s, pulse_wm_push_rec(s->wm, host, buf, n, key, pulse_mono_ns()));
 }
 
 static int on_line(void *ctx, const char *host, const char *line, size_t len)
 {
 	struct an_srv *s = ctx;
-	char err[256];
-	int rc = an_ingest(s->state, host, line, len, err, sizeof err);
-	count(s, rc);
-	return rc;
+	return held(s, pulse_wm_push(s->wm, host, line, len, pulse_mono_ns()));
 }
 
 static void blog(void *ctx, const char *level, const char *msg)

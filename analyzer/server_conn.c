@@ -266,8 +266,10 @@ static void conn_error(struct an_srv *s, struct conn *c, uint32_t code, const ch
 	/* linger: it reads the ERROR, we discard what it still sends */
 	if (c->state == C_READY && s->st.agents_now)
 		s->st.agents_now--;
-	if (c->host && c->host->conn == c)
+	if (c->host && c->host->conn == c) {
 		c->host->conn = NULL;
+		c->host->t_gone = pulse_mono_ns();
+	}
 	c->state = C_LINGER;
 	c->linger_until = pulse_mono_ns() + LINGER_NS;
 	conn_flush(s, c);
@@ -294,8 +296,10 @@ static void conn_kill(struct an_srv *s, struct conn *c)
 	if (c->state == C_READY && s->st.agents_now)
 		s->st.agents_now--;
 	c->state = C_DEAD;
-	if (c->host && c->host->conn == c)
+	if (c->host && c->host->conn == c) {
 		c->host->conn = NULL;
+		c->host->t_gone = pulse_mono_ns();
+	}
 	shutdown(c->fd, SHUT_RDWR);
 	close(c->fd);
 	c->fd = -1;
@@ -375,35 +379,46 @@ static void count_line(struct an_srv *s, struct conn *c, int rc, const char *wha
 
 static void ingest_lines(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
 {
-	char err[256];
 	size_t pos = 0, ll;
 	const char *line;
+	uint64_t now = pulse_mono_ns();
 	while (pulse_aw_lines_next(f->payload, f->h.length, &pos, &line, &ll)) {
 		s->st.lines++;
 		c->lines++;
-		err[0] = 0;
-		int rc = an_ingest(s->state, c->host->name, line, ll, err, sizeof err);
-		count_line(s, c, rc, pulse_aw_type_name(f->h.type), err);
+		if (pulse_wm_push(s->wm, c->host->name, line, ll, now)) {
+			s->st.lines_rejected++;
+			if (conn_logok(c))
+				srv_log(s, "warn", "agent %s: out of memory holding a line for the watermark; dropped",
+					c->host->name);
+		}
 	}
 }
 
-/* OPS (protocol version 2): binary records, straight into the state's
- * record entry point; counted as lines, like the JSON records they replace. */
+/* OPS (protocol version 2): binary records, through the watermark like the
+ * JSON lines they replace (decoded here for their data-time key, and again
+ * when released); counted as lines. */
 static void ingest_ops(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
 {
 	char err[256];
 	size_t pos = 0, rl;
 	const uint8_t *rec;
 	int rc;
+	uint64_t now = pulse_mono_ns();
 	while ((rc = pulse_aw_ops_next(f->payload, f->h.length, &pos, &rec, &rl, err, sizeof err)) == 1) {
 		s->st.lines++;
 		c->lines++;
 		err[0] = 0;
-		if (pulse_op_record_from_bin(rec, rl, s->rec, err, sizeof err) == 0)
-			rc = an_ingest_op(s->state, c->host->name, s->rec, err, sizeof err);
-		else
-			rc = -1;
-		count_line(s, c, rc, "OPS record", err);
+		if (pulse_op_record_from_bin(rec, rl, s->rec, err, sizeof err)) {
+			count_line(s, c, -1, "OPS record", err);
+			continue;
+		}
+		uint64_t key = s->rec->end_ns > s->rec->call_ns ? s->rec->end_ns : s->rec->call_ns;
+		if (pulse_wm_push_rec(s->wm, c->host->name, rec, rl, key, now)) {
+			s->st.lines_rejected++;
+			if (conn_logok(c))
+				srv_log(s, "warn", "agent %s: out of memory holding a record for the watermark; dropped",
+					c->host->name);
+		}
 	}
 	if (rc < 0) {
 		s->st.bad_payload++;
@@ -411,6 +426,76 @@ static void ingest_ops(struct an_srv *s, struct conn *c, const struct pulse_aw_f
 			srv_log(s, "warn", "agent %s: OPS frame %" PRIu32 ": %s; its other records dropped",
 				cname(c), f->h.seq, err);
 	}
+}
+
+/* The watermark releases a line: into the analyzer. */
+static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	err[0] = 0;
+	int rc = an_ingest(s->state, host, line, len, err, sizeof err);
+	if (rc == 0) {
+		s->st.lines_used++;
+	} else if (rc > 0) {
+		s->st.lines_ignored++;
+	} else {
+		s->st.lines_rejected++;
+		if (s->st.lines_rejected <= LOG_FIRST || s->st.lines_rejected % LOG_EVERY == 0)
+			srv_log(s, "warn", "agent %s: line rejected by the analyzer: %s", host,
+				err[0] ? err : "(no reason)");
+	}
+}
+
+/* The watermark releases a binary record (OPS): into the analyzer's
+ * record entry point. */
+static void wm_deliver_rec(void *ctx, const char *host, const void *rec, size_t len)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	err[0] = 0;
+	int rc = pulse_op_record_from_bin(rec, len, s->rec, err, sizeof err);
+	if (rc == 0)
+		rc = an_ingest_op(s->state, host, s->rec, err, sizeof err);
+	if (rc == 0) {
+		s->st.lines_used++;
+	} else if (rc > 0) {
+		s->st.lines_ignored++;
+	} else {
+		s->st.lines_rejected++;
+		if (s->st.lines_rejected <= LOG_FIRST || s->st.lines_rejected % LOG_EVERY == 0)
+			srv_log(s, "warn", "agent %s: record rejected by the analyzer: %s", host,
+				err[0] ? err : "(no reason)");
+	}
+}
+
+static void wm_tick(void *ctx, uint64_t now_ns)
+{
+	struct an_srv *s = ctx;
+	s->st.ticks++;
+	int n = an_tick(s->state, now_ns);
+	if (n <= 0)
+		return;
+	s->st.diagnoses += (uint64_t)n;
+	uint32_t total = 0;
+	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
+	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
+		srv_bus_diagnosis(s, &d[i]);
+		if (s->cfg.on_diagnosis)
+			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
+		else
+			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
+			     d[i].why);
+	}
+}
+
+static void wm_stats(struct an_srv *s)
+{
+	struct pulse_wm_stats w;
+	pulse_wm_stats(s->wm, &w);
+	s->st.wm_late = w.late;
+	s->st.wm_held_max = w.held_max;
+	s->st.wm_silent = w.silent_events;
 }
 
 /* The frame-rate bound: a token bucket per connection. Each data frame
@@ -526,9 +611,19 @@ static void on_hello(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		     he->conn->peer);
 		conn_error(s, he->conn, PULSE_AW_E_REPLACED, "a newer connection for host %s", h.host);
 	}
+	if (he->t_gone && !he->conn) {
+		struct pulse_wm_stats w;
+		pulse_wm_stats(s->wm, &w);
+		srv_log(s, "warn", "agent %s reconnected %.1f s after its connection ended: a gap in its data "
+				"(what its agent did not queue is missing; the analysis goes on at data time %.3f s)",
+			h.host, (double)(pulse_mono_ns() - he->t_gone) / 1e9, (double)w.mark_ns / 1e9);
+	}
 	he->conn = c;
 	c->host = he;
 	c->version = hi;
+	if (!s->st.hellos)
+		pulse_wm_hold_until(s->wm, pulse_mono_ns() + (uint64_t)s->cfg.start_grace_ms * 1000000u);
+	pulse_wm_host(s->wm, he->name, pulse_mono_ns());
 	c->state = C_READY;
 	s->st.hellos++;
 	if (++s->st.agents_now > s->st.agents_max)
@@ -666,6 +761,8 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		}
 		if (t == PULSE_AW_BYE) {
 			s->st.byes++;
+			if (c->host)
+				pulse_wm_end(s->wm, c->host->name);
 			srv_log(s, "info", "agent %s says BYE (%s%s%s) after %" PRIu64 " frames, %" PRIu64 " lines",
 			     cname(c), pulse_aw_err_name(st.code), st.text[0] ? ": " : "", st.text, c->frames,
 			     c->lines);
@@ -847,24 +944,13 @@ static void reap(struct an_srv *s)
 	s->nconns = j;
 }
 
+/* The analyzer's clock is the watermark: whatever it allows goes in, and
+ * an_tick runs at the data times it reaches (wm_tick). */
 static void do_tick(struct an_srv *s)
 {
-	s->st.ticks++;
-	int n = an_tick(s->state, pulse_real_ns());
+	pulse_wm_advance(s->wm, pulse_mono_ns());
+	wm_stats(s);
 	srv_metrics_update(s);
-	if (n <= 0)
-		return;
-	s->st.diagnoses += (uint64_t)n;
-	uint32_t total = 0;
-	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
-	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
-		srv_bus_diagnosis(s, &d[i]);
-		if (s->cfg.on_diagnosis)
-			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
-		else
-			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
-			     d[i].why);
-	}
 }
 
 struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, char *err,
@@ -901,9 +987,14 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		s->cfg.tick_ms = 200;
 	if (cfg->job)
 		snprintf(s->job, sizeof s->job, "%s", cfg->job);
+	static const struct pulse_wm_ops wm_ops = {.tick = wm_tick, .deliver = wm_deliver,
+						   .deliver_rec = wm_deliver_rec};
 	s->hosts = calloc(MAX_HOSTS, sizeof *s->hosts);
-	if (!s->hosts) {
+	s->wm = pulse_wm_new(&wm_ops, s, (uint64_t)s->cfg.silent_ms * 1000000u);
+	if (!s->hosts || !s->wm) {
 		snprintf(err, errlen, "out of memory");
+		pulse_wm_free(s->wm);
+		free(s->hosts);
 		free(s->rec);
 		free(s);
 		return NULL;
@@ -911,12 +1002,14 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 	if ((!cfg->listen && !cfg->bus) || (cfg->bus && (!cfg->job || !cfg->job[0]))) {
 		snprintf(err, errlen, cfg->bus ? "--bus needs the job to consume (--job)"
 					      : "nothing to serve: give --listen, --bus or both");
+		pulse_wm_free(s->wm);
 		free(s->hosts);
 		free(s->rec);
 		free(s);
 		return NULL;
 	}
 	if (cfg->listen && listen_on(s, cfg->listen, err, errlen)) {
+		pulse_wm_free(s->wm);
 		free(s->hosts);
 		free(s->rec);
 		free(s);
@@ -927,6 +1020,7 @@ struct an_srv *an_srv_new(struct an_state *st, const struct an_srv_cfg *cfg, cha
 		if (!pf || fprintf(pf, "%d\n", s->port) < 0 || fclose(pf)) {
 			snprintf(err, errlen, "--port-file %s: %s", cfg->port_file, strerror(errno));
 			close(s->lfd);
+			pulse_wm_free(s->wm);
 			free(s->hosts);
 			free(s->rec);
 			free(s);
@@ -1039,10 +1133,9 @@ int an_srv_step(struct an_srv *s, int timeout_ms)
 		s->join_due = 0;
 		srv_run_join(s);
 	}
-	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u) {
+	do_tick(s); /* cheap when the watermark has not moved */
+	if (now - s->t_tick >= (uint64_t)s->cfg.tick_ms * 1000000u)
 		s->t_tick = now;
-		do_tick(s);
-	}
 	reap(s);
 	if (srv_sig_usr1) {
 		srv_sig_usr1 = 0;
@@ -1063,6 +1156,9 @@ void an_srv_free(struct an_srv *s)
 {
 	if (!s)
 		return;
+	/* what the watermark still holds goes in: the report covers every line */
+	pulse_wm_flush(s->wm);
+	pulse_wm_free(s->wm);
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 		if (c->state == C_READY) {

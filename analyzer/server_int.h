@@ -20,6 +20,7 @@
 
 #include "pulse/analyzer_wire.h"
 #include "pulse/qp_join.h"
+#include "pulse/watermark.h"
 #include "server.h"
 
 #define MAX_HOSTS 4096
@@ -36,6 +37,7 @@ enum { C_NEW = 0, C_READY = 1, C_DEAD = 2, C_LINGER = 3 };
 struct host_ent {
 	char name[PULSE_AW_NAME_LEN];
 	struct conn *conn;           /* its current connection, or NULL */
+	uint64_t t_gone;             /* monotonic ns its last connection ended (0: never) */
 	/* its latest hook_map, parsed for the join */
 	struct pulse_join_qp *qps;
 	uint32_t nqps;
@@ -85,6 +87,8 @@ struct an_srv {
 	struct host_ent *hosts;
 	uint32_t nhosts;
 	struct an_srv_stats st;
+	struct pulse_wm *wm;         /* the analyzer's clock: lines wait here for the data-time
+	                              * watermark (include/pulse/watermark.h) */
 	uint64_t t_start, t_tick, join_due;
 	uint64_t join_gen;
 	int stop;

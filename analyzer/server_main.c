@@ -32,6 +32,8 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	c->idle_timeout_ms = 30000;
 	c->heartbeat_ms = 1000;
 	c->tick_ms = 200;
+	c->silent_ms = 5000;
+	c->start_grace_ms = 2000;
 	c->join_delay_ms = 100;
 	c->lease_ms = 3000;
 }
@@ -47,7 +49,7 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	X(lines_used) X(lines_ignored) X(lines_rejected) X(skew_events) X(skew_dropped)            \
 	X(agent_dropped) X(maps) X(map_bad) X(join_runs) X(joins_sent) X(join_oversize)            \
 	X(join_qps) X(join_paired) X(join_no_partner) X(join_ambiguous) X(join_not_connected)      \
-	X(ticks) X(diagnoses) X(stats_requests)
+	X(ticks) X(diagnoses) X(wm_late) X(wm_held_max) X(wm_silent) X(stats_requests)
 
 void an_srv_stats_print(FILE *f, const struct an_srv_stats *st)
 {
@@ -181,6 +183,8 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 		K("idle_timeout_ms", idle_timeout_ms, 1)
 		K("heartbeat_ms", heartbeat_ms, 1)
 		K("tick_ms", tick_ms, 1)
+		K("silent_ms", silent_ms, 1)
+		K("start_grace_ms", start_grace_ms, 1)
 		K("join_delay_ms", join_delay_ms, 1)
 		K("run_ms", run_ns, 1000000ull)
 		K("exit_after_byes", exit_after_byes, 1)
@@ -198,11 +202,12 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 
 int an_serve(struct an_state *s, const char *listen_addr, const char *metrics_listen, FILE *log)
 {
-	return an_serve_bus(s, listen_addr, metrics_listen, NULL, NULL, log);
+	return an_serve_bus(s, listen_addr, metrics_listen, NULL, NULL, log, NULL, NULL);
 }
 
 int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metrics_listen, const char *bus,
-		 const char *job, FILE *log)
+		 const char *job, FILE *log, void (*on_diag)(void *ctx, const struct an_diagnosis *d),
+		 void *ctx)
 {
 	struct an_srv_cfg c;
 	an_srv_cfg_default(&c);
@@ -212,6 +217,8 @@ int an_serve_bus(struct an_state *s, const char *listen_addr, const char *metric
 	if (job)
 		c.job = job;
 	c.log = log;
+	c.on_diagnosis = on_diag;
+	c.ctx = ctx;
 	if (env_cfg(&c, log ? log : stderr))
 		return 1;
 	return an_serve_cfg(s, &c, NULL);

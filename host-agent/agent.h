@@ -65,6 +65,8 @@ struct agent_opts {
 	const char *job;           /* --job ID */
 	const char *bus;           /* --bus nats://… (NATS JetStream, bus/) */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
+	const char *sim_clock;     /* --sim-clock FILE: a simulated host's clock (cluster server) */
+	double clock_rate;         /* host-clock ns per wall ns (1; --sim-clock: its rate) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 	const char *sysfs_root;    /* --sysfs-root DIR (NULL: /sys) */
 	int list_devices;          /* --list-devices */
@@ -96,18 +98,33 @@ void agent_log(const char *level, const char *fmt, ...) __attribute__((format(pr
  * own timestamps stay on the real clock. */
 uint64_t agent_realtime_ns(void);
 void agent_clock_set_virtual(uint64_t ns); /* 0: back to the real clock */
+/* A simulated host's clock (--sim-clock): realtime = real0 + (monotonic -
+ * mono0) x rate. Reads FILE (one line "pulse-sim-clock 1 REAL0 MONO0 RATE",
+ * written by pulse-cluster-serve). 0, or -1 with err. */
+int agent_clock_load_sim(const char *path, double *rate, char *err, size_t errlen);
+/* With a PHASE in the clock file (the host time of one of the simulated
+ * run's own polls): CLOCK_MONOTONIC of the next poll in phase with it, so
+ * that the live agent cuts the same windows as the recorded one; else 0. */
+uint64_t agent_clock_sim_align(uint64_t period_ns);
 uint64_t agent_mono_ns(void);
 
 /* ---- clock_sync.c ---- */
+#define CLOCK_SYNC_HIST 4
 struct clock_sync {
 	int valid;
 	int64_t offset_ns;   /* host CLOCK_REALTIME = NIC ns + offset */
-	uint64_t err_ns;     /* half the round trip of the POLL that set it */
+	uint64_t err_ns;     /* the error bound of that offset */
 	uint64_t max_err_ns; /* worst error seen */
 	uint64_t samples;
+	/* the last polls: a slow one (a busy host) does not replace the offset
+	 * of a fast one a few seconds older (the filter of NTP's clock filter) */
+	struct { int64_t offset_ns; uint64_t err_ns, mid_ns; } hist[CLOCK_SYNC_HIST];
+	uint32_t nhist;
 };
 /* Takes one POLL exchange: host send/receive times and the NIC's time at the
- * poll (the window end). The NIC time is taken as the midpoint. */
+ * poll (the window end). The NIC time is taken as the midpoint; the offset
+ * kept is that of the sample among the last CLOCK_SYNC_HIST with the smallest
+ * error once its age is charged at 50 ppm of drift. */
 void clock_sync_update(struct clock_sync *cs, uint64_t host_send_ns, uint64_t host_recv_ns,
 		       uint64_t nic_ns);
 uint64_t clock_sync_to_host(const struct clock_sync *cs, uint64_t nic_ns);

@@ -221,6 +221,11 @@ void assoc_qp(struct assoc *a, const struct assoc_qp *in)
 	if ((a->nqps_used + 1) * 2 > a->qp_cap && qp_grow(a))
 		return;
 	struct as_qp *q = qp_slot(a->qps, a->qp_cap, in->nic, in->qpn);
+	if (q->used && q->pid == in->pid && q->comm_id == in->comm_id && q->rank == in->rank &&
+	    q->remote_rank == in->remote_rank && q->remote_gpu == in->remote_gpu &&
+	    !strncmp(q->remote_host, in->remote_host ? in->remote_host : "", PULSE_OP_HOST_LEN - 1))
+		return; /* the same QP again (an analyzer's JOIN resent after a reconnect): its
+			 * operators in flight are left alone */
 	if (q->used) {
 		qp_unlink(a, q);
 	} else {

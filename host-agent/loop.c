@@ -51,7 +51,17 @@ static void handle_signals(struct agent *a)
 
 int agent_run(struct agent *a)
 {
-	const uint64_t period = a->opt.poll_ns;
+	/* in wall time: a simulated host clock (--sim-clock) may run faster */
+	const uint64_t period = a->opt.clock_rate > 0 ? (uint64_t)((double)a->opt.poll_ns / a->opt.clock_rate)
+							: a->opt.poll_ns;
+	/* a simulated host polls in phase with its recorded run (--sim-clock) */
+	uint64_t aligned = agent_clock_sim_align(a->opt.poll_ns);
+	if (aligned > agent_mono_ns()) {
+		struct timespec ts = {.tv_sec = (time_t)(aligned / 1000000000u),
+				      .tv_nsec = (long)(aligned % 1000000000u)};
+		while (!agent_sig_term && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
 	const uint64_t start = agent_mono_ns();
 	uint64_t k = 0;
 	sigset_t sigs;

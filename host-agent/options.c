@@ -53,6 +53,10 @@ static const char usage[] =
 "                      streams (pulse-analyzer --bus consumes them); queued while\n"
 "                      the servers are unreachable (64 MiB, drops counted)\n"
 "  --job ID            job id given to the analyzer and the bus (default \"default\")\n"
+"  --sim-clock FILE    this host's clock is a simulated one (pulse-cluster-serve writes\n"
+"                      FILE): host times come from it and the poll period is in its\n"
+"                      time, so a cluster replayed at N x real time is polled N x\n"
+"                      as often in wall time\n"
 "  --hang DUR          an operator not complete this long after its call (or first\n"
 "                      byte) is reported hung (default 5s); a replay can only report\n"
 "                      hangs its recording covers, so short runs need a short bound\n"
@@ -152,7 +156,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_HANG,
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_HANG, O_SIM_CLOCK,
 	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK
 };
 
@@ -185,6 +189,7 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"job", required_argument, 0, O_JOB},
 		{"bus", required_argument, 0, O_BUS},
 		{"hang", required_argument, 0, O_HANG},
+		{"sim-clock", required_argument, 0, O_SIM_CLOCK},
 		{"list-devices", no_argument, 0, O_LIST_DEVICES},
 		{"sysfs-root", required_argument, 0, O_SYSFS_ROOT},
 		{"netdev", required_argument, 0, O_NETDEV},
@@ -331,6 +336,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--analyzer", optarg, "must be HOST:PORT (e.g. 10.0.0.5:7070)");
 			o->analyzer = optarg;
 			break;
+		case O_SIM_CLOCK:
+			if (!*optarg)
+				return bad("--sim-clock", "''", "empty path");
+			o->sim_clock = optarg;
+			break;
 		case O_HANG:
 			if (agent_parse_duration(optarg, 1000000000, &v) || v < 1000000 ||
 			    v > 3600000000000ull)
@@ -386,8 +396,22 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				"combined with --sim or --device\n");
 		return 2;
 	}
+	o->clock_rate = 1;
+	if (o->sim_clock) {
+		char err[400];
+		if (o->replay_dir) {
+			fprintf(stderr, "pulse-host-agent: --sim-clock is for live operation against a "
+					"simulated cluster; a replay has its recorded clocks\n");
+			return 2;
+		}
+		if (agent_clock_load_sim(o->sim_clock, &o->clock_rate, err, sizeof err)) {
+			fprintf(stderr, "pulse-host-agent: %s\n", err);
+			return 2;
+		}
+	}
 	if (!timeout_set) {
-		uint64_t t = o->poll_ns / 4 / 1000000;
+		/* a quarter of the period in wall time */
+		uint64_t t = (uint64_t)((double)o->poll_ns / o->clock_rate) / 4 / 1000000;
 		o->timeout_ms = (uint32_t)(t < 20 ? 20 : t > 1000 ? 1000 : t);
 	}
 	return 0;

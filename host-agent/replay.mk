@@ -39,6 +39,31 @@ test: $(BUILD)/bin/pulse-run-trace
 # against pulse-analyzer --listen (skips while the analyzer is not built).
 TEST_SCRIPTS += tests/replay/agent_analyzer.sh
 
+# The live path, rehearsed (issue 18): small runs served by
+# pulse-cluster-serve at 4x to ASan agents and an ASan analyzer: live =
+# replay per failure class, an agent and the analyzer killed and
+# restarted, a training process killed (tools/live-cluster.sh).
+TEST_SCRIPTS += tests/replay/live_cluster.sh
+test: $(BUILD)/bin/pulse-cluster-serve $(BUILD)/bin/pulse-run-cluster $(BUILD)/bin/pulse-analyzer \
+	$(BUILD)/tests/pulse-analyzer-asan $(BUILD)/tests/pulse-host-agent-asan
+
+# make demo-live: the daemons at work on a simulated cluster (tools/demo-live.sh)
+.PHONY: demo-live
+demo-live: ensure-deps
+	@mkdir -p $(BUILD); printf 'demo-live: building (make all) ... '; \
+	if $(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1; then echo ok; \
+	else echo failed; cat $(BUILD)/demo-build.log; exit 1; fi
+	@tools/demo-live.sh
+
+# make bench-live: the paper's 64-GPU GPT served live at 1x real time
+# (BENCHMARKS.md, "The live path"): per-host agent CPU, analyzer CPU, the
+# wall-clock latency of the verdict from the onset.
+.PHONY: bench-live
+bench-live: $(BUILD)/bin/pulse-cluster-serve $(BUILD)/bin/pulse-run-cluster $(BUILD)/bin/pulse-host-agent \
+		$(BUILD)/bin/pulse-analyzer
+	@tools/bench-live.sh
+BENCH_TARGETS += bench-live
+
 # make bench-replay: a 64-GPU x 10-iteration run replayed end to end, against
 # the time the simulator took to write it.
 .PHONY: bench-replay

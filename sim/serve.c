@@ -1,9 +1,14 @@
 /* run_trace --serve: the simulated NIC. One firmware core instance, fed from
  * a capture paced in (scaled) real time, answers the mailbox protocol on a
  * Unix socket, so that a separate host agent process can poll it as if it
- * were a NIC. */
+ * were a NIC. The loop (sim_serve_nics) serves any number of such NICs,
+ * each from its own source (a table of functions): the capture here, a
+ * cluster run's event streams in pulse-cluster-serve (sim/cluster_serve.c). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include "pulse/clock_ns.h"
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +46,17 @@ struct serve_ctx {
 	uint64_t fed, passes, read_errors;
 	char err[1200];
 };
+
+volatile sig_atomic_t *sim_serve_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return &stop_flag;
+}
 
 static uint64_t cap_now(const struct serve_ctx *c)
 {
@@ -138,10 +154,24 @@ static void feed(struct serve_ctx *c, uint64_t now)
 	}
 }
 
-static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp,
-		  uint32_t resp_cap, uint32_t *resp_len)
+static uint64_t pcap_feed(void *ctx, uint64_t wall_ns)
 {
 	struct serve_ctx *c = ctx;
+	(void)wall_ns; /* the capture's clock is cap_now(): it starts with the first request */
+	if (!c->started)
+		return UINT64_MAX;
+	uint64_t now = cap_now(c);
+	feed(c, now);
+	if (!c->have_pkt)
+		return UINT64_MAX;
+	return pulse_mono_ns() + (uint64_t)((double)(c->pkt_ts - now) / c->o->speed);
+}
+
+static int pcap_answer(void *ctx, uint64_t wall_ns, const uint8_t *req, uint32_t req_len,
+		       uint8_t *resp, uint32_t resp_cap, uint32_t *resp_len)
+{
+	struct serve_ctx *c = ctx;
+	(void)wall_ns;
 	if (!c->started) {
 		/* The capture's clock starts with the first request, so that
 		 * nothing is sent before anyone can poll. */
@@ -157,6 +187,90 @@ static int handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp
 	pulse_fw_mailbox(c->n->fw, req, req_len, resp, resp_cap, resp_len,
 			 sim_nic_clock(&c->e, now));
 	return *resp_len ? 0 : -1;
+}
+
+static const struct sim_nic_src_ops pcap_ops = {.feed = pcap_feed, .answer = pcap_answer};
+
+/* ---- the loop ---- */
+
+static int served_handle(void *ctx, const uint8_t *req, uint32_t req_len, uint8_t *resp,
+			 uint32_t resp_cap, uint32_t *resp_len)
+{
+	struct sim_served_nic *n = ctx;
+	return n->ops->answer(n->ctx, pulse_mono_ns(), req, req_len, resp, resp_cap, resp_len);
+}
+
+int sim_served_nic_open(struct sim_served_nic *n, const char *path, const struct sim_nic_src_ops *ops,
+			void *ctx, char *err, size_t errlen)
+{
+	n->ops = ops;
+	n->ctx = ctx;
+	n->open = 0;
+	if (pulse_unix_server_open(&n->srv, path, PULSE_MB_MAX_MESSAGE)) {
+		snprintf(err, errlen, "%s", n->srv.last_error);
+		return -1;
+	}
+	n->open = 1;
+	return 0;
+}
+
+void sim_served_nic_close(struct sim_served_nic *n)
+{
+	if (n->open)
+		pulse_unix_server_close(&n->srv);
+	n->open = 0;
+}
+
+int sim_serve_nics(struct sim_served_nic *nics, unsigned n, volatile sig_atomic_t *stop,
+		   uint64_t exit_after_ns, int (*done)(void *ctx, uint64_t wall_ns), void *done_ctx,
+		   char *err, size_t errlen)
+{
+	struct pollfd *pfd = calloc(2 * (size_t)n + 1, sizeof *pfd);
+	if (!pfd) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	uint64_t start = pulse_mono_ns();
+	int rc = 0;
+	while (!*stop) {
+		uint64_t now = pulse_mono_ns(), next = now + 50000000u;
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t due = nics[i].ops->feed(nics[i].ctx, now);
+			if (due < next)
+				next = due;
+		}
+		/* every listening and connected socket of every NIC */
+		unsigned np = 0;
+		for (unsigned i = 0; i < n; i++) {
+			pfd[np++] = (struct pollfd){.fd = nics[i].srv.listen_fd, .events = POLLIN};
+			pfd[np++] = (struct pollfd){.fd = nics[i].srv.conn_fd, .events = POLLIN};
+		}
+		int wait = next <= now ? 0 : (int)((next - now + 999999u) / 1000000u);
+		if (poll(pfd, np, wait) < 0 && errno != EINTR) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			rc = -1;
+			break;
+		}
+		for (unsigned i = 0; i < n && !*stop; i++) {
+			if (!(pfd[2 * i].revents | pfd[2 * i + 1].revents))
+				continue;
+			if (pulse_unix_server_step(&nics[i].srv, 0, served_handle, &nics[i]) < 0) {
+				snprintf(err, errlen, "socket: %s",
+					 nics[i].srv.last_error[0] ? nics[i].srv.last_error : "poll failed");
+				rc = -1;
+				break;
+			}
+		}
+		if (rc)
+			break;
+		now = pulse_mono_ns();
+		if (exit_after_ns && now - start >= exit_after_ns)
+			break;
+		if (done && done(done_ctx, now))
+			break;
+	}
+	free(pfd);
+	return rc;
 }
 
 int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, size_t errlen)
@@ -192,20 +306,14 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 	}
 	next_pkt(&c);
 
-	struct pulse_unix_server srv;
-	if (pulse_unix_server_open(&srv, o->socket_path, PULSE_MB_MAX_MESSAGE)) {
-		snprintf(err, errlen, "%s", srv.last_error);
+	struct sim_served_nic srv;
+	if (sim_served_nic_open(&srv, o->socket_path, &pcap_ops, &c, err, errlen)) {
 		sim_emu_free(&c.e);
 		if (c.in_open)
 			sim_pcap_close(&c.in);
 		return SIM_EXIT_RUNTIME;
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sim_serve_signals();
 
 	char a[46];
 	struct sim_nic *nic = &t->nics[pick];
@@ -214,37 +322,20 @@ int sim_serve(struct sim_trace *t, const struct sim_serve_opts *o, char *err, si
 		pulse_roce_addr_str(t->hosts[nic->host].addr, a), nic->nqps,
 		(unsigned long long)nic->tx_pkts, o->socket_path, o->speed,
 		o->loop ? ", looping" : "");
-	uint64_t start = pulse_mono_ns();
 	int rc = SIM_EXIT_OK;
-	while (!stop_flag) {
-		int timeout = 50;
-		if (c.started) {
-			uint64_t now = cap_now(&c);
-			feed(&c, now);
-			if (c.have_pkt) {
-				double wait_ms = (double)(c.pkt_ts - now) / o->speed / 1e6;
-				timeout = wait_ms < 50 ? (int)wait_ms : 50;
-			}
-		}
-		if (pulse_unix_server_step(&srv, timeout, handle, &c) < 0) {
-			snprintf(err, errlen, "socket: %s", srv.last_error[0] ? srv.last_error : "poll failed");
-			rc = SIM_EXIT_RUNTIME;
-			break;
-		}
-		if (o->exit_after_ns && pulse_mono_ns() - start >= o->exit_after_ns)
-			break;
-	}
+	if (sim_serve_nics(&srv, 1, &stop_flag, o->exit_after_ns, NULL, NULL, err, errlen))
+		rc = SIM_EXIT_RUNTIME;
 	if (c.jumps)
 		fprintf(stderr, "run_trace: serve: %llu forward timestamp jumps, the longest %.3f s, each served as "
 				"%.3f s of silence\n",
 			(unsigned long long)c.jumps, (double)c.jump_max / 1e9, (double)serve_jump_keep(t) / 1e9);
 	fprintf(stderr, "run_trace: serve: stopping: %llu requests from %llu connections (%llu bad "
 			"frames, %llu dropped), %llu packets fed as %llu TX events over %llu passes\n",
-		(unsigned long long)srv.requests, (unsigned long long)srv.accepted,
-		(unsigned long long)srv.bad_frames, (unsigned long long)srv.dropped,
+		(unsigned long long)srv.srv.requests, (unsigned long long)srv.srv.accepted,
+		(unsigned long long)srv.srv.bad_frames, (unsigned long long)srv.srv.dropped,
 		(unsigned long long)c.fed, (unsigned long long)c.n->events,
 		(unsigned long long)c.passes);
-	pulse_unix_server_close(&srv);
+	sim_served_nic_close(&srv);
 	if (c.in_open)
 		sim_pcap_close(&c.in);
 	sim_emu_free(&c.e);

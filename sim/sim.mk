@@ -32,6 +32,16 @@ ALL += $(BUILD)/lib/libpulse_roce.a $(BUILD)/lib/libpulse_sim.a $(BUILD)/lib/lib
 	$(BUILD)/bin/pulse-run-trace
 INSTALL_BINS += $(BUILD)/bin/pulse-run-trace
 
+# pulse-cluster-serve: a run_cluster directory served live (sim/cluster_serve.h):
+# the serving loop of run_trace --serve, the hook's own ring writer.
+CLUSTER_SERVE_SRCS := sim/cluster_serve.c sim/serve_evs.c sim/serve_ranks.c
+$(BUILD)/bin/pulse-cluster-serve: $(call objs,obj,$(CLUSTER_SERVE_SRCS)) $(RUN_TRACE_LIBS) \
+		$(BUILD)/lib/libpulse_hookring.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(SIM_LDLIBS) -lrt
+ALL += $(BUILD)/bin/pulse-cluster-serve
+INSTALL_BINS += $(BUILD)/bin/pulse-cluster-serve
+
 # ---- tests ----
 SIM_ASAN_LIBS = $(BUILD)/lib/asan/libpulse_sim.a $(BUILD)/lib/asan/libpulse_unix.a \
 	$(BUILD)/lib/asan/libpulse_host.a $(BUILD)/lib/asan/libpulse_fw.a

@@ -89,6 +89,23 @@ static void test_clock_sync(void **st)
 	clock_sync_update(&cs, 5000, 4000, 10);
 	assert_int_equal(cs.err_ns, 0);
 	assert_int_equal(clock_sync_to_host(&cs, 10), 5000);
+
+	/* a slow poll a second later (a busy host: 400 us round trip, its
+	 * midpoint 1 us off) keeps the fast poll's offset, charged 50 ppm of
+	 * drift for its 1 s of age */
+	struct clock_sync f = {0};
+	clock_sync_update(&f, 1000000000, 1000000010, 1000);        /* off 999999005, err 5 */
+	clock_sync_update(&f, 2000000000, 2000400000, 1000250000); /* off 1000000000: 995 off */
+	assert_int_equal(f.offset_ns, 999999005);
+	assert_int_equal(f.err_ns, 5 + 1000 * 50);
+	/* a fast one replaces it; four polls on, the old one has left */
+	clock_sync_update(&f, 3000000000, 3000000002, 2000000000);
+	assert_int_equal(f.offset_ns, 1000000001);
+	assert_int_equal(f.err_ns, 1);
+	/* the NIC restarted with another clock: the history starts again */
+	clock_sync_update(&f, 4000000000, 4000400000, 7);
+	assert_int_equal(f.offset_ns, 4000199993);
+	assert_int_equal(f.err_ns, 200000);
 }
 
 /* A window with nflows flows of n epochs each. */
