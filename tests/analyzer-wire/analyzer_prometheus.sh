@@ -24,9 +24,16 @@ done
 [ -n "$port" ] && [ -n "$mport" ] || { echo "analyzer_prometheus.sh: the analyzer did not start"; cat "$work/an.log"; exit 1; }
 N=300
 "$cl" good "127.0.0.1:$port" hostP $N >"$work/cl.out" 2>&1 || bad "aw_client good: $(tail -n 1 "$work/cl.out")"
-sleep 0.5 # a tick: a fresh snapshot
-om_scrape "$mport"
 val() { sed -n "s/^$1 \([0-9.NaN]*\)$/\1/p" "$work/m1"; }
+# the records wait for the data-time watermark (and, after the first HELLO,
+# start_grace_ms: 2 s), then a tick renders a fresh snapshot
+for _ in $(seq 100); do
+	curl -s "http://127.0.0.1:$mport/metrics" >"$work/m1"
+	[ "$(val pulse_analyzer_records_total)" = $N ] && break
+	sleep 0.1
+done
+sleep 0.3 # one more tick: lag and counters of the same snapshot
+om_scrape "$mport"
 [ "$(val pulse_analyzer_records_total)" = $N ] && ok "curl: pulse_analyzer_records_total $N" ||
 	bad "curl: records_total $(val pulse_analyzer_records_total), want $N"
 [ "$(val pulse_analyzer_jobs_owned)" = 1 ] && ok "curl: one job owned" || bad "curl: jobs_owned $(val pulse_analyzer_jobs_owned)"

@@ -21,7 +21,7 @@ LEASE_MS=1500
 "$cl" pub "$NATS_URL" jobL host1 20 64 >/dev/null 2>&1 || bad "pub host1"
 "$cl" pub "$NATS_URL" jobL host2 10 64 >/dev/null 2>&1 || bad "pub host2"
 for i in 1 2 3; do
-	PULSE_ANALYZER_SERVER="lease_ms=$LEASE_MS" "$an" --bus "$NATS_URL" --job jobL \
+	PULSE_ANALYZER_SERVER="lease_ms=$LEASE_MS,silent_ms=200" "$an" --bus "$NATS_URL" --job jobL \
 		--metrics-listen 127.0.0.1:0 --quiet >"$work/an$i.out" 2>"$work/an$i.log" &
 	eval "pid$i=$!"
 	apids="$apids $!"
@@ -38,6 +38,9 @@ metric() { # I NAME: analyzer I's sample
 	eval "p=\$mport$1"
 	curl -s "http://127.0.0.1:$p/metrics" 2>/dev/null | sed -n "s/^$2 \([0-9.]*\)$/\1/p"
 }
+# (silent_ms: the job's agents have stopped publishing, so nothing newer will
+# come from any host; the records wait for the data-time watermark until the
+# hosts count as silent, 5 s by default)
 owner() { # the analyzer (1..3) that owns the job and has read RECORDS, or nothing
 	for i in 1 2 3; do
 		eval "alive=\$pid$i"
