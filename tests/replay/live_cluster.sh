@@ -79,6 +79,10 @@ no_asan() {
 degraded() { # dir -> prints the reason, status 0 when degraded
 	local d=$1 why=
 	grep -q "poll cycle overran" "$d"/agent-*.log && why="agent poll cycles overran"
+	# lines that reached the analyzer below its data-time clock: a host fell
+	# silent for the wall bound while the machine was busy (a replay never
+	# has those)
+	grep -q "wm_late=[1-9]" "$d"/an.log 2>/dev/null && why="lines late for the watermark (a host fell silent)"
 	python3 - "$d" <<'PY' && return 0
 import glob, json, sys
 bad = []
