@@ -428,13 +428,10 @@ static void ingest_ops(struct an_srv *s, struct conn *c, const struct pulse_aw_f
 	}
 }
 
-/* The watermark releases a line: into the analyzer. */
-static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
+/* What the state made of a line or record the watermark released, counted
+ * and, every so often, logged. */
+static void count_released(struct an_srv *s, const char *host, const char *what, int rc, const char *err)
 {
-	struct an_srv *s = ctx;
-	char err[256];
-	err[0] = 0;
-	int rc = an_ingest(s->state, host, line, len, err, sizeof err);
 	if (rc == 0) {
 		s->st.lines_used++;
 	} else if (rc > 0) {
@@ -442,13 +439,22 @@ static void wm_deliver(void *ctx, const char *host, const char *line, size_t len
 	} else {
 		s->st.lines_rejected++;
 		if (s->st.lines_rejected <= LOG_FIRST || s->st.lines_rejected % LOG_EVERY == 0)
-			srv_log(s, "warn", "agent %s: line rejected by the analyzer: %s", host,
+			srv_log(s, "warn", "agent %s: %s rejected by the analyzer: %s", host, what,
 				err[0] ? err : "(no reason)");
 	}
 }
 
-/* The watermark releases a binary record (OPS): into the analyzer's
- * record entry point. */
+/* The watermark releases a line: into the analyzer. */
+static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
+{
+	struct an_srv *s = ctx;
+	char err[256];
+	err[0] = 0;
+	count_released(s, host, "line", an_ingest(s->state, host, line, len, err, sizeof err), err);
+}
+
+/* The watermark releases a binary record (OPS, or the bus's): into the
+ * analyzer's record entry point. */
 static void wm_deliver_rec(void *ctx, const char *host, const void *rec, size_t len)
 {
 	struct an_srv *s = ctx;
@@ -457,16 +463,7 @@ static void wm_deliver_rec(void *ctx, const char *host, const void *rec, size_t 
 	int rc = pulse_op_record_from_bin(rec, len, s->rec, err, sizeof err);
 	if (rc == 0)
 		rc = an_ingest_op(s->state, host, s->rec, err, sizeof err);
-	if (rc == 0) {
-		s->st.lines_used++;
-	} else if (rc > 0) {
-		s->st.lines_ignored++;
-	} else {
-		s->st.lines_rejected++;
-		if (s->st.lines_rejected <= LOG_FIRST || s->st.lines_rejected % LOG_EVERY == 0)
-			srv_log(s, "warn", "agent %s: record rejected by the analyzer: %s", host,
-				err[0] ? err : "(no reason)");
-	}
+	count_released(s, host, "record", rc, err);
 }
 
 static void wm_tick(void *ctx, uint64_t now_ns)
