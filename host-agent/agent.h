@@ -257,7 +257,6 @@ void jsonl_event(const struct agent_nic *n, const char *event, const char *detai
  * or NULL (unlocked) when there is none. jsonl_end flushes and unlocks. */
 FILE *jsonl_begin(void);
 void jsonl_end(void);
-void jsonl_put_str(FILE *f, const char *s);
 
 /* ---- qp_map.c ---- */
 #include "pulse/hook_record.h"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pulse/json_put.h"
 #include "agent.h"
 
 static const char *platform_name(uint32_t p)
@@ -31,21 +32,6 @@ static const char *platform_name(uint32_t p)
 	case PULSE_PLATFORM_DOCA_DPA: return "doca-dpa";
 	default: return "unknown";
 	}
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -93,7 +79,7 @@ long agent_dump(const struct agent *a, const char *dir, char *err, size_t errlen
 	for (int k = 0; k < a->nnics; k++) {
 		const struct agent_nic *n = &a->nics[k];
 		fprintf(j, "%s\n    {\"nic\": ", k ? "," : "");
-		json_str(j, n->name);
+		pulse_json_put_str(j, n->name);
 		fprintf(j, ", \"platform\": \"%s\", \"windows\": [", platform_name(n->hello.platform));
 		int first = 1;
 		for (uint32_t i = 0; i < r->count; i++) {

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pulse/json_put.h"
 #include "agent.h"
 #include "probe.h"
 #include "assoc.h"
@@ -254,7 +255,7 @@ static void put_fixed(FILE *f, const char *s, size_t n)
 		n = sizeof buf - 1;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	jsonl_put_str(f, buf);
+	pulse_json_put_str(f, buf);
 }
 
 static void write_record(FILE *f, const struct pulse_hook_record *r)

@@ -63,7 +63,8 @@ TEST_PROGS += $(BUILD)/tests/test_rdma
 # libFuzzer target (clang only) for the netlink and sysfs parsers; the
 # sources are compiled straight into the fuzzer with its flags.
 HA_FUZZ_BIN := $(BUILD)/fuzz/fuzz_host_netlink
-HA_FUZZ_SRCS := host-agent/link_watch.c host-agent/rdma_res.c host-agent/rdma_sysfs.c host-agent/log.c
+HA_FUZZ_SRCS := host-agent/link_watch.c host-agent/rdma_res.c host-agent/rdma_sysfs.c host-agent/log.c \
+	wire/json_put.c
 $(HA_FUZZ_BIN): tests/fuzz/fuzz_host_netlink.c $(HA_FUZZ_SRCS) $(wildcard host-agent/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -std=c11 -g -O1 -Iinclude $(NL_CFLAGS) -fsanitize=fuzzer,address,undefined \

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "pulse/json_put.h"
 
 static FILE *out_f;
 static const char *out_path;
@@ -112,22 +113,8 @@ void jsonl_end(void)
 	pthread_mutex_unlock(&out_lock);
 }
 
-void jsonl_put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
-#define put_str jsonl_put_str
+#define put_str pulse_json_put_str
 #define gap_names agent_gap_names
 
 void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,

@@ -83,7 +83,6 @@ int rdma_parse_pci_addr(const char *s, char out[16]);
 /* Copies src into dst (len bytes), cut short if need be; always terminated. */
 void rdma_copy(char *dst, size_t len, const char *src);
 /* s as a JSON string (quoted, escaped). */
-void rdma_json_str(FILE *f, const char *s);
 /* log: one line per problem (level "warn"/"info"); NULL: silent. */
 typedef void (*rdma_log_fn)(const char *level, const char *msg);
 /* Fills inv from ROOT/class/infiniband (ROOT: "/sys" or a fixture tree):

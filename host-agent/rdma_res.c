@@ -21,6 +21,7 @@
 #include <netlink/socket.h>
 #include <rdma/rdma_netlink.h>
 
+#include "pulse/json_put.h"
 #include "agent.h"
 #include "rdma.h"
 #include "rdma_res.h"
@@ -428,7 +429,7 @@ void rdma_res_reconcile(const struct rdma_qp_ent *e, uint32_t n, struct qp_map *
 			const struct rdma_qp_ent *q = &e[i];
 			fputs(first ? "{\"dev\":" : ",{\"dev\":", f);
 			first = 0;
-			rdma_json_str(f, q->dev);
+			pulse_json_put_str(f, q->dev);
 			fprintf(f, ",\"port\":%u,\"qpn\":%u,\"pid\":%u,\"type\":\"%s\",\"state\":\"%s\"", q->port,
 				q->lqpn, q->pid, qp_type_name(q->type), qp_state_name(q->state));
 			if (q->has_rqpn)

@@ -171,21 +171,6 @@ int rdma_parse_pci_addr(const char *s, char out[16])
 
 /* ---- sysfs reading ---- */
 
-void rdma_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 void rdma_copy(char *dst, size_t len, const char *src)
 {
 	if (!len)

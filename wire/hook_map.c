@@ -12,6 +12,7 @@
 
 #include "pulse/hex_id.h"
 #include "pulse/hook_map.h"
+#include "pulse/json_put.h"
 #include "pulse/qp_join.h"
 
 static const char *const how_names[] = { "unknown", "init_rank", "init_rank_config", "init_all",
@@ -43,20 +44,6 @@ static int name_index(const char *const *names, size_t n, const char *s)
 
 /* ---- encoding ---- */
 
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 /* a fixed-size field that may fill its array without a NUL */
 static void put_fixed(FILE *f, const char *s, size_t n)
@@ -66,7 +53,7 @@ static void put_fixed(FILE *f, const char *s, size_t n)
 		n = sizeof buf - 1;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	put_str(f, buf);
+	pulse_json_put_str(f, buf);
 }
 
 static void put_id(FILE *f, const char *key, uint64_t v, int known)
@@ -114,7 +101,7 @@ int pulse_hook_map_write(FILE *f, const struct pulse_hook_map *m)
 		memcpy(dev, q->dev, sizeof dev);
 		dev[sizeof dev - 1] = '\0';
 		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
-		put_str(f, dev);
+		pulse_json_put_str(f, dev);
 		fprintf(f, ",\"port\":%u,\"qpn\":%u,\"state\":\"%s\",\"pid\":%u,\"tid\":%u", q->port, q->qpn,
 			pulse_hook_map_state_name(q->state), q->pid, q->tid);
 		put_id(f, "comm_id", q->comm_id, q->has_comm);

@@ -9,6 +9,7 @@
 #   hex_id.c     64-bit hex ids, for all of them (include/pulse/hex_id.h)
 #   host_event.c link events and configuration findings (include/pulse/host_event.h)
 #   json_dec.c   the checked field reading those codecs share (wire/json_dec.h)
+#   json_put.c   the JSON string escaper of every hand-written JSON line (include/pulse/json_put.h)
 #   bus_msg.c    the NATS bus's names, message ids and record messages
 #                (include/pulse/bus_msg.h; libpulse_bus.a, with libzstd)
 # Tests: test_op_record, test_op_record_bin, fuzz_op_record_bin, test_bus_msg,
@@ -19,7 +20,7 @@
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
 WIRE_SRCS := wire/op_record.c wire/op_record_bin.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c \
-	wire/host_event.c wire/json_dec.c
+	wire/host_event.c wire/json_dec.c wire/json_put.c
 WIRE_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_wire,$(WIRE_SRCS))
@@ -40,11 +41,11 @@ HM_FUZZ_BIN := $(BUILD)/fuzz/fuzz_hook_map
 HM_FUZZ_FLAGS := -std=c11 -O1 -g -Iinclude $(WIRE_PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
-$(HM_FUZZ_BIN): tests/fuzz/fuzz_hook_map.c wire/hook_map.c wire/hex_id.c wire/qp_join.c \
-		include/pulse/hook_map.h include/pulse/hex_id.h
+$(HM_FUZZ_BIN): tests/fuzz/fuzz_hook_map.c wire/hook_map.c wire/hex_id.c wire/qp_join.c wire/json_put.c \
+		include/pulse/hook_map.h include/pulse/hex_id.h include/pulse/json_put.h
 	@mkdir -p $(@D)
 	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_hook_map.c wire/hook_map.c \
-		wire/hex_id.c wire/qp_join.c $(WIRE_LDLIBS)
+		wire/hex_id.c wire/qp_join.c wire/json_put.c $(WIRE_LDLIBS)
 test: $(HM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/wire/fuzz_hook_map.sh
