@@ -151,6 +151,8 @@ struct an_comm {
 	uint64_t records;
 	int xpending;            /* some instance waits for its transfer check, */
 	uint64_t xlo, xhi;       /* all of them within these seqs */
+	uint64_t xdue;           /* none of them is due before this data time (a lower bound:
+	                          * the checks are skipped until then) */
 };
 
 /* Calls seen on hook_op lines, per process and communicator (the mapping

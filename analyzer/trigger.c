@@ -131,6 +131,9 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 			  struct an_rec *r)
 {
 	if (in && r->npeers) {
+		uint64_t due = in->last_end + s->cfg.settle_ns;
+		if (!c->xpending || due < c->xdue)
+			c->xdue = due;
 		in->xdirty = 1;
 		if (!c->xpending || in->seq < c->xlo)
 			c->xlo = in->seq;
@@ -520,7 +523,9 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 {
 	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
 		struct an_comm *c = s->comms[ci];
-		if (!c->xpending)
+		/* (the analyzer ticks at every new data time: without xdue every
+		 * tick walked the instances still within their settle time) */
+		if (!c->xpending || (!s->finishing && now < c->xdue))
 			continue;
 		c->xpending = 0;
 		/* only the seqs that were marked (the ring holds AN_HIST of them) */
@@ -531,6 +536,8 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 			if (!in->used || in->seq != q || !in->xdirty || in->hung)
 				continue;
 			if (!s->finishing && in->last_end + s->cfg.settle_ns > now) {
+				if (!c->xpending || in->last_end + s->cfg.settle_ns < c->xdue)
+					c->xdue = in->last_end + s->cfg.settle_ns;
 				if (!c->xpending)
 					next_lo = q;
 				c->xpending = 1;
