@@ -162,7 +162,9 @@ struct an_call {
 	uint64_t seq, t, group_id, count;
 	uint64_t key;            /* the instance: a group's first member's seq */
 	uint8_t op;
+	uint8_t head;            /* the first call of its group (or alone) */
 	int32_t peer;
+	uint32_t pair;           /* sends to (receives from) peer before it; UINT32_MAX: none */
 };
 struct an_proc {
 	int host;
@@ -172,6 +174,8 @@ struct an_proc {
 	uint32_t n, pos;
 	uint64_t max_seq, last_t;
 	int any;
+	uint32_t *pairs;         /* [2 peer + (receive)]: calls so far, state.c pair_next */
+	uint32_t npairs;
 };
 
 /* One QP of one host: its mapping (hook_map) and the bytes the agent's
@@ -409,6 +413,7 @@ uint64_t an_period_ns(const struct an_state *s);
 const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone);
 /* complete, or complete without RDMA traffic */
 int an_rec_finished(const struct an_rec *r);
+int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint64_t key, const struct an_rec *r);
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count);
 /* A link of host h that went down at or before t and has not come back up
  * since (the last such), or NULL. */

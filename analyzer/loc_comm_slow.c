@@ -141,12 +141,22 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
  * ends); the node that is an end of most of them, and whose own transfers
  * are mostly slow, is the culprit. With one group of two ranks both ends
  * tie: both are named, unless another group of one of them clears it. */
+/* slow transfers before the shares count from the first of them: the
+ * three samples every rule needs */
+#define AN_EDGE_MIN 3
 struct edge {
 	int from, to;
 	double rate;
 	const struct an_rec *rec;
 	const struct an_comm *c;
 };
+
+static int edge_end_before(int a, int b, const int *slow, const int *tot)
+{
+	if (slow[a] != slow[b])
+		return slow[a] > slow[b];
+	return (double)slow[a] / tot[a] > (double)slow[b] / tot[b];
+}
 
 /* observed: the OP-level variant (the per-P2P observed-rate outlier by
  * which the paper's SOTA reaches machine level, §D.11/D.12): a
@@ -208,18 +218,32 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	for (uint32_t i = 0; i < n; i++)
 		t[i] = e[i].rate;
 	double G = an_median(t, n);
+	/* the transfers count from the first slow one on: the window reaches
+	 * back before the onset, and a node that is an end of every transfer
+	 * (the root of a one-to-all) would have its slow ones diluted by the
+	 * normal ones before them. One time for all nodes, so that none gains
+	 * by a late first slow transfer; with fewer than AN_EDGE_MIN slow
+	 * ones, the whole window (two slow transfers are no onset). */
+	uint64_t from = UINT64_MAX;
 	int nslow = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		tot[e[i].from]++;
-		tot[e[i].to]++;
-		if (e[i].rate * AN_ACTIVE_OUTLIER < G) {
-			slow[e[i].from]++;
-			slow[e[i].to]++;
-			srate[e[i].from] += e[i].rate;
-			srate[e[i].to] += e[i].rate;
-			nslow++;
-		}
+		if (e[i].rate * AN_ACTIVE_OUTLIER >= G)
+			continue;
+		slow[e[i].from]++;
+		slow[e[i].to]++;
+		srate[e[i].from] += e[i].rate;
+		srate[e[i].to] += e[i].rate;
+		nslow++;
+		if (e[i].rec->start < from)
+			from = e[i].rec->start;
 	}
+	if (nslow < AN_EDGE_MIN)
+		from = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (e[i].rec->start >= from) {
+			tot[e[i].from]++;
+			tot[e[i].to]++;
+		}
 	if (getenv("PULSE_ANALYZER_DEBUG")) {
 		fprintf(stderr, "edges: %u, median %.1f Gb/s, %d slow\n", n, G, nslow);
 		for (int j = 0; j < nn; j++)
@@ -232,10 +256,10 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	for (int j = 0; j < nn; j++) {
 		if (slow[j] * 2 < nslow)
 			continue; /* an end of at least half of the slow transfers */
-		double fj = (double)slow[j] / tot[j];
-		if (best < 0 || fj > (double)slow[best] / tot[best])
+		/* the end of the most slow transfers, then the most often slow */
+		if (best < 0 || edge_end_before(j, best, slow, tot))
 			second = best, best = j;
-		else if (second < 0 || fj > (double)slow[second] / tot[second])
+		else if (second < 0 || edge_end_before(j, second, slow, tot))
 			second = j;
 	}
 	if (best < 0)

@@ -95,7 +95,7 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone;
-			if (an_rec_finished(an_call_record(c, rank, key, &gone)) || gone ||
+			if (an_rec_done(s, c, rank, key, an_call_record(c, rank, key, &gone)) || gone ||
 			    an_member_silent(c, rank, x->op, x->count))
 				continue;
 			hop_add(&v, &n, &cap, an_comm_index_of(s, c), key, x->t);
@@ -116,7 +116,7 @@ static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *
 	m->rec = rec;
 	if (rec) {
 		m->called = 1;
-		m->complete = an_rec_finished(rec);
+		m->complete = an_rec_done(s, c, r, key, rec);
 		m->op = rec->op;
 		m->count = rec->count;
 		m->has_sig = 1;
@@ -141,7 +141,7 @@ static void member_state(struct an_state *s, struct an_comm *c, struct an_inst *
 			m->called = 1;
 			if (!m->call_t || x->t < m->call_t)
 				m->call_t = x->t;
-			if (!m->has_sig || x->seq == key) {
+			if (!m->has_sig || x->head) {
 				if (!rec) {
 					m->op = x->group_id ? PULSE_OP_GROUP : x->op;
 					m->count = x->count;
@@ -202,7 +202,7 @@ static int node_in_call(struct an_state *s, int node)
 			uint64_t key = an_call_key(p, &p->calls[k]);
 			int gone;
 			const struct an_rec *r = an_call_record(c, rank, key, &gone);
-			if (gone || an_rec_finished(r) || (!r && an_member_silent(c, rank, p->calls[k].op, p->calls[k].count)))
+			if (gone || an_rec_done(s, c, rank, key, r) || (!r && an_member_silent(c, rank, p->calls[k].op, p->calls[k].count)))
 				continue; /* recorded long ago, or finished, or nothing to show */
 			if (an_is_builtin(p->calls[k].op) && comm_moved_on(c, key))
 				continue; /* a collective the others finished: so did this rank (its record

@@ -96,6 +96,17 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
 };
 
+/* d names one machine, and it is among those held names */
+static int one_of(const struct an_diagnosis *d, const struct an_diagnosis *held)
+{
+	if (d->nsuspects != 1 || d->level != AN_LEVEL_MACHINE)
+		return 0;
+	for (uint32_t i = 0; i < held->nsuspects; i++)
+		if (!strcmp(d->suspects[0].host, held->suspects[i].host))
+			return 1;
+	return 0;
+}
+
 int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *who,
 		   const struct an_method *m, size_t n)
 {
@@ -104,6 +115,12 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 	int g[6];
 	count_groups(s, &w, g);
 	int added = 0;
+	/* A verdict that names several machines (the two ends of a slow
+	 * transfer) is held while the later methods may tell them apart: one
+	 * of them named alone, by any method, is taken instead; anything else
+	 * leaves the held one. */
+	struct an_diagnosis held;
+	int holding = 0;
 	for (size_t i = 0; i < n; i++) {
 		/* a fresh diagnosis each: what a method wrote before its evidence
 		 * failed is not the next one's */
@@ -113,9 +130,19 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 			continue;
 		if (m[i].step)
 			m[i].step(s, g, &d);
+		if (holding && !one_of(&d, &held))
+			continue;
+		if (!holding && d.nsuspects > 1 && d.level == AN_LEVEL_MACHINE && i + 1 < n) {
+			held = d;
+			holding = 1;
+			continue;
+		}
+		holding = 0;
 		added = an_diag_commit(s, &d);
 		break;
 	}
+	if (holding)
+		added = an_diag_commit(s, &held);
 	an_window_free(&w);
 	return added;
 }

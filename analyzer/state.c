@@ -408,6 +408,8 @@ void an_state_free(struct an_state *s)
 	free(s->diags);
 	free(s->qpw);
 	free(s->hmap);
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		free(s->procs[i].pairs);
 	free(s->procs);
 	free(s->qps);
 	free(s);
@@ -627,6 +629,39 @@ static struct an_proc *proc_get(struct an_state *s, int host, uint32_t pid, uint
 	return p;
 }
 
+/* The how-manieth send to (or receive from) this peer the call is: NCCL
+ * pairs the n-th send from A to B with the n-th receive on B from A,
+ * whatever each rank's seq (an all-to-one root receives from every peer
+ * in one group: seven seqs for each sender's one). */
+static uint32_t pair_next(struct an_proc *p, uint8_t op, int32_t peer)
+{
+	if ((op != PULSE_HOOK_OP_SEND && op != PULSE_HOOK_OP_RECV) || peer < 0 || peer >= AN_MAX_RANKS)
+		return UINT32_MAX;
+	uint32_t need = 2 * ((uint32_t)peer + 1);
+	if (need > p->npairs) {
+		uint32_t cap = p->npairs ? p->npairs : 16;
+		while (cap < need)
+			cap *= 2;
+		uint32_t *x = realloc(p->pairs, cap * sizeof *x);
+		if (!x)
+			return UINT32_MAX;
+		memset(x + p->npairs, 0, (cap - p->npairs) * sizeof *x);
+		p->pairs = x;
+		p->npairs = cap;
+	}
+	return p->pairs[2 * (uint32_t)peer + (op == PULSE_HOOK_OP_RECV)]++;
+}
+
+static const struct an_proc *proc_find(const struct an_state *s, int host, uint32_t pid, uint64_t comm)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->host == host && p->pid == pid && p->comm == comm)
+			return p;
+	}
+	return NULL;
+}
+
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k)
 {
 	(void)p;
@@ -643,6 +678,51 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 int an_rec_finished(const struct an_rec *r)
 {
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
+}
+
+/* Finished, for rank's record r of the instance key in c. A call of
+ * receives only has nothing on its own NIC, so its record says "no
+ * traffic" at the agent's next poll whether the data came or not: it is
+ * over when the sends it receives are. While a peer has not made the
+ * matching send (the n-th to this rank), or its send has not finished,
+ * the rank is still inside the call (an all-to-one root waiting for a
+ * sender that stopped): a link of a wait chain, not where it ends. A
+ * matching send no longer in the calls kept is taken as finished. */
+int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint64_t key, const struct an_rec *r)
+{
+	if (!an_rec_finished(r))
+		return 0;
+	if (r->status != PULSE_OP_NO_TRAFFIC || r->node < 0)
+		return 1;
+	const struct an_node *nd = &s->nodes[r->node];
+	const struct an_proc *p = proc_find(s, nd->host, nd->pid, c->id);
+	if (!p)
+		return 1;
+	for (uint32_t k = 0; k < p->n; k++) {
+		const struct an_call *x = &p->calls[k];
+		if (x->key != key)
+			continue;
+		if (x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
+		    x->peer == rank || c->m[x->peer].node < 0)
+			return 1;
+		const struct an_node *pn = &s->nodes[c->m[x->peer].node];
+		const struct an_proc *q = proc_find(s, pn->host, pn->pid, c->id);
+		if (!q)
+			return 1;
+		/* the sender never made the matching send: waiting for it */
+		if ((uint32_t)rank * 2 + 1 >= q->npairs || q->pairs[2 * (uint32_t)rank] <= x->pair)
+			return 0;
+		for (uint32_t j = 0; j < q->n; j++) {
+			const struct an_call *y = &q->calls[j];
+			if (y->op != PULSE_HOOK_OP_SEND || y->peer != rank || y->pair != x->pair)
+				continue;
+			int gone;
+			const struct an_rec *sr = an_call_record(c, x->peer, y->key, &gone);
+			if (!gone && (!sr || sr->status != PULSE_OP_COMPLETE))
+				return 0;
+		}
+	}
+	return 1;
 }
 
 /* A transfer long enough for its peak epoch to be its path's capacity:
@@ -725,10 +805,13 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 	}
 	/* a group member inherits the group's first seq from the previous call */
 	uint64_t key = seq;
+	int head = 1;
 	if (gid && p->n) {
 		const struct an_call *prev = &p->calls[(p->pos + AN_CALLS - 1) % AN_CALLS];
-		if (prev->group_id == gid)
+		if (prev->group_id == gid) {
 			key = prev->key;
+			head = 0;
+		}
 	}
 	struct an_call *k = &p->calls[p->pos];
 	p->pos = (p->pos + 1) % AN_CALLS;
@@ -737,6 +820,7 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 	memset(k, 0, sizeof *k);
 	k->seq = seq;
 	k->key = key;
+	k->head = (uint8_t)head;
 	k->t = t;
 	k->group_id = gid;
 	k->peer = -1;
@@ -747,6 +831,7 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 		k->count = (uint64_t)v;
 	if (!num_of(o, "root_peer", -1, 1 << 24, &v))
 		k->peer = (int32_t)v;
+	k->pair = pair_next(p, k->op, k->peer);
 	if (seq > p->max_seq || !p->any)
 		p->max_seq = seq;
 	p->any = 1;
@@ -923,10 +1008,11 @@ static int ingest_op_rec(struct an_state *s, int host, const struct pulse_op_rec
 		c->custom = 1;
 
 	/* the instance */
-	struct an_inst *in = &c->hist[r->seq % AN_HIST];
-	if (in->used && in->seq != r->seq) {
-		if (in->seq > r->seq) {
-			snprintf(err, errlen, "op record: seq %" PRIu64 " older than the history kept", r->seq);
+	uint64_t key = r->seq;
+	struct an_inst *in = &c->hist[key % AN_HIST];
+	if (in->used && in->seq != key) {
+		if (in->seq > key) {
+			snprintf(err, errlen, "op record: seq %" PRIu64 " older than the history kept", key);
 			s->st.op_dup++;
 			goto out;
 		}
@@ -940,14 +1026,14 @@ static int ingest_op_rec(struct an_state *s, int host, const struct pulse_op_rec
 			goto out;
 		}
 		in->used = 1;
-		in->seq = r->seq;
+		in->seq = key;
 		in->op = r->op;
 		in->sig = sig_index(c, r->op, r->count);
 	}
 	struct an_rec *old = in->recs[r->rank];
 	if (old && !(old->status != PULSE_OP_COMPLETE && r->status == PULSE_OP_COMPLETE)) {
 		s->st.op_dup++;
-		snprintf(err, errlen, "op record: duplicate for rank %d seq %" PRIu64, r->rank, r->seq);
+		snprintf(err, errlen, "op record: duplicate for rank %d seq %" PRIu64, r->rank, key);
 		rc = 1;
 		goto out;
 	}
@@ -962,7 +1048,7 @@ static int ingest_op_rec(struct an_state *s, int host, const struct pulse_op_rec
 	a->status = r->status;
 	a->par = r->parallelism;
 	a->algo = r->algo;
-	a->seq = r->seq;
+	a->seq = key;
 	a->group_id = r->group_id;
 	a->count = r->count;
 	a->call = r->call_ns;
