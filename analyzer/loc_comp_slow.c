@@ -42,6 +42,15 @@ static uint64_t rec_start(const struct an_rec *r)
 	return r->start ? r->start : 0;
 }
 
+/* When a rank got to an operator: its first byte, or its call. A
+ * built-in collective's first bytes wait for the ring (each rank's first
+ * send waits for its receiver, and a small one moves in one epoch once
+ * the last rank is in), so there only the calls say who came late. */
+static uint64_t rec_time(const struct an_rec *r, int by_call)
+{
+	return by_call ? r->call : rec_start(r);
+}
+
 static int siblings(const struct an_state *s, const struct an_comm *c, int *out, int max)
 {
 	int n = 0;
@@ -175,22 +184,22 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
 
 /* The median, over up to 16 earlier instances of group c, of how much
  * later rank k started than the median of the others. */
-static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, double *sd)
+static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, uint8_t op, int by_call, double *sd)
 {
 	double v[16];
 	int nv = 0;
 	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= seq; back++) {
 		struct an_inst *y = an_inst_find(c, seq - back);
-		if (!y || !y->recs[k] || y->op != PULSE_OP_GROUP || !rec_start(y->recs[k]))
+		if (!y || !y->recs[k] || y->op != op || !rec_time(y->recs[k], by_call))
 			continue;
 		double o[512];
 		int n = 0;
 		for (int32_t j = 0; j < c->nranks && n < 512; j++)
-			if (j != k && y->recs[j] && rec_start(y->recs[j]))
-				o[n++] = (double)rec_start(y->recs[j]);
+			if (j != k && y->recs[j] && rec_time(y->recs[j], by_call))
+				o[n++] = (double)rec_time(y->recs[j], by_call);
 		if (n < 2)
 			continue;
-		v[nv++] = (double)rec_start(y->recs[k]) - an_median(o, (size_t)n);
+		v[nv++] = (double)rec_time(y->recs[k], by_call) - an_median(o, (size_t)n);
 	}
 	if (nv < 3)
 		return NAN;
@@ -305,20 +314,25 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	}
 	/* custom collectives (all-to-all as P2P groups): each rank's P2Ps start
 	 * with its own kernel, so the ranks of one instance are comparable:
-	 * the rank that starts latest against the others' median (§7.2.4) */
+	 * the rank that starts latest against the others' median (§7.2.4).
+	 * So are the ranks of a built-in collective: in a group with too few
+	 * siblings to compare with (a job of one DP group), the same test. */
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
-		if (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in))
+		int sib[AN_MIN_SIBS];
+		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 3 &&
+			   siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
+		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in)))
 			continue;
 		double st[512];
 		int32_t rk[512];
 		int n = 0;
 		for (int32_t k = 0; k < c->nranks && n < 512; k++) {
 			const struct an_rec *r = in->recs[k];
-			if (!r || r->status != PULSE_OP_COMPLETE || !rec_start(r))
+			if (!r || r->status != PULSE_OP_COMPLETE || !rec_start(r) || !rec_time(r, lone))
 				continue;
-			st[n] = (double)rec_start(r);
+			st[n] = (double)rec_time(r, lone);
 			rk[n++] = k;
 		}
 		if (n < 3)
@@ -337,10 +351,14 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * makes some ranks late every time: that is the schedule, not an
 		 * onset) */
 		double usual_sd = 0;
-		double usual = inst_usual_lateness(c, in->seq, rk[hi], &usual_sd);
+		double usual = inst_usual_lateness(c, in->seq, rk[hi], in->op, lone, &usual_sd);
 		if (isnan(usual))
 			continue; /* no history for this group yet */
 		int64_t dl = (int64_t)(st[hi] - med - usual);
+		if (getenv("PULSE_ANALYZER_DEBUG2"))
+			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms usual %.3f sd %.3f sig %d\n",
+				an_node_host(s, r->node), in->seq, rk[hi], (double)dl / 1e6, usual / 1e6, usual_sd / 1e6,
+				delay_significant(s, r, dl));
 		if ((r->call < w->cause0 && r->start < w->cause0) || !delay_significant(s, r, dl))
 			continue;
 		/* within the measured spread of this rank's lateness (routing
@@ -364,7 +382,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			bnode = r->node;
 			brank = rk[hi];
 			bseq = in->seq;
-			binst = 1;
+			binst = lone ? 2 : 1;
 		}
 	}
 	if (!best)
@@ -433,9 +451,10 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	if (binst)
 		snprintf(d->why, sizeof d->why,
 			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
-			 "sent its first byte %.2f ms after the median of the other %d ranks of the same "
-			 "operator: the machine computes slowly%s",
-			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank, (double)bdelay / 1e6, bn,
+			 "%s %.2f ms after the median of the other %d ranks of the same "
+			 "operator, past its usual lateness: the machine computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank,
+			 binst == 2 ? "was called" : "sent its first byte", (double)bdelay / 1e6, bn,
 			 d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
 	else
 		snprintf(d->why, sizeof d->why,
