@@ -93,3 +93,11 @@ ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
 test: $(WM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_watermark.sh
+
+# ---- where in the iteration (analyzer/critical_path.c, issue 16 part 2) ----
+$(BUILD)/tests/test_critical_path: $(call objs,asan,tests/analyzer/test_critical_path.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_critical_path
+TEST_SCRIPTS += tests/analyzer/where_venus.sh

@@ -745,6 +745,11 @@ static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval 
 		return 0;
 	double span = an_cp_solve(w->v, n);
 	double fixed = an_cp_solve(w->v2, n);
+	if (getenv("CPDBG"))
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "v%d t%d r%d k%d mb%d k2 %d mb2 %d meas %d dur %.3f slack %.3f es %.3f\n", i,
+				w->m[i].type, w->m[i].rank, w->m[i].kind, w->m[i].mb, w->m[i].kind2, w->m[i].mb2,
+				w->m[i].measured, w->v[i].dur / 1e6, w->v[i].slack / 1e6, w->v[i].es / 1e6);
 	double cost = span - fixed;
 	int critical = cost >= 0.2 * sum && cost > 5e3;
 	/* the part named: the most slowed on the critical path (absorbed: the
@@ -934,6 +939,32 @@ int an_where_find(const struct an_state *s, const struct an_diagnosis *d, struct
 		}
 	}
 	return w->found;
+}
+
+int an_where_query(const struct an_state *s, const char *host_gpu, struct an_where *w, char *err, size_t errlen)
+{
+	const char *colon = host_gpu ? strrchr(host_gpu, ':') : NULL;
+	char *end = NULL;
+	long gpu = colon ? strtol(colon + 1, &end, 10) : -1;
+	if (!colon || colon == host_gpu || (size_t)(colon - host_gpu) >= PULSE_OP_HOST_LEN || !end || *end ||
+	    end == colon + 1 || gpu < 0 || gpu > 4095) {
+		snprintf(err, errlen, "expected HOST:GPU (e.g. host3:1), got \"%s\"", host_gpu ? host_gpu : "");
+		return -1;
+	}
+	struct an_diagnosis *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	d->cls = AN_COMP_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	d->nsuspects = 1;
+	memcpy(d->suspects[0].host, host_gpu, (size_t)(colon - host_gpu));
+	d->suspects[0].gpu = (int32_t)gpu;
+	d->suspects[0].rank = -1;
+	an_where_find(s, d, w);
+	free(d);
+	return 0;
 }
 
 void an_where_format(const struct an_where *w, char *buf, size_t n)

@@ -80,6 +80,10 @@ struct an_where {
 /* The answer for diagnosis d (fail-slow, machine level, a suspect in a
  * pipeline); w->found 0 with w->note otherwise. Reads s only. */
 int an_where_find(const struct an_state *s, const struct an_diagnosis *d, struct an_where *w);
+/* The same for a GPU no verdict names ("HOST:GPU"): where its slowdown lies,
+ * against the sibling pipelines. Returns 0 (w filled, w->found 0 with a
+ * note when nothing stands out), -1 with err on a bad argument. */
+int an_where_query(const struct an_state *s, const char *host_gpu, struct an_where *w, char *err, size_t errlen);
 /* One line for the text report ("forward of micro-batch 2 on stage 1 of 2:
  * on the critical path, +3.1 ms ..."). */
 void an_where_format(const struct an_where *w, char *buf, size_t n);
