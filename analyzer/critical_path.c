@@ -418,7 +418,7 @@ static int dag_build(const struct cp_pipe *p, int it, struct an_cp_vertex *v, st
 {
 	int n = 0;
 	/* xfer vertex per (sender stage, dir, mb) */
-	static __thread int xf[AN_PP_MAX_STAGES][2][AN_PP_MAX_MB];
+	int xf[AN_PP_MAX_STAGES][2][AN_PP_MAX_MB];
 	int grp_recv[CP_MAXV][3]; /* group vertex: receives (from stage, dir, mb) */
 	memset(xf, -1, sizeof xf);
 	for (int s = 0; s < p->P; s++) {
@@ -643,11 +643,42 @@ struct cp_work {
 	struct cp_part p2[CP_MAXV];
 	double samples[CP_MAXV][8];
 	int nsamples[CP_MAXV];
+	/* per vertex: the baselines' durations (the DAG of one schedule has
+	 * the same vertices in the same order in every pipeline) */
+	double vsamples[CP_MAXV][8];
+	int nvsamples[CP_MAXV];
+	double e[CP_MAXV];
+	/* the pipeline's measured 1F1B span in the baselines */
+	double spans[8];
+	int nspans;
 };
 
-/* expected time of each part: the median over the baselines' same part */
-static void add_samples(struct cp_work *w, int np, const struct cp_part *base, int nb)
+/* the measured span of an iteration's DAG: its first measured start to its
+ * last measured end (a group's end: its last arrival) */
+static double measured_span(const struct cpv *m, int n)
 {
+	double a = 0, b = 0;
+	for (int i = 0; i < n; i++) {
+		if (m[i].type != V_GRP && !m[i].measured)
+			continue;
+		if (m[i].t0 > 0 && (a == 0 || m[i].t0 < a))
+			a = m[i].t0;
+		if (m[i].t1 > b)
+			b = m[i].t1;
+	}
+	return a > 0 && b > a ? b - a : 0;
+}
+
+/* expected time of each part: the median over the baselines' same part;
+ * of each vertex: the median over the baselines' same vertex */
+static void add_samples(struct cp_work *w, int n, int n2, int np, const struct cp_part *base, int nb)
+{
+	for (int i = 0; n2 == n && i < n; i++)
+		if (w->m2[i].measured && w->m2[i].type == w->m[i].type && w->nvsamples[i] < 8)
+			w->vsamples[i][w->nvsamples[i]++] = w->v2[i].dur;
+	double sp = measured_span(w->m2, n2);
+	if (n2 == n && sp > 0 && w->nspans < 8)
+		w->spans[w->nspans++] = sp;
 	for (int i = 0; i < np; i++) {
 		const struct cp_part *a = &w->parts[i];
 		for (int j = 0; j < nb; j++) {
@@ -694,13 +725,14 @@ static int suspect_node(const struct an_state *s, const struct an_suspect *x)
 /* analysis of one pipeline iteration against its expected part times */
 struct cp_eval {
 	int kind, mb, critical, nslow, part;
-	double excess, cost, slack, span, rel, purity;
+	double excess, cost, slack, span, rel, purity, grew;
 	uint64_t h0, h1;
 };
 
-static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval *e)
+static int evaluate(struct cp_work *w, int n, int np, struct cp_eval *e)
 {
-	double exc[5] = { 0 }, exp_[5] = { 0 };
+	double exc[5] = { 0 }, exp_[5] = { 0 }, relsum[5] = { 0 };
+	int nrel[5] = { 0 };
 	double ex[CP_MAXV];
 	for (int i = 0; i < np; i++) {
 		ex[i] = NAN;
@@ -710,13 +742,24 @@ static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval 
 		ex[i] = w->parts[i].t - med;
 		exc[w->parts[i].kind] += ex[i];
 		exp_[w->parts[i].kind] += med;
+		if (med > 0) {
+			relsum[w->parts[i].kind] += ex[i] / med;
+			nrel[w->parts[i].kind]++;
+		}
 	}
 	int best = 0;
 	double brel = 0.10; /* at least 10% slower than expected over the iteration */
 	for (int k = 1; k <= 4; k++) {
 		if (exp_[k] <= 0 || exc[k] < 20e3)
 			continue;
+		/* the kind's excess over its expected time, or the mean of its
+		 * parts' relative excess, whichever is larger: a run whose send
+		 * waited for its receiver holds a long expected time, and a
+		 * slowdown before it shortens that wait (it comes out faster),
+		 * which would hide the slowed parts in the sum */
 		double rel = exc[k] / exp_[k];
+		if (nrel[k] && relsum[k] / nrel[k] > rel)
+			rel = relsum[k] / nrel[k];
 		if (rel > brel) {
 			brel = rel;
 			best = k;
@@ -729,7 +772,15 @@ static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval 
 		if (exc[k] > 0)
 			all += exc[k];
 	e->purity = all > 0 ? exc[best] / all : 0;
-	/* the slowed parts of that kind, given back their expected time */
+	/* The what-if on the expected schedule: every vertex at its
+	 * baselines' median (the measured one where none), then the slowed
+	 * parts of that kind at their measured time. Measured times of the
+	 * other vertices would count the waits the slowdown itself caused
+	 * (a send waits for its receiver) as their own work. */
+	for (int i = 0; i < n; i++) {
+		w->e[i] = w->nvsamples[i] ? median_of(w->vsamples[i], w->nvsamples[i]) : w->v[i].dur;
+		w->v[i].dur = w->e[i];
+	}
 	memcpy(w->v2, w->v, (size_t)n * sizeof *w->v);
 	double sum = 0;
 	int ns = 0, top = -1;
@@ -737,28 +788,35 @@ static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval 
 		if (w->parts[i].kind != best || isnan(ex[i]) || ex[i] <= 0.05 * (w->parts[i].t - ex[i]) ||
 		    ex[i] < 10e3)
 			continue;
-		w->v2[w->parts[i].v].dur -= ex[i];
+		w->v2[w->parts[i].v].dur += ex[i];
 		sum += ex[i];
 		ns++;
 	}
 	if (!ns)
 		return 0;
-	double span = an_cp_solve(w->v, n);
-	double fixed = an_cp_solve(w->v2, n);
-	if (getenv("CPDBG"))
-		for (int i = 0; i < n; i++)
-			fprintf(stderr, "v%d t%d r%d k%d mb%d k2 %d mb2 %d meas %d dur %.3f slack %.3f es %.3f\n", i,
-				w->m[i].type, w->m[i].rank, w->m[i].kind, w->m[i].mb, w->m[i].kind2, w->m[i].mb2,
-				w->m[i].measured, w->v[i].dur / 1e6, w->v[i].slack / 1e6, w->v[i].es / 1e6);
-	double cost = span - fixed;
-	int critical = cost >= 0.2 * sum && cost > 5e3;
+	double base = an_cp_solve(w->v, n);
+	double span = an_cp_solve(w->v2, n);
+	double cost = span - base;
+	/* The DAG knows no receiver gating (a send starts when its receiver
+	 * has posted its buffers, which the records do not show apart from the
+	 * sender's compute), so its cost can fall short; what the pipeline's
+	 * measured span grew by over its baselines is the other witness.
+	 * Absorbed only when both say the slowdown cost (nearly) nothing. */
+	double grew = NAN;
+	if (w->nspans) {
+		double sp = measured_span(w->m, n);
+		grew = sp - median_of(w->spans, w->nspans);
+	}
+	double worst = isnan(grew) || grew < cost ? cost : grew;
+	int critical = worst >= 0.2 * sum && worst > 5e3;
+	e->grew = grew;
 	/* the part named: the most slowed on the critical path (absorbed: the
 	 * most slowed) */
 	double bx = 0;
 	for (int i = 0; i < np; i++) {
 		if (w->parts[i].kind != best || isnan(ex[i]) || ex[i] <= 0)
 			continue;
-		int on = w->v[w->parts[i].v].slack < 1e3;
+		int on = w->v2[w->parts[i].v].slack < 1e3;
 		if (critical && !on)
 			continue;
 		if (ex[i] > bx) {
@@ -768,14 +826,13 @@ static int evaluate(struct cp_work *w, int n, int np, int stage, struct cp_eval 
 	}
 	if (top < 0)
 		return 0;
-	(void)stage;
 	e->kind = best;
 	e->mb = w->parts[top].mb;
 	e->critical = critical;
 	e->nslow = ns;
 	e->excess = sum;
 	e->cost = cost;
-	e->slack = w->v2[w->parts[top].v].slack;
+	e->slack = w->v[w->parts[top].v].slack; /* before it was slowed */
 	e->span = span;
 	e->rel = brel;
 	e->part = top;
@@ -824,15 +881,14 @@ static int where_one(const struct an_state *s, const struct an_diagnosis *d, uin
 	}
 	struct cp_work *wk = malloc(sizeof *wk);
 	struct cp_eval best = { 0 };
-	int have = 0, used_sib = nsib >= 2;
+	int have = 0, best_sib = 0;
 	uint64_t onset = d->onset_ns;
 	for (int it = p.first; wk && it < p.first + p.niter; it++) {
 		int n = dag_build(&p, it, wk->v, wk->m, CP_MAXV);
 		if (n <= 0)
 			continue;
 		double anchor = iter_anchor(&p, 0, it + p.rk[0].off);
-		if (onset && anchor + (double)p.rk[0].skew + 0 < (double)onset - 0 &&
-		    it + 1 < p.first + p.niter) {
+		if (onset && anchor + (double)p.rk[0].skew < (double)onset && it + 1 < p.first + p.niter) {
 			/* an iteration that ended before the onset is no evidence */
 			double nxt = iter_anchor(&p, 0, it + 1 + p.rk[0].off);
 			if (nxt > 0 && nxt + (double)p.rk[0].skew < (double)onset)
@@ -840,7 +896,22 @@ static int where_one(const struct an_state *s, const struct an_diagnosis *d, uin
 		}
 		int np = parts_of(wk->m, wk->v, n, stage, wk->parts, CP_MAXV);
 		memset(wk->nsamples, 0, sizeof wk->nsamples);
-		if (used_sib) {
+		memset(wk->nvsamples, 0, sizeof wk->nvsamples);
+		wk->nspans = 0;
+		/* The baseline: the pipeline's own earlier iterations when two lie
+		 * before the onset (a query: two earlier ones), else the sibling
+		 * pipelines. Its own history cancels the clock offsets between its
+		 * hosts (the analyzer estimates them from collectives of three ranks
+		 * or more only); siblings serve a fault present from the start. */
+		int own = 0, all_before = it - p.first;
+		for (int j = p.first; j < it; j++) {
+			double a = iter_anchor(&p, 0, j + 1 + p.rk[0].off);
+			own += onset && a > 0 && a + (double)p.rk[0].skew < (double)onset;
+		}
+		int use_sib = onset ? own < 2 && nsib >= 2 : all_before < 2 && nsib >= 2;
+		if (!use_sib && !(onset ? own : all_before) && nsib)
+			use_sib = 1;
+		if (use_sib) {
 			for (int k = 0; k < nsib; k++) {
 				/* the sibling's iteration that starts nearest this one */
 				int bi = -1;
@@ -859,23 +930,28 @@ static int where_one(const struct an_state *s, const struct an_diagnosis *d, uin
 				if (n2 <= 0)
 					continue;
 				int nb = parts_of(wk->m2, wk->v2, n2, stage, wk->p2, CP_MAXV);
-				add_samples(wk, np, wk->p2, nb);
+				add_samples(wk, n, n2, np, wk->p2, nb);
 			}
 		} else {
-			/* the pipeline's own iterations before the onset */
-			for (int j = p.first; j < it; j++) {
+			/* the pipeline's own earlier iterations: those before the
+			 * onset, else (a fault from the start, or a query) all
+			 * earlier ones: their median holds while fewer than half
+			 * of them are slowed */
+			int before = own;
+			for (int j = it - 1; j >= p.first && wk->nvsamples[0] < 8; j--) {
 				double a = iter_anchor(&p, 0, j + 1 + p.rk[0].off);
-				if (!onset || a <= 0 || a + (double)p.rk[0].skew >= (double)onset)
+				if (before && (a <= 0 || a + (double)p.rk[0].skew >= (double)onset))
 					continue;
 				int n2 = dag_build(&p, j, wk->v2, wk->m2, CP_MAXV);
 				if (n2 <= 0)
 					continue;
 				int nb = parts_of(wk->m2, wk->v2, n2, stage, wk->p2, CP_MAXV);
-				add_samples(wk, np, wk->p2, nb);
+				add_samples(wk, n, n2, np, wk->p2, nb);
 			}
 		}
 		struct cp_eval e = { 0 };
-		if (evaluate(wk, n, np, stage, &e) && (!have || e.excess > best.excess)) {
+		if (evaluate(wk, n, np, &e) && (!have || e.excess > best.excess)) {
+			best_sib = use_sib;
 			best = e;
 			have = 1;
 		}
@@ -885,7 +961,7 @@ static int where_one(const struct an_state *s, const struct an_diagnosis *d, uin
 		pipe_free(&sib[k]);
 	free(sib);
 	pipe_free(&p);
-	snprintf(w->baseline, sizeof w->baseline, "%s", used_sib ? "sibling pipelines" : "earlier iterations");
+	snprintf(w->baseline, sizeof w->baseline, "%s", best_sib ? "sibling pipelines" : "earlier iterations");
 	if (!have) {
 		snprintf(w->note, sizeof w->note,
 			 "no part of stage %d is 10%% slower than in the %s", stage, w->baseline);
@@ -899,6 +975,7 @@ static int where_one(const struct an_state *s, const struct an_diagnosis *d, uin
 	w->nslow = (uint32_t)best.nslow;
 	w->excess_ms = best.excess / 1e6;
 	w->cost_ms = best.cost / 1e6;
+	w->grew_ms = isnan(best.grew) ? NAN : best.grew / 1e6;
 	w->slack_ms = best.slack / 1e6;
 	w->iter_ms = best.span / 1e6;
 	w->t0_ns = best.h0;
@@ -925,19 +1002,25 @@ int an_where_find(const struct an_state *s, const struct an_diagnosis *d, struct
 	 * excess spreads over both pass kinds; the slowed GPU's own excess is
 	 * of one kind. The suspect whose excess is purest is named. */
 	double bp = -1;
+	int alike[AN_MAX_SUSPECTS], nalike = 0;
 	for (uint32_t i = 0; i < d->nsuspects && i < AN_MAX_SUSPECTS; i++) {
 		struct an_where x;
 		double p = 0;
-		if (where_one(s, d, i, &x, &p)) {
-			if (p > bp + 0.05 || (p > bp - 0.05 && w->found && x.excess_ms > w->excess_ms) || !w->found) {
-				if (!w->found || p > bp)
-					bp = p;
+		if (!where_one(s, d, i, &x, &p)) {
+			if (!w->found && i == 0)
 				*w = x;
-			}
-		} else if (!w->found && i == 0) {
+			continue;
+		}
+		if (w->found && fabs(p - bp) <= 0.05 && !strcmp(x.host, w->host) && !strcmp(x.kind, w->kind)) {
+			alike[nalike++] = x.gpu; /* the same answer: TP keeps them in step */
+		} else if (!w->found || p > bp) {
+			bp = p;
 			*w = x;
+			nalike = 0;
 		}
 	}
+	for (int i = 0; i < nalike && w->nalike < AN_MAX_SUSPECTS; i++)
+		w->alike[w->nalike++] = alike[i];
 	return w->found;
 }
 
@@ -975,10 +1058,17 @@ void an_where_format(const struct an_where *w, char *buf, size_t n)
 	}
 	snprintf(buf, n,
 		 "%s of micro-batch %d on stage %d of %d (%s GPU %d): %s; %u slowed part%s, +%.2f ms over the "
-		 "%s, cost the iteration %.2f ms (slack before: %.2f ms)",
+		 "%s; in the 1F1B DAG they cost the iteration %.2f ms (the part's slack before: %.2f ms), "
+		 "the pipeline's measured span grew %.2f ms",
 		 w->kind, w->micro_batch, w->stage, w->nstages, w->host, w->gpu,
 		 w->critical ? "on the critical path" : "absorbed by slack, it cost nothing", w->nslow,
-		 w->nslow == 1 ? "" : "s", w->excess_ms, w->baseline, w->cost_ms, w->slack_ms);
+		 w->nslow == 1 ? "" : "s", w->excess_ms, w->baseline, w->cost_ms, w->slack_ms,
+		 isnan(w->grew_ms) ? 0.0 : w->grew_ms);
+	for (uint32_t i = 0; i < w->nalike; i++) {
+		size_t k = strlen(buf);
+		snprintf(buf + k, n - k, "%s%d%s", i ? ", " : "; GPU ", w->alike[i],
+			 i + 1 == w->nalike ? " alike (TP keeps them in step)" : "");
+	}
 }
 
 void *an_where_json(const struct an_where *w)
@@ -1004,6 +1094,10 @@ void *an_where_json(const struct an_where *w)
 	cJSON_AddNumberToObject(o, "excess_ms", w->excess_ms);
 	cJSON_AddNumberToObject(o, "cost_ms", w->cost_ms);
 	cJSON_AddNumberToObject(o, "slack_ms", w->slack_ms);
+	if (isnan(w->grew_ms))
+		cJSON_AddNullToObject(o, "span_grew_ms");
+	else
+		cJSON_AddNumberToObject(o, "span_grew_ms", w->grew_ms);
 	cJSON_AddNumberToObject(o, "iteration_ms", w->iter_ms);
 	cJSON_AddStringToObject(o, "baseline", w->baseline);
 	snprintf(buf, sizeof buf, "0x%016" PRIx64, w->comm_id);
@@ -1012,6 +1106,9 @@ void *an_where_json(const struct an_where *w)
 	cJSON_AddStringToObject(o, "start_ns", buf);
 	snprintf(buf, sizeof buf, "%" PRIu64, w->t1_ns);
 	cJSON_AddStringToObject(o, "end_ns", buf);
+	cJSON *a = cJSON_AddArrayToObject(o, "alike_gpus");
+	for (uint32_t i = 0; a && i < w->nalike; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(w->alike[i]));
 	cJSON_AddStringToObject(o, "note", w->note);
 	return o;
 }

@@ -67,13 +67,19 @@ struct an_where {
 	int critical;            /* 1: on the critical path; 0: absorbed by slack */
 	uint32_t nslow;          /* slowed parts of that kind on the suspect's stage */
 	double excess_ms;        /* their time over the expected */
-	double cost_ms;          /* what they added to the iteration (the DAG without them) */
+	double cost_ms;          /* what they added to the iteration in the DAG (expected times,
+	                          * then theirs measured) */
+	double grew_ms;          /* what the pipeline's measured span grew over its baselines
+	                          * (NAN: no baseline span) */
 	double slack_ms;         /* the named part's slack before it was slowed */
 	double iter_ms;          /* the pipeline's iteration span in the DAG */
 	uint64_t comm_id;        /* the PP communicator */
 	uint64_t t0_ns, t1_ns;   /* the named part's measured start and end (host clock) */
 	char host[64];
 	int gpu;
+	int alike[8];            /* other suspects of the host with the same answer (TP keeps a
+	                          * host's GPUs in step: the data cannot tell them apart) */
+	uint32_t nalike;
 	char baseline[24];       /* "sibling pipelines" or "earlier iterations" */
 	char note[200];
 };
