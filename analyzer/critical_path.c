@@ -836,8 +836,16 @@ static int evaluate(struct cp_work *w, int n, int np, struct cp_eval *e)
 	e->span = span;
 	e->rel = brel;
 	e->part = top;
-	e->h0 = w->m[w->parts[top].v].h0;
-	e->h1 = w->m[w->parts[top].v].h1;
+	const struct cpv *tv = &w->m[w->parts[top].v];
+	e->h0 = tv->h0;
+	e->h1 = tv->h1;
+	if (w->parts[top].half && !isnan(tv->split)) { /* the named pass of a split run */
+		uint64_t cut = tv->h0 + (uint64_t)(tv->split * (double)(tv->h1 - tv->h0));
+		if (w->parts[top].half == 1)
+			e->h1 = cut;
+		else
+			e->h0 = cut;
+	}
 	return 1;
 }
 
@@ -999,28 +1007,35 @@ int an_where_find(const struct an_state *s, const struct an_diagnosis *d, struct
 	}
 	/* Several suspects (the GPUs of one host that TP keeps in step): a
 	 * TP partner waits inside its own passes for the slow GPU, so its
-	 * excess spreads over both pass kinds; the slowed GPU's own excess is
-	 * of one kind. The suspect whose excess is purest is named. */
+	 * excess can spread over both pass kinds, while the slowed GPU's own
+	 * is of one kind. The suspect whose excess is purest is named (the
+	 * first listed within 0.05), the others of its host placed alike
+	 * listed with it: often the data cannot tell TP partners apart. */
 	double bp = -1;
-	int alike[AN_MAX_SUSPECTS], nalike = 0;
-	for (uint32_t i = 0; i < d->nsuspects && i < AN_MAX_SUSPECTS; i++) {
-		struct an_where x;
-		double p = 0;
-		if (!where_one(s, d, i, &x, &p)) {
-			if (!w->found && i == 0)
-				*w = x;
-			continue;
-		}
-		if (w->found && fabs(p - bp) <= 0.05 && !strcmp(x.host, w->host) && !strcmp(x.kind, w->kind)) {
-			alike[nalike++] = x.gpu; /* the same answer: TP keeps them in step */
-		} else if (!w->found || p > bp) {
-			bp = p;
-			*w = x;
-			nalike = 0;
+	struct an_where *x = calloc(AN_MAX_SUSPECTS, sizeof *x);
+	double pur[AN_MAX_SUSPECTS];
+	int ok[AN_MAX_SUSPECTS] = { 0 };
+	uint32_t ns = d->nsuspects < AN_MAX_SUSPECTS ? d->nsuspects : AN_MAX_SUSPECTS;
+	int bi = -1;
+	for (uint32_t i = 0; x && i < ns; i++) {
+		pur[i] = 0;
+		ok[i] = where_one(s, d, i, &x[i], &pur[i]);
+		if (ok[i] && pur[i] > bp + 0.05) {
+			bp = pur[i];
+			bi = (int)i;
 		}
 	}
-	for (int i = 0; i < nalike && w->nalike < AN_MAX_SUSPECTS; i++)
-		w->alike[w->nalike++] = alike[i];
+	if (bi >= 0) {
+		*w = x[bi];
+		/* the others of that host with the same kind: listed alike */
+		for (uint32_t i = 0; i < ns; i++)
+			if ((int)i != bi && ok[i] && !strcmp(x[i].host, w->host) && !strcmp(x[i].kind, w->kind) &&
+			    w->nalike < sizeof w->alike / sizeof w->alike[0])
+				w->alike[w->nalike++] = x[i].gpu;
+	} else if (x && ns) {
+		*w = x[0];
+	}
+	free(x);
 	return w->found;
 }
 
