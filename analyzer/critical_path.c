@@ -411,6 +411,22 @@ static int pipe_build(const struct an_state *s, const struct an_comm *c, struct 
 	return p->niter > 0 ? 0 : -1;
 }
 
+/* a new vertex of type on stage rank after prev (-1 none) */
+static int vertex_new(struct an_cp_vertex *v, struct cpv *m, int *n, int type, int rank, int prev)
+{
+	int i = (*n)++;
+	memset(&v[i], 0, sizeof v[i]);
+	memset(&m[i], 0, sizeof m[i]);
+	for (int k = 0; k < 4; k++)
+		v[i].pred[k] = -1;
+	v[i].pred[0] = prev;
+	m[i].type = type;
+	m[i].rank = rank;
+	m[i].mb2 = -1;
+	m[i].split = NAN;
+	return i;
+}
+
 /* The DAG of pipeline iteration it: vertices v (graph) and m (what was
  * measured). Returns the vertex count, -1 when a record is missing. */
 #define CP_MAXV (AN_PP_MAX_STAGES * 4 * AN_PP_MAX_MB)
@@ -432,19 +448,9 @@ static int dag_build(const struct cp_pipe *p, int it, struct an_cp_vertex *v, st
 				return -1;
 			if (items[i].kind != AN_PP_GROUP) {
 				if (run < 0) {
-					run = n++;
-					memset(&v[run], 0, sizeof v[run]);
-					memset(&m[run], 0, sizeof m[run]);
-					for (int k = 0; k < 4; k++)
-						v[run].pred[k] = -1;
-					v[run].pred[0] = prev;
-					m[run].type = V_RUN;
-					m[run].rank = s;
+					run = vertex_new(v, m, &n, V_RUN, s, prev);
 					m[run].kind = items[i].kind;
 					m[run].mb = items[i].mb;
-					m[run].kind2 = 0;
-					m[run].mb2 = -1;
-					m[run].split = NAN;
 					m[run].skew = (double)q->skew;
 					prev = run;
 				} else {
@@ -456,14 +462,7 @@ static int dag_build(const struct cp_pipe *p, int it, struct an_cp_vertex *v, st
 			const struct an_rec *r = grp_rec(p, s, it, g++);
 			if (!r)
 				return -1;
-			int gv = n++;
-			memset(&v[gv], 0, sizeof v[gv]);
-			memset(&m[gv], 0, sizeof m[gv]);
-			for (int k = 0; k < 4; k++)
-				v[gv].pred[k] = -1;
-			m[gv].type = V_GRP;
-			m[gv].rank = s;
-			v[gv].pred[0] = prev;
+			int gv = vertex_new(v, m, &n, V_GRP, s, prev);
 			grp_recv[gv][0] = -1;
 			if (items[i].recv_dir) {
 				grp_recv[gv][0] = s + items[i].recv_dir; /* the sender */
@@ -472,14 +471,7 @@ static int dag_build(const struct cp_pipe *p, int it, struct an_cp_vertex *v, st
 			}
 			double own_end = 0, own_start = 0;
 			if (items[i].send_dir) {
-				int xv = n++;
-				memset(&v[xv], 0, sizeof v[xv]);
-				memset(&m[xv], 0, sizeof m[xv]);
-				for (int k = 0; k < 4; k++)
-					v[xv].pred[k] = -1;
-				v[xv].pred[0] = prev;
-				m[xv].type = V_XFER;
-				m[xv].rank = s;
+				int xv = vertex_new(v, m, &n, V_XFER, s, prev);
 				m[xv].to = s + items[i].send_dir;
 				m[xv].kind = items[i].send_dir;
 				m[xv].mb = items[i].send_mb;
