@@ -14,7 +14,8 @@ CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
 ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyzer/window.c \
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
-	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c
+	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
+	analyzer/critical_path.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm
@@ -92,3 +93,11 @@ ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
 test: $(WM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_watermark.sh
+
+# ---- where in the iteration (analyzer/critical_path.c, issue 16 part 2) ----
+$(BUILD)/tests/test_critical_path: $(call objs,asan,tests/analyzer/test_critical_path.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_critical_path
+TEST_SCRIPTS += tests/analyzer/where_venus.sh

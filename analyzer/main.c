@@ -15,6 +15,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "critical_path.h"
 
 /* analyzer/server_*.c (the live TCP service) are linked in when built;
  * without it --listen says so. */
@@ -37,6 +38,9 @@ static void usage(FILE *f)
 		"  --agent-out DIR2    where the agents' output is (or is written), default DIR/agent\n"
 		"  --agent PATH        the pulse-host-agent binary (default: next to this one, else $PATH)\n"
 		"  --json              the report as JSON on stdout (default: text)\n"
+		"  --where HOST:GPU    also place that GPU's slowdown in the iteration (1F1B critical\n"
+		"                      path), verdict or not: forward, backward or transmission,\n"
+		"                      the micro-batch, on the critical path or absorbed by slack\n"
 		"  --timeline FILE     write the window around the diagnosis as Chrome trace-event\n"
 		"                      JSON (open it in https://ui.perfetto.dev or chrome://tracing)\n"
 		"  --listen ADDR:PORT  serve live host agents over TCP\n"
@@ -92,7 +96,7 @@ int main(int argc, char **argv)
 		{ "settle-ms", required_argument, 0, 's' }, { "skew-bound-ms", required_argument, 0, 'k' },
 		{ "verbose", no_argument, 0, 'v' },        { "quiet", no_argument, 0, 'q' },
 		{ "metrics-listen", required_argument, 0, 'm' }, { "bus", required_argument, 0, 'B' },
-		{ "job", required_argument, 0, 'J' },
+		{ "job", required_argument, 0, 'J' },        { "where", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
 	};
 	struct an_cfg cfg;
@@ -101,6 +105,7 @@ int main(int argc, char **argv)
 	ro.argv0 = argv[0];
 	const char *timeline = NULL, *listen = NULL, *metrics = NULL, *bus = NULL, *job = NULL;
 	int json = 0, verbose = 0;
+	const char *where = NULL;
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -112,6 +117,7 @@ int main(int argc, char **argv)
 		case 'm': metrics = optarg; break;
 		case 'B': bus = optarg; break;
 		case 'J': job = optarg; break;
+		case 'W': where = optarg; break;
 		case 'a': ro.agent_bin = optarg; break;
 		case 'o': ro.agent_out = optarg; break;
 		case 'v': verbose = 1; break;
@@ -210,10 +216,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pulse-analyzer: --timeline: %s\n", err);
 		rc = 1;
 	}
+	struct an_where wq;
+	char wline[400] = "";
+	if (where) {
+		if (an_where_query(s, where, &wq, err, sizeof err)) {
+			fprintf(stderr, "pulse-analyzer: --where: %s\n", err);
+			an_state_free(s);
+			return 2;
+		}
+		an_where_format(&wq, wline, sizeof wline);
+	}
 	if (json) {
 		cJSON *o = an_report_json(s);
 		if (o && timeline && !rc)
 			cJSON_AddStringToObject(o, "timeline", timeline);
+		if (o && where)
+			cJSON_AddItemToObject(o, "where_query", an_where_json(&wq));
 		char *text = o ? cJSON_Print(o) : NULL;
 		if (!text) {
 			fprintf(stderr, "pulse-analyzer: out of memory\n");
@@ -225,6 +243,8 @@ int main(int argc, char **argv)
 		cJSON_Delete(o);
 	} else {
 		an_report_text(s, stdout);
+		if (where)
+			printf("\nWhere in the iteration (--where %s): %s\n", where, wline);
 		if (timeline && !rc)
 			printf("\nTimeline of the window around the diagnosis: %s\n"
 			       "  (open it in https://ui.perfetto.dev or chrome://tracing)\n",

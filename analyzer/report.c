@@ -8,6 +8,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "critical_path.h"
 
 static const char *level_name(int l)
 {
@@ -115,9 +116,15 @@ void an_report_text(const struct an_state *s, FILE *f)
 	const struct an_diagnosis *p = first_of(s, "pulse"), *o = first_of(s, "op-level");
 	fprintf(f, "== Diagnosis\n\n");
 	fprintf(f, "Pulse (µs-level NIC measurements + operator data):\n  ");
-	if (p)
+	if (p) {
 		an_diag_print(p, f);
-	else
+		struct an_where w;
+		if (an_where_find(s, p, &w)) {
+			char line[400];
+			an_where_format(&w, line, sizeof line);
+			fprintf(f, "    where:    %s\n", line);
+		}
+	} else
 		fprintf(f, "no anomaly localized\n");
 	fprintf(f, "\nOP-level baseline (operator start, end, duration, volume/duration only):\n  ");
 	if (o)
@@ -240,9 +247,13 @@ void *an_report_json(const struct an_state *s)
 	cJSON_AddStringToObject(o, "format", "pulse-analyzer-report");
 	cJSON_AddNumberToObject(o, "version", 1);
 	const struct an_diagnosis *p = first_of(s, "pulse"), *q = first_of(s, "op-level");
-	if (p)
-		cJSON_AddItemToObject(o, "pulse", diag_json(p));
-	else
+	if (p) {
+		cJSON *pj = diag_json(p);
+		struct an_where w;
+		an_where_find(s, p, &w); /* "where": VenusTrace's stage and critical path */
+		cJSON_AddItemToObject(pj, "where", an_where_json(&w));
+		cJSON_AddItemToObject(o, "pulse", pj);
+	} else
 		cJSON_AddNullToObject(o, "pulse");
 	if (q)
 		cJSON_AddItemToObject(o, "op_level", diag_json(q));

@@ -22,6 +22,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "critical_path.h"
 
 static double us(uint64_t t, uint64_t base)
 {
@@ -85,6 +86,33 @@ int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, co
 						  "window (the agent output has no per-epoch series)");
 	if (d)
 		cJSON_AddStringToObject(od, "diagnosis", d->why);
+	if (d) {
+		/* where in the iteration: the slowed part as its own slice */
+		struct an_where w;
+		an_where_find(s, d, &w);
+		cJSON_AddItemToObject(od, "where", an_where_json(&w));
+		int node = -1;
+		for (uint32_t n = 0; w.found && n < s->nnodes; n++)
+			if (s->nodes[n].gpu == w.gpu && !strcmp(s->hosts[s->nodes[n].host].name, w.host))
+				node = (int)n;
+		if (node >= 0 && w.t1_ns >= w.t0_ns && w.t0_ns >= base) {
+			cJSON *o = cJSON_CreateObject();
+			char nm[96];
+			snprintf(nm, sizeof nm, "%s mb %d (%s)", w.kind, w.micro_batch,
+				 w.critical ? "critical path" : "absorbed");
+			cJSON_AddStringToObject(o, "name", nm);
+			cJSON_AddStringToObject(o, "cat", "critical-path");
+			cJSON_AddStringToObject(o, "ph", "X");
+			cJSON_AddNumberToObject(o, "pid", s->nodes[node].host);
+			cJSON_AddNumberToObject(o, "tid", tid_of(s, node));
+			cJSON_AddNumberToObject(o, "ts", us(w.t0_ns, base));
+			cJSON_AddNumberToObject(o, "dur", (double)(w.t1_ns - w.t0_ns) / 1e3);
+			cJSON *g = cJSON_AddObjectToObject(o, "args");
+			cJSON_AddNumberToObject(g, "excess_ms", w.excess_ms);
+			cJSON_AddNumberToObject(g, "cost_ms", w.cost_ms);
+			cJSON_AddItemToArray(ev, o);
+		}
+	}
 
 	for (uint32_t h = 0; h < s->nhosts; h++)
 		meta(ev, "process_name", (int)h, -1, s->hosts[h].name);

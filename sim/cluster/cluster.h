@@ -73,6 +73,10 @@ struct sc_failure {
 	 * end), and within them on for on_iterations, off for off_iterations,
 	 * repeating (0: always on) */
 	int end_iteration, on_iterations, off_iterations;
+	/* venus_slow_forward / _backward: only this micro-batch's pass of each
+	 * iteration (-1: all), so that a slowdown can sit where the schedule
+	 * has slack (sim/README.md) */
+	int micro_batch;
 };
 
 #define SC_MAX_FAILURES 4
@@ -128,6 +132,7 @@ struct sc_scenario {
 	/* GPT */
 	int pp, dp, microbatches;
 	double fwd_ns, bwd_ns, optimizer_ns;
+	double last_stage_compute; /* the last stage's forward and backward x this (its loss and output layer) */
 	uint64_t act_bytes, grad_bytes, tp_bytes;
 	int zero; /* 1: reduce-scatter + all-gather; 0: all-reduce */
 	int tp;      /* tensor-parallel size (default: the GPUs of a host; more spans hosts) */

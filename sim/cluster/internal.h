@@ -231,6 +231,8 @@ struct rankst {
 	size_t nrec, caprec;
 	double t_cpu; /* CPU is busy until */
 	int iter;
+	int build_mb1; /* building the program: the micro-batch of the pass (from 1; 0 none) */
+	double pass_f; /* its forward and backward passes x this (gpt.last_stage_compute; 0: 1) */
 	/* failure effects on this rank */
 	double compute_f, proxy_f, cpu_f;
 	double px_on, px_off, px_a, px_b; /* proxy thread on/off schedule */

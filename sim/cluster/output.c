@@ -394,6 +394,8 @@ static void write_truth_failure(struct sim *sm, FILE *f, int i)
 		fi->name, fi->klass, fi->mode, sm->hosts[fl->host].name, fl->gpu, g, fl->severity,
 		fl->start_iteration, rt->started ? "true" : "false", rt->started ? rt->start : 0.0,
 		rt->started ? host_clock(sm, fl->host, rt->start) : 0);
+	if (fl->micro_batch >= 0)
+		fprintf(f, ",\"micro_batch\":%d", fl->micro_batch);
 	if (fl->end_iteration || fl->on_iterations) {
 		/* the last episode's end; 0: still on when the run ended */
 		double end = rt->nep ? rt->ep[rt->nep - 1][1] : 0;

@@ -430,7 +430,7 @@ static void cpu_step(struct sim *sm, struct rankst *rk)
 			int vf = in->phase == PH_FWD   ? rank_fail(sm, rk, F_VT_SLOW_FORWARD)
 				 : in->phase == PH_BWD ? rank_fail(sm, rk, F_VT_SLOW_BACKWARD)
 						       : -1;
-			if (vf >= 0)
+			if (vf >= 0 && (fail_of(sm, vf)->micro_batch < 0 || in->a == fail_of(sm, vf)->micro_batch + 1))
 				d *= fail_of(sm, vf)->severity;
 			struct gitem it = { d, NULL, 0, in->phase };
 			gq_push(rk, it);

@@ -149,6 +149,7 @@ static void failure_defaults(struct sc_failure *f)
 	f->start_iteration = 1;
 	f->period_ns = 2e6;
 	f->duration_ns = 5e5;
+	f->micro_batch = -1;
 }
 
 static void defaults(struct sc_scenario *s)
@@ -192,6 +193,7 @@ static void defaults(struct sc_scenario *s)
 	s->microbatches = 4;
 	s->fwd_ns = 2e6;
 	s->bwd_ns = 4e6;
+	s->last_stage_compute = 1;
 	s->optimizer_ns = 1e6;
 	s->act_bytes = 8u << 20;
 	s->grad_bytes = 256u << 20;
@@ -354,6 +356,7 @@ static const struct key gpt_keys[] = {
 	NUM("fwd_ns", fwd_ns, 0, 1e10),
 	NUM("bwd_ns", bwd_ns, 0, 1e10),
 	NUM("optimizer_ns", optimizer_ns, 0, 1e10),
+	NUM("last_stage_compute", last_stage_compute, 0.1, 100),
 	U64("act_bytes", act_bytes, 0, 1e10),
 	U64("grad_bytes", grad_bytes, 0, 1e11),
 	U64("tp_bytes", tp_bytes, 0, 1e10),
@@ -423,6 +426,7 @@ static const struct key failure_keys[] = {
 	FINT("end_iteration", end_iteration, 0, 100000),
 	FINT("on_iterations", on_iterations, 0, 100000),
 	FINT("off_iterations", off_iterations, 0, 100000),
+	FINT("micro_batch", micro_batch, -1, 100000),
 	END,
 };
 
@@ -780,6 +784,15 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 			snprintf(err, errlen,
 				 "%s.end_iteration (%d) must be above start_iteration (%d) and at most iterations (%d)",
 				 where, fi->end_iteration, fi->start_iteration, s->iterations);
+			return -1;
+		}
+		if (fi->micro_batch >= 0 &&
+		    ((fi->type != F_VT_SLOW_FORWARD && fi->type != F_VT_SLOW_BACKWARD) || s->workload != WL_GPT ||
+		     fi->micro_batch >= s->microbatches)) {
+			snprintf(err, errlen,
+				 "%s.micro_batch (%d) needs venus_slow_forward or venus_slow_backward on gpt, "
+				 "below gpt.microbatches (%d)",
+				 where, fi->micro_batch, s->microbatches);
 			return -1;
 		}
 		if ((fi->on_iterations > 0) != (fi->off_iterations > 0)) {

@@ -35,6 +35,7 @@ static void compute(struct rankst *rk, double d, uint8_t phase)
 	in.dur = d;
 	in.phase = phase;
 	in.peer = -1;
+	in.a = rk->build_mb1; /* the micro-batch (venus_slow_* micro_batch) */
 	prog_add(rk, in);
 }
 
@@ -228,12 +229,12 @@ static int z3(const struct sim *sm, int dp)
 
 static void fwd(struct sim *sm, struct rankst *rk, int tp, int dp)
 {
-	pass(sm, rk, tp, z3(sm, dp), sm->s->fwd_ns, PH_FWD);
+	pass(sm, rk, tp, z3(sm, dp), sm->s->fwd_ns * (rk->pass_f > 0 ? rk->pass_f : 1), PH_FWD);
 }
 
 static void bwd(struct sim *sm, struct rankst *rk, int tp, int dp)
 {
-	pass(sm, rk, tp, z3(sm, dp), sm->s->bwd_ns, PH_BWD);
+	pass(sm, rk, tp, z3(sm, dp), sm->s->bwd_ns * (rk->pass_f > 0 ? rk->pass_f : 1), PH_BWD);
 }
 
 /* one batched P2P exchange with the pipeline neighbours */
@@ -376,6 +377,7 @@ static int build_gpt(struct sim *sm)
 		int pc = ppc[0][r], t = tp[0][r], dc = dpc[0][r];
 		int ccld_done = 0;
 		struct gpt_rank gr = { t, dc, pc, prev, next, st == PP - 1, -1, 0 };
+		rk->pass_f = st == PP - 1 && PP > 1 ? s->last_stage_compute : 1;
 		for (int it = 0; it < s->iterations; it++) {
 			if (it && it == s->ev.restart_after) { /* the new processes' communicators */
 				event(rk, BEV_RESTART, it - 1, s->ev.restart_ns);
@@ -394,14 +396,17 @@ static int build_gpt(struct sim *sm)
 			int rem = M - warm;
 			for (int i = 0; i < warm; i++) {
 				p2p(rk, pc, ab, -1, prev);
+				rk->build_mb1 = i + 1;
 				gpt_fwd(sm, rk, it, &gr);
 				p2p(rk, pc, ab, next, -1);
 			}
 			if (rem > 0)
 				p2p(rk, pc, ab, -1, prev);
 			for (int i = 0; i < rem; i++) {
+				rk->build_mb1 = warm + i + 1;
 				gpt_fwd(sm, rk, it, &gr);
 				p2p(rk, pc, ab, next, next);
+				rk->build_mb1 = i + 1;
 				bwd(sm, rk, t, dc);
 				if (i == rem - 1)
 					p2p(rk, pc, ab, prev, -1);
@@ -410,9 +415,11 @@ static int build_gpt(struct sim *sm)
 			}
 			for (int i = 0; i < warm; i++) {
 				p2p(rk, pc, ab, -1, next);
+				rk->build_mb1 = rem + i + 1;
 				bwd(sm, rk, t, dc);
 				p2p(rk, pc, ab, prev, -1);
 			}
+			rk->build_mb1 = 0;
 			if (dc >= 0) {
 				uint64_t b = 8;
 				if (st == PP - 1)

@@ -17,6 +17,7 @@
 #include <cJSON.h>
 
 #include "analyzer.h"
+#include "critical_path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -51,6 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	an_report_text(s, sink);
 	cJSON *o = an_report_json(s);
 	cJSON_Delete(o);
+	/* where in the iteration, verdict or not (analyzer/critical_path.c) */
+	for (int h = 0; h < 3; h++) {
+		char q[16];
+		struct an_where w;
+		snprintf(q, sizeof q, "%s:%d", hosts[h], h % 2);
+		an_where_query(s, q, &w, err, sizeof err);
+	}
 	an_state_free(s);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #                      mixed faults; 1: the matrix without them)
 #   EVAL_NO_RANDOM=1   skip the randomized matrix
 #   EVAL_NO_FIXED=1    skip tests/scenarios/ (and the ablation)
+#   EVAL_NO_WHERE=1    skip "where in the iteration" (tools/eval/where.sh)
 set -u
 cd "$(dirname "$0")/../.."
 out=${EVAL_OUT:-build/eval}
@@ -96,6 +97,17 @@ if [ $fixed = 1 ]; then
 			done
 			SCORE="$score" tools/eval/ablation.sh "$out/ablation" "$(basename "$cong" .json)"
 		fi
+	fi
+
+	# ---- where in the iteration (issue 16 part 2): the VenusTrace types at
+	# several seeds and an absorbed slowdown, with the matrix's own runs
+	if [ -z "${EVAL_NO_WHERE:-}" ]; then
+		echo
+		vruns=()
+		for r in "${runs[@]}"; do
+			case "$(basename "$r")" in *venus*) vruns+=("$r") ;; esac
+		done
+		tools/eval/where.sh "$out/where" "$out/bin/pulse-analyzer" -- "${vruns[@]}" || true
 	fi
 fi
 
