@@ -15,6 +15,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "answers.h"
 
 /* analyzer/server_*.c (the live TCP service) are linked in when built;
  * without it --listen says so. */
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
 		an_state_free(s);
 		return 1;
 	}
+	an_answers_update(s); /* the slow ratio and episodes over all the data */
 	uint32_t nd;
 	const struct an_diagnosis *d = an_diagnoses(s, &nd);
 	const struct an_diagnosis *pick = NULL;

@@ -22,6 +22,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "answers.h"
 
 static double us(uint64_t t, uint64_t base)
 {
@@ -177,6 +178,7 @@ int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, co
 			cJSON_AddStringToObject(g, "suspect", sb);
 		}
 		cJSON_AddItemToArray(ev, o);
+		an_answers_timeline(d, ev, base);
 	}
 	cJSON_AddNumberToObject(od, "operator_slices", (double)nslices);
 	char *text = cJSON_PrintUnformatted(root);

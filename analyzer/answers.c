@@ -1,0 +1,58 @@
+/* pulse-analyzer: issue 16's answers for each diagnosis (answers.h):
+ * builds the implicated host's instances once and derives the slow ratio
+ * and the episode from them. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "answers.h"
+
+void an_answers_fill(const struct an_state *s, struct an_diagnosis *d)
+{
+	memset(&d->share, 0, sizeof d->share);
+	memset(&d->ep, 0, sizeof d->ep);
+	d->ep.prior = -1;
+	if (d->level != AN_LEVEL_MACHINE || !d->nsuspects || (d->cls != AN_COMP_SLOW && d->cls != AN_COMM_SLOW))
+		return;
+	/* the suspects of the first one's host: the GPUs it names */
+	int nodes[AN_MAX_SUSPECTS];
+	uint32_t nn = 0;
+	for (uint32_t n = 0; n < s->nnodes; n++) {
+		const char *hn = s->hosts[s->nodes[n].host].name;
+		for (uint32_t i = 0; i < d->nsuspects && nn < AN_MAX_SUSPECTS; i++)
+			if (!strcmp(hn, d->suspects[0].host) && !strcmp(hn, d->suspects[i].host) &&
+			    s->nodes[n].gpu == d->suspects[i].gpu) {
+				nodes[nn++] = (int)n;
+				break;
+			}
+	}
+	if (!nn)
+		return;
+	uint64_t period = an_period_ns(s);
+	uint64_t onset = d->onset_ns ? d->onset_ns : d->report_ns;
+	/* history is what came before the anomaly: a fault that persists is
+	 * not its own baseline */
+	uint64_t before = onset > period ? onset - period : onset;
+	struct an_units u;
+	if (an_units_build(s, nodes, nn, before, &u)) {
+		an_units_free(&u);
+		return;
+	}
+	if (getenv("PULSE_ANSWERS_DEBUG"))
+		for (uint32_t i = 0; i < u.n; i++)
+			fprintf(stderr, "unit %s t0 %.6f t1 %.6f comm %016" PRIx64 " seq %" PRIu64 " sig %d base %d launch %.1f active %.1f gaps %.1f x %.1f %.1f %.1f\n",
+				d->suspects[0].host, (double)(u.u[i].t0 % 100000000000ull) / 1e9, (double)(u.u[i].t1 % 100000000000ull) / 1e9,
+				u.u[i].comm, u.u[i].seq, u.u[i].sig, u.u[i].base, u.u[i].launch / 1e3, u.u[i].active / 1e3,
+				u.u[i].gaps / 1e3, u.u[i].x_launch / 1e3, u.u[i].x_active / 1e3, u.u[i].x_gaps / 1e3);
+	an_episode_from_units(s, &u, d, &d->ep);
+	uint64_t t0 = d->ep.valid ? d->ep.start_ns : before;
+	uint64_t t1 = d->ep.valid ? d->ep.end_ns : d->report_ns;
+	an_share_from_units(&u, t0, t1, &d->share);
+	an_units_free(&u);
+}
+
+void an_answers_update(struct an_state *s)
+{
+	for (uint32_t i = 0; i < s->ndiags; i++)
+		an_answers_fill(s, &s->diags[i]);
+}

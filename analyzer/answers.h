@@ -1,0 +1,114 @@
+/* pulse-analyzer: the answers an operator asks for after "which machine"
+ * (issue 16), computed from the analyzer state for a diagnosis already
+ * made. None of them changes which machine is named or raises a verdict:
+ * they only fill d->share and d->ep.
+ *
+ *   excess.c          the implicated node's operator instances, each with
+ *                     its time split three ways (start delay, active
+ *                     transmission, proxy gaps) and its excess over its own
+ *                     history or, without one, its instance's peers
+ *   slow_ratio.c      CCL-D's slow ratio from those: computation's share
+ *   episode.c         Holmes's episodes: start, end, pattern, iterations
+ *                     touched, training time lost
+ *   device_history.c  Holmes §4.4's per-device prior across jobs (a file) */
+#ifndef PULSE_ANALYZER_ANSWERS_H
+#define PULSE_ANALYZER_ANSWERS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "an_internal.h"
+
+/* One operator instance as the implicated node lived it. */
+struct an_unit {
+	uint64_t t0, t1;         /* its call (or first byte) .. its last byte, data time */
+	uint64_t comm, seq;
+	int sig;
+	uint32_t iter, ord;      /* its iteration, and its place among its signature's instances there */
+	double launch;           /* call to first byte: the computation before it (ns) */
+	double active;           /* the slowest of its transfers (sent or received): active epochs (ns) */
+	double gaps;             /* that transfer's wire time minus its active epochs (ns) */
+	/* excess over the baseline, 0 when within the noise threshold */
+	double x_launch, x_active, x_gaps;
+	int base;                /* 1: own history, 2: the instance's peers, 0: none */
+};
+
+struct an_units {
+	struct an_unit *u;       /* sorted by t0 */
+	uint32_t n, cap;
+};
+
+/* The instances of the given nodes (the suspects of one host) in every
+ * communicator, each judged against up to 16 earlier instances of the same
+ * operator at the same place in their iterations that ended before min(its start, before) (a fault that
+ * persists does not become its own baseline), else against the median of
+ * the same instance's other ranks. A component counts as excess when it
+ * lies more than three robust standard deviations (1.4826 MAD) and one
+ * epoch (the measurement's resolution) above the baseline's median.
+ * Returns 0, -1 out of memory. */
+int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, uint64_t before,
+		   struct an_units *out);
+void an_units_free(struct an_units *u);
+/* a unit with any excess */
+int an_unit_touched(const struct an_unit *u);
+
+/* ---- slow_ratio.c: CCL-D's slow ratio ---- */
+
+/* The excess split three ways and computation's share of it. The proxy
+ * gaps are the host's (computation: CPU, proxy) in the proportion that the
+ * start delay bears to the start delay plus the extra active time, and all
+ * the host's when neither moved: a path whose active epochs ran at their
+ * usual rate could have sent during the gaps (CCL-D's ratio, which sees
+ * only operator times, calls CPU starvation communication). */
+void an_share_split(double delay, double active, double gaps, struct an_share *out);
+/* CCL-D's bounds α = 0.4, β = 0.6: "computation", "communication", "mixed";
+ * "" when there was no excess to split */
+const char *an_share_label(const struct an_share *sh);
+/* Fills d->share from the units within [t0, t1]. */
+void an_share_from_units(const struct an_units *u, uint64_t t0, uint64_t t1, struct an_share *out);
+
+/* ---- episode.c: Holmes's episodes ---- */
+
+/* The pattern of a series of units of which `touched` of `n` had excess,
+ * and the robust spread of the touched ones' excess (MAD/median):
+ *   spike:       a minority of the instances in the episode (< 1/3) touched;
+ *   persistent:  most of them (>= 2/3), by a steady amount (spread < 1/2);
+ *   fluctuation: the rest: the slowdown comes and goes, or varies. */
+int an_pattern_of(uint32_t touched, uint32_t n, double spread);
+const char *an_pattern_name(int p);   /* "spike", "fluctuation", "persistent", "" */
+
+/* Iteration times: the ends of the signature with the longest median
+ * period (it comes once per iteration). ends[] sorted; returns the count
+ * (at most cap). */
+uint32_t an_iteration_ends(const struct an_state *s, uint64_t *ends, uint32_t cap);
+/* Touched iterations and cost over [t0, t1] of the series ends[0..n):
+ * iteration i spans (ends[i-1], ends[i]]; its excess is its length minus the
+ * baseline (median of the iterations before t0, else of those outside
+ * [t0, t1]); touched when above three robust standard deviations and
+ * `floor_ns`. Fills ep's iteration fields. */
+void an_episode_iterations(const uint64_t *ends, uint32_t n, uint64_t t0, uint64_t t1, double floor_ns,
+			   struct an_episode *ep);
+/* Fills d->ep from the units (already built for d's host). */
+void an_episode_from_units(const struct an_state *s, const struct an_units *u, const struct an_diagnosis *d,
+			   struct an_episode *ep);
+
+/* ---- the whole: both answers for one diagnosis, or all of them ---- */
+
+/* d must be a fail-slow machine-level diagnosis of s; others are left
+ * unchanged (share.valid = ep.valid = 0). */
+void an_answers_fill(const struct an_state *s, struct an_diagnosis *d);
+/* Every diagnosis again over all the data (end of a replay or a live run). */
+void an_answers_update(struct an_state *s);
+
+/* ---- answers_report.c: how the reports show them ---- */
+
+/* "share:" and "episode:" lines of the text report (nothing when invalid) */
+void an_answers_print(const struct an_diagnosis *d, FILE *f);
+/* "slow_ratio" into the diagnosis object o, the episode's fields into its
+ * "episode" object ep (both cJSON *) */
+void an_answers_json(const struct an_diagnosis *d, void *o, void *ep);
+/* the episode as a Chrome trace-event slice, with the slow ratio in its
+ * args, into the array ev (cJSON *); base: the trace's time origin */
+void an_answers_timeline(const struct an_diagnosis *d, void *ev, uint64_t base);
+
+#endif

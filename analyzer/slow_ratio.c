@@ -1,0 +1,62 @@
+/* pulse-analyzer: CCL-D's slow ratio (ccl-d.txt §4.2.2, equation 4) from
+ * µs data: how much of a slowdown is computation, how much communication
+ * (analyzer/answers.h). CCL-D estimates it from the spread of the ranks'
+ * communication times; here the implicated host's own instances give the
+ * three parts directly. */
+#include <math.h>
+#include <string.h>
+
+#include "answers.h"
+
+/* CCL-D's α and β around an even split */
+#define SHARE_COMM_BELOW 0.4
+#define SHARE_COMP_ABOVE 0.6
+
+void an_share_split(double delay, double active, double gaps, struct an_share *out)
+{
+	memset(out, 0, sizeof *out);
+	delay = delay > 0 ? delay : 0;
+	active = active > 0 ? active : 0;
+	gaps = gaps > 0 ? gaps : 0;
+	out->delay_ns = delay;
+	out->active_ns = active;
+	out->gap_ns = gaps;
+	/* A gap is time the path could have sent and did not: the host's
+	 * (CPU, proxy) when the path ran at its usual rate while active, the
+	 * path's when it did not; in between, in the proportion of the
+	 * evidence for each end. */
+	out->gap_comp_ns = delay + active > 0 ? gaps * delay / (delay + active) : gaps;
+	double total = delay + active + gaps;
+	if (total > 0) {
+		out->comp_share = (delay + out->gap_comp_ns) / total;
+		out->valid = 1;
+	}
+}
+
+const char *an_share_label(const struct an_share *sh)
+{
+	if (!sh->valid)
+		return "";
+	if (sh->comp_share > SHARE_COMP_ABOVE)
+		return "computation";
+	if (sh->comp_share < SHARE_COMM_BELOW)
+		return "communication";
+	return "mixed";
+}
+
+void an_share_from_units(const struct an_units *u, uint64_t t0, uint64_t t1, struct an_share *out)
+{
+	double d = 0, a = 0, g = 0;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < u->n; i++) {
+		const struct an_unit *x = &u->u[i];
+		if (x->t0 < t0 || x->t0 > t1 || !an_unit_touched(x))
+			continue;
+		d += x->x_launch;
+		a += x->x_active;
+		g += x->x_gaps;
+		n++;
+	}
+	an_share_split(d, a, g, out);
+	out->instances = n;
+}
