@@ -88,8 +88,13 @@ struct an_episode {          /* Holmes's episode */
 	int valid;
 	uint64_t start_ns, end_ns; /* first and last slowed instance (data time) */
 	int pattern;             /* enum an_pattern */
-	uint32_t units, touched; /* the node's operator instances in it, those slowed */
-	double spread;           /* MAD / median of the slowed ones' excess */
+	uint32_t units, touched; /* the node's operator instances in it, those slowed (of the
+	                          * operators with any slowed instance) */
+	uint32_t xfer_slowed;    /* of those, slowed in their transfers' active time */
+	uint32_t capped;         /* of these, with the peak epoch capped too */
+	double irregularity;     /* robust CV (1.4826 MAD / median) of the node's excess per iteration */
+	double tail;             /* slowed transfers: 90th percentile of the relative extra active
+	                          * time over its median (0: fewer than 5) */
 	uint32_t it_first, it_last, it_touched; /* iterations (0: the first seen) */
 	double it_base_ns;       /* baseline iteration time (0: unknown) */
 	double cost_ns;          /* Σ (iteration time − baseline) over the touched iterations */

@@ -1,8 +1,6 @@
 /* pulse-analyzer: issue 16's answers for each diagnosis (answers.h):
  * builds the implicated host's instances once and derives the slow ratio
  * and the episode from them. */
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "answers.h"
@@ -38,13 +36,18 @@ void an_answers_fill(const struct an_state *s, struct an_diagnosis *d)
 		an_units_free(&u);
 		return;
 	}
-	if (getenv("PULSE_ANSWERS_DEBUG"))
-		for (uint32_t i = 0; i < u.n; i++)
-			fprintf(stderr, "unit %s t0 %.6f t1 %.6f comm %016" PRIx64 " seq %" PRIu64 " sig %d base %d launch %.1f active %.1f gaps %.1f x %.1f %.1f %.1f\n",
-				d->suspects[0].host, (double)(u.u[i].t0 % 100000000000ull) / 1e9, (double)(u.u[i].t1 % 100000000000ull) / 1e9,
-				u.u[i].comm, u.u[i].seq, u.u[i].sig, u.u[i].base, u.u[i].launch / 1e3, u.u[i].active / 1e3,
-				u.u[i].gaps / 1e3, u.u[i].x_launch / 1e3, u.u[i].x_active / 1e3, u.u[i].x_gaps / 1e3);
 	an_episode_from_units(s, &u, d, &d->ep);
+	if (d->ep.valid && d->ep.start_ns < before) {
+		/* it began before its first evidence: judge it against what came
+		 * before its own start */
+		an_units_free(&u);
+		before = d->ep.start_ns;
+		if (an_units_build(s, nodes, nn, before, &u)) {
+			an_units_free(&u);
+			return;
+		}
+		an_episode_from_units(s, &u, d, &d->ep);
+	}
 	uint64_t t0 = d->ep.valid ? d->ep.start_ns : before;
 	uint64_t t1 = d->ep.valid ? d->ep.end_ns : d->report_ns;
 	an_share_from_units(&u, t0, t1, &d->share);

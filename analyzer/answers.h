@@ -28,6 +28,8 @@ struct an_unit {
 	double launch;           /* call to first byte: the computation before it (ns) */
 	double active;           /* the slowest of its transfers (sent or received): active epochs (ns) */
 	double gaps;             /* that transfer's wire time minus its active epochs (ns) */
+	double peak;             /* that transfer's most bytes in one epoch (0: not measured) */
+	int capped;              /* slowed, and its peak epoch fell below its baseline's too */
 	/* excess over the baseline, 0 when within the noise threshold */
 	double x_launch, x_active, x_gaps;
 	int base;                /* 1: own history, 2: the instance's peers, 0: none */
@@ -69,12 +71,25 @@ void an_share_from_units(const struct an_units *u, uint64_t t0, uint64_t t1, str
 
 /* ---- episode.c: Holmes's episodes ---- */
 
-/* The pattern of a series of units of which `touched` of `n` had excess,
- * and the robust spread of the touched ones' excess (MAD/median):
- *   spike:       a minority of the instances in the episode (< 1/3) touched;
- *   persistent:  most of them (>= 2/3), by a steady amount (spread < 1/2);
- *   fluctuation: the rest: the slowdown comes and goes, or varies. */
-int an_pattern_of(uint32_t touched, uint32_t n, double spread);
+/* The pattern of an episode, from the implicated GPUs' excess per
+ * iteration (its irregularity: 1.4826 MAD / median over the episode's
+ * iterations, those without excess as 0) and, within the operators, from
+ * the transfers slowed in their active time: the tail of their slowdowns
+ * (90th percentile of the relative extra active time over its median),
+ * how many were slowed (`xfer_slowed`) and how many of them had their peak
+ * epoch fall below its usual too (`capped`):
+ *   spike:       irregular from one iteration to the next (> 1/2), or
+ *                within them: a few transfers slowed four times as much
+ *                as the typical slowed one (it strikes hard now and then;
+ *                Holmes's abnormal spike);
+ *   persistent:  otherwise, when the slowdown held through whole transfers
+ *                (at least one in five slowed transfers capped at their
+ *                peak), or no transfer slowed (computation);
+ *   fluctuation: the rest: steady from one iteration to the next, yet the
+ *                rate kept coming back to its usual peak within the
+ *                transfers: it comes and goes faster than an operator.
+ * NONE when irregularity is NAN (nothing to judge). */
+int an_pattern_of(double irregularity, double tail, uint32_t xfer_slowed, uint32_t capped);
 const char *an_pattern_name(int p);   /* "spike", "fluctuation", "persistent", "" */
 
 /* Iteration times: the ends of the signature with the longest median
@@ -84,7 +99,7 @@ uint32_t an_iteration_ends(const struct an_state *s, uint64_t *ends, uint32_t ca
 /* Touched iterations and cost over [t0, t1] of the series ends[0..n):
  * iteration i spans (ends[i-1], ends[i]]; its excess is its length minus the
  * baseline (median of the iterations before t0, else of those outside
- * [t0, t1]); touched when above three robust standard deviations and
+ * [t0, t1]; at least two); touched when above three robust standard deviations and
  * `floor_ns`. Fills ep's iteration fields. */
 void an_episode_iterations(const uint64_t *ends, uint32_t n, uint64_t t0, uint64_t t1, double floor_ns,
 			   struct an_episode *ep);

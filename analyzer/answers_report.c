@@ -3,6 +3,7 @@
  * whole) and the timeline (answers.h). */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include <cJSON.h>
@@ -22,9 +23,12 @@ void an_answers_print(const struct an_diagnosis *d, FILE *f)
 	const struct an_episode *e = &d->ep;
 	if (!e->valid)
 		return;
-	fprintf(f, "    pattern:  %s: %u of the host's %u operator instances from %.3f s to %.3f s slowed",
-		an_pattern_name(e->pattern), e->touched, e->units, (double)e->start_ns / 1e9,
-		(double)e->end_ns / 1e9);
+	fprintf(f,
+		"    pattern:  %s from %.3f s to %.3f s: %u of %u of the GPU's operator instances slowed, its excess "
+		"per iteration varied by %.2f of its median, its transfers' worst slowdowns %.1fx their median one, "
+		"%u of %u slowed transfers capped at the peak",
+		an_pattern_name(e->pattern), (double)e->start_ns / 1e9, (double)e->end_ns / 1e9, e->touched, e->units,
+		e->irregularity, e->tail, e->capped, e->xfer_slowed);
 	if (e->it_base_ns > 0)
 		fprintf(f, "; %u iterations touched (%u..%u, baseline %.3f ms), %.3f ms of training time lost",
 			e->it_touched, e->it_first, e->it_last, e->it_base_ns / 1e6, e->cost_ns / 1e6);
@@ -65,7 +69,13 @@ void an_answers_json(const struct an_diagnosis *d, void *obj, void *epobj)
 	cJSON_AddStringToObject(ep, "pattern", an_pattern_name(e->pattern));
 	cJSON_AddNumberToObject(ep, "instances", e->units);
 	cJSON_AddNumberToObject(ep, "instances_slowed", e->touched);
-	cJSON_AddNumberToObject(ep, "spread", e->spread);
+	cJSON_AddNumberToObject(ep, "instances_transfer_slowed", e->xfer_slowed);
+	cJSON_AddNumberToObject(ep, "instances_peak_capped", e->capped);
+	cJSON_AddNumberToObject(ep, "tail", e->tail);
+	if (isfinite(e->irregularity))
+		cJSON_AddNumberToObject(ep, "irregularity", e->irregularity);
+	else
+		cJSON_AddNullToObject(ep, "irregularity");
 	if (e->it_base_ns > 0) {
 		cJSON *it = cJSON_AddObjectToObject(ep, "iterations");
 		cJSON_AddNumberToObject(it, "first", e->it_first);

@@ -11,13 +11,13 @@
 #define MAD_SD 1.4826
 #define NOISE_SD 3.0
 
-int an_pattern_of(uint32_t touched, uint32_t n, double spread)
+int an_pattern_of(double irregularity, double tail, uint32_t xfer_slowed, uint32_t capped)
 {
-	if (!n || !touched)
+	if (!isfinite(irregularity))
 		return AN_PATTERN_NONE;
-	if (3 * touched < n)
+	if (irregularity > 0.5 || tail >= 4)
 		return AN_PATTERN_SPIKE;
-	if (3 * touched >= 2 * n && spread < 0.5)
+	if (!xfer_slowed || 5 * capped >= xfer_slowed)
 		return AN_PATTERN_PERSISTENT;
 	return AN_PATTERN_FLUCTUATION;
 }
@@ -55,9 +55,10 @@ void an_episode_iterations(const uint64_t *ends, uint32_t n, uint64_t t0, uint64
 		if (ends[i] < t0 || ends[i - 1] > t1)
 			outside[no++] = len;
 	}
-	double *ref = nb >= 3 ? before : outside;
-	size_t nr = nb >= 3 ? nb : no;
-	if (nr >= 3) {
+	/* two iterations give a median and a spread, if a rough one */
+	double *ref = nb >= 2 ? before : outside;
+	size_t nr = nb >= 2 ? nb : no;
+	if (nr >= 2) {
 		double *tmp = malloc(nr * sizeof *tmp);
 		if (tmp) {
 			memcpy(tmp, ref, nr * sizeof *tmp);
@@ -93,6 +94,51 @@ static double unit_excess(const struct an_unit *u)
 	return u->x_launch + u->x_active + u->x_gaps;
 }
 
+/* How heavy the tail of the transfers' slowdowns is: the 90th percentile
+ * of their relative extra active time over its median (0 with fewer than
+ * 5 slowed transfers) */
+static double slow_tail(const struct an_units *u, uint32_t i0, uint64_t t1)
+{
+	uint32_t n = 0;
+	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= t1; i++)
+		n += u->u[i].base == 1 && u->u[i].x_active > 0 && u->u[i].active > u->u[i].x_active;
+	if (n < 5)
+		return 0;
+	double *r = malloc(n * sizeof *r);
+	if (!r)
+		return 0;
+	uint32_t k = 0;
+	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= t1 && k < n; i++) {
+		const struct an_unit *x = &u->u[i];
+		if (x->base == 1 && x->x_active > 0 && x->active > x->x_active)
+			r[k++] = x->x_active / (x->active - x->x_active);
+	}
+	double med = an_median(r, k); /* sorts */
+	double q90 = r[(k * 9) / 10 < k ? (k * 9) / 10 : k - 1];
+	free(r);
+	return med > 0 ? q90 / med : 0;
+}
+
+/* A slowed instance that can bound an episode: judged against its own
+ * history (against its peers, an instance of the first iterations is
+ * judged against ranks that play other parts, which is noisier) */
+static int bound_touched(const struct an_unit *x)
+{
+	return x->base == 1 && an_unit_touched(x);
+}
+
+/* the units of a (communicator, signature, place) group that had any
+ * slowed instance in [t0, t1] */
+static int group_touched(const struct an_units *u, uint32_t i0, uint64_t t1, const struct an_unit *x)
+{
+	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= t1; i++) {
+		const struct an_unit *y = &u->u[i];
+		if (y->comm == x->comm && y->sig == x->sig && y->ord == x->ord && an_unit_touched(y))
+			return 1;
+	}
+	return 0;
+}
+
 void an_episode_from_units(const struct an_state *s, const struct an_units *u, const struct an_diagnosis *d,
 			   struct an_episode *ep)
 {
@@ -105,47 +151,70 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 	/* a slowdown is one episode while its slowed instances come at most
 	 * this far apart (the span within which the triggers' fires are one) */
 	uint64_t gap = AN_CAUSE_PERIODS * (period ? period : 1000000000ull);
-	uint32_t i0 = UINT32_MAX, i1 = 0;
+	uint32_t i0 = UINT32_MAX;
 	for (uint32_t i = 0; i < u->n; i++) {
 		const struct an_unit *x = &u->u[i];
-		if (x->t0 < lo || x->t0 > hi || !an_unit_touched(x))
+		if (x->t0 < lo || x->t0 > hi || !bound_touched(x))
 			continue;
 		if (i0 == UINT32_MAX) {
-			i0 = i1 = i;
+			i0 = i;
 			ep->end_ns = x->t1;
 			continue;
 		}
 		if (x->t0 > ep->end_ns + gap)
 			break;
-		i1 = i;
 		if (x->t1 > ep->end_ns)
 			ep->end_ns = x->t1;
 	}
 	if (i0 == UINT32_MAX)
 		return;
+	/* the first evidence may come late: the episode reaches back over the
+	 * slowed instances that came before it as closely */
+	for (uint32_t j = i0; j-- > 0;)
+		if (bound_touched(&u->u[j])) {
+			if (u->u[j].t1 + gap < u->u[i0].t0)
+				break;
+			i0 = j;
+		}
 	ep->start_ns = u->u[i0].t0;
-	double *xs = malloc((i1 - i0 + 1) * sizeof *xs);
-	if (!xs)
-		return;
-	size_t nx = 0;
+	/* the pattern is judged on the operators the slowdown reached: an
+	 * operator that no slowed instance came from says nothing of it */
 	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= ep->end_ns; i++) {
-		if (!u->u[i].base)
+		const struct an_unit *x = &u->u[i];
+		if (!x->base || !group_touched(u, i0, ep->end_ns, x))
 			continue;
 		ep->units++;
-		if (an_unit_touched(&u->u[i])) {
+		if (an_unit_touched(x))
 			ep->touched++;
-			if (nx < (size_t)(i1 - i0 + 1))
-				xs[nx++] = unit_excess(&u->u[i]);
+		if (x->x_active > 0) {
+			ep->xfer_slowed++;
+			ep->capped += x->capped != 0;
 		}
 	}
-	if (nx) {
-		double med = an_median(xs, nx);
-		for (size_t i = 0; i < nx; i++)
-			xs[i] = fabs(xs[i] - med);
-		ep->spread = med > 0 ? an_median(xs, nx) / med : 0;
+	ep->tail = slow_tail(u, i0, ep->end_ns);
+	/* the node's excess per iteration over the episode (iterations with
+	 * none count as 0): how regular it was */
+	uint32_t f = u->u[i0].iter, l = f;
+	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= ep->end_ns; i++)
+		if (u->u[i].iter > l)
+			l = u->u[i].iter;
+	uint32_t ni = l - f + 1;
+	double *xi = calloc(ni, sizeof *xi), *dv = calloc(ni, sizeof *dv);
+	ep->irregularity = NAN;
+	if (xi && dv) {
+		for (uint32_t i = i0; i < u->n && u->u[i].t0 <= ep->end_ns; i++)
+			if (u->u[i].base == 1)
+				xi[u->u[i].iter - f] += unit_excess(&u->u[i]);
+		memcpy(dv, xi, ni * sizeof *dv);
+		double med = an_median(dv, ni);
+		for (uint32_t i = 0; i < ni; i++)
+			dv[i] = fabs(xi[i] - med);
+		double mad = an_median(dv, ni);
+		ep->irregularity = med > 0 ? MAD_SD * mad / med : mad > 0 ? INFINITY : 0;
 	}
-	free(xs);
-	ep->pattern = an_pattern_of(ep->touched, ep->units, ep->spread);
+	free(xi);
+	free(dv);
+	ep->pattern = an_pattern_of(ep->irregularity, ep->tail, ep->xfer_slowed, ep->capped);
 	ep->valid = 1;
 	uint64_t ends[4096];
 	uint32_t ne = an_iteration_ends(s, ends, sizeof ends / sizeof *ends);

@@ -15,6 +15,7 @@
 
 struct comps {
 	double launch, active, gaps;
+	double peak;             /* the slowest transfer's most bytes in one epoch (0: not measured) */
 	int have_launch, have_xfer;
 	uint64_t t0, t1;
 };
@@ -51,7 +52,7 @@ static uint64_t prev_end(const struct sel *q, int k, uint64_t t)
 	return lo ? e[lo - 1] : 0;
 }
 
-static void take_xfer(struct comps *k, const struct an_peer *p)
+static void take_xfer(struct comps *k, const struct an_rec *r, const struct an_peer *p)
 {
 	if (!p->actual || !p->start || p->end <= p->start)
 		return;
@@ -62,6 +63,7 @@ static void take_xfer(struct comps *k, const struct an_peer *p)
 	if (!k->have_xfer || wire > k->active + k->gaps) {
 		k->active = act;
 		k->gaps = wire - act;
+		k->peak = an_peer_peak_measured(r, p) ? (double)p->peak : 0;
 	}
 	k->have_xfer = 1;
 	if (!k->t0 || p->start < k->t0)
@@ -102,7 +104,7 @@ static void comps_of(const struct an_state *s, const struct an_comm *c, const st
 		}
 		for (uint32_t j = 0; j < x->npeers; j++)
 			if (mine || (q ? sel_index(q, x->peers[j].node) >= 0 : x->peers[j].node == only))
-				take_xfer(k, &x->peers[j]);
+				take_xfer(k, x, &x->peers[j]);
 	}
 }
 
@@ -113,24 +115,32 @@ static double mad_of(double *v, size_t n, double med)
 	return an_median(v, n);
 }
 
+#define NCOMP 4 /* launch, active, gaps, peak */
 struct base {
-	double med[3], mad[3];
-	int ok;
+	double med[NCOMP], mad[NCOMP];
+	int ok, peak_ok;
 };
 
-static void base_from(double (*v)[3], size_t n, struct base *b)
+static void base_from(double (*v)[NCOMP], size_t n, struct base *b)
 {
 	double t[HIST_K > 64 ? HIST_K : 64];
 	b->ok = n >= HIST_MIN;
+	b->peak_ok = 0;
 	if (!b->ok)
 		return;
-	for (int c = 0; c < 3; c++) {
+	for (int c = 0; c < NCOMP; c++) {
+		size_t m = 0;
 		for (size_t i = 0; i < n; i++)
-			t[i] = v[i][c];
-		b->med[c] = an_median(t, n);
+			if (c < 3 || v[i][c] > 0) /* a peak that was measured */
+				t[m++] = v[i][c];
+		if (c == 3 && (b->peak_ok = m >= HIST_MIN) == 0)
+			break;
+		b->med[c] = an_median(t, m);
+		m = 0;
 		for (size_t i = 0; i < n; i++)
-			t[i] = v[i][c];
-		b->mad[c] = mad_of(t, n, b->med[c]);
+			if (c < 3 || v[i][c] > 0)
+				t[m++] = v[i][c];
+		b->mad[c] = mad_of(t, m, b->med[c]);
 	}
 }
 
@@ -139,7 +149,7 @@ static void base_from(double (*v)[3], size_t n, struct base *b)
 static void peer_base(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
 		      const struct sel *q, struct base *b)
 {
-	double v[64][3];
+	double v[64][NCOMP];
 	size_t n = 0;
 	for (int32_t r = 0; r < c->nranks && n < 64; r++) {
 		const struct an_rec *x = in->recs[r];
@@ -152,6 +162,7 @@ static void peer_base(const struct an_state *s, const struct an_comm *c, const s
 		v[n][0] = k.launch;
 		v[n][1] = k.active;
 		v[n][2] = k.gaps;
+		v[n][3] = k.peak;
 		n++;
 	}
 	base_from(v, n, b);
@@ -298,7 +309,8 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 			if (!k.have_xfer && !k.have_launch)
 				continue;
 			struct an_unit u = { .t0 = k.t0, .t1 = k.t1 > k.t0 ? k.t1 : k.t0, .comm = c->id, .seq = in->seq,
-					     .sig = in->sig, .launch = k.launch, .active = k.active, .gaps = k.gaps };
+					     .sig = in->sig, .launch = k.launch, .active = k.active, .gaps = k.gaps,
+					     .peak = k.peak };
 			if (push(out, &u)) {
 				free(ends);
 				sel_free(&q);
@@ -322,7 +334,7 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 			}
 		}
 		for (uint32_t i = 0; i < n; i++) {
-			double hv[HIST_K][3];
+			double hv[HIST_K][NCOMP];
 			size_t nh = 0;
 			uint64_t lim = v[i].t0 < before || !before ? v[i].t0 : before;
 			for (uint32_t j = i; j-- > 0 && nh < HIST_K;)
@@ -330,6 +342,7 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 					hv[nh][0] = v[j].launch;
 					hv[nh][1] = v[j].active;
 					hv[nh][2] = v[j].gaps;
+					hv[nh][3] = v[j].peak;
 					nh++;
 				}
 			struct base b;
@@ -346,6 +359,11 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 			v[i].x_launch = excess(v[i].launch, b.med[0], b.mad[0], floor_ns);
 			v[i].x_active = excess(v[i].active, b.med[1], b.mad[1], floor_ns);
 			v[i].x_gaps = excess(v[i].gaps, b.med[2], b.mad[2], floor_ns);
+			/* the path's peak epoch fell with its mean: its capacity was
+			 * lower the whole time, not now and then (the resolution:
+			 * one 32-byte unit of the NIC's counter) */
+			v[i].capped = b.peak_ok && v[i].peak > 0 && v[i].x_active > 0 &&
+				      excess(b.med[3], v[i].peak, b.mad[3], 32) > 0;
 		}
 	}
 	free(ends);
