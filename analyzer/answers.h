@@ -30,6 +30,7 @@ struct an_unit {
 	double gaps;             /* that transfer's wire time minus its active epochs (ns) */
 	double peak;             /* that transfer's most bytes in one epoch (0: not measured) */
 	int capped;              /* slowed, and its peak epoch fell below its baseline's too */
+	int sent;                /* that transfer is one the node sent (else one it received) */
 	/* excess over the baseline, 0 when within the noise threshold */
 	double x_launch, x_active, x_gaps;
 	int base;                /* 1: own history, 2: the instance's peers, 0: none */
@@ -41,9 +42,10 @@ struct an_units {
 };
 
 /* The instances of the given nodes (the suspects of one host) in every
- * communicator, each judged against up to 16 earlier instances of the same
+ * communicator, each judged against the first 16 instances of the same
  * operator at the same place in their iterations that ended before min(its start, before) (a fault that
- * persists does not become its own baseline), else against the median of
+ * persists does not become its own baseline, nor one that began before its
+ * first evidence), else against the median of
  * the same instance's other ranks. A component counts as excess when it
  * lies more than three robust standard deviations (1.4826 MAD) and one
  * epoch (the measurement's resolution) above the baseline's median.
@@ -56,13 +58,19 @@ int an_unit_touched(const struct an_unit *u);
 
 /* ---- slow_ratio.c: CCL-D's slow ratio ---- */
 
-/* The excess split three ways and computation's share of it. The proxy
- * gaps are the host's (computation: CPU, proxy) in the proportion that the
- * start delay bears to the start delay plus the extra active time, and all
- * the host's when neither moved: a path whose active epochs ran at their
- * usual rate could have sent during the gaps (CCL-D's ratio, which sees
- * only operator times, calls CPU starvation communication). */
-void an_share_split(double delay, double active, double gaps, struct an_share *out);
+/* The excess split three ways and computation's share of it. Proxy gaps
+ * come in two kinds: `gaps_host`, in transfers the implicated GPU sent
+ * whose peak epoch still reached its usual one (the path could carry them
+ * at full rate: its own CPU or proxy did not feed it), are the host's,
+ * computation; `gaps_shared`, in transfers it received or whose path was
+ * capped, follow the evidence: the host's in the proportion the start delay
+ * bears to the start delay plus the extra active time (all when neither
+ * moved). A sent transfer on such a path that stopped more than it slowed
+ * (its extra gaps at least its extra active time) was starved by its host:
+ * its extra active time counts with its gaps (a proxy that stalls
+ * mid-epoch stretches the active epochs too). CCL-D's ratio, which sees
+ * only operator times, calls CPU starvation communication. */
+void an_share_split(double delay, double active, double gaps_host, double gaps_shared, struct an_share *out);
 /* CCL-D's bounds α = 0.4, β = 0.6: "computation", "communication", "mixed";
  * "" when there was no excess to split */
 const char *an_share_label(const struct an_share *sh);

@@ -149,14 +149,17 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 	uint64_t lo = onset > period ? onset - period : 0;
 	uint64_t hi = d->last_seen_ns > d->report_ns ? d->last_seen_ns : d->report_ns;
 	/* a slowdown is one episode while its slowed instances come at most
-	 * this far apart (the span within which the triggers' fires are one) */
+	 * this far apart (the span within which the triggers' fires are one);
+	 * it starts by the verdict's last report and may outlast it */
 	uint64_t gap = AN_CAUSE_PERIODS * (period ? period : 1000000000ull);
 	uint32_t i0 = UINT32_MAX;
 	for (uint32_t i = 0; i < u->n; i++) {
 		const struct an_unit *x = &u->u[i];
-		if (x->t0 < lo || x->t0 > hi || !bound_touched(x))
+		if (x->t0 < lo || !bound_touched(x))
 			continue;
 		if (i0 == UINT32_MAX) {
+			if (x->t0 > hi)
+				break;
 			i0 = i;
 			ep->end_ns = x->t1;
 			continue;
@@ -177,6 +180,7 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 			i0 = j;
 		}
 	ep->start_ns = u->u[i0].t0;
+	double xa = 0, xl = 0;
 	/* the pattern is judged on the operators the slowdown reached: an
 	 * operator that no slowed instance came from says nothing of it */
 	for (uint32_t i = i0; i < u->n && u->u[i].t0 <= ep->end_ns; i++) {
@@ -190,7 +194,12 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 			ep->xfer_slowed++;
 			ep->capped += x->capped != 0;
 		}
+		xa += x->x_active;
+		xl += x->x_launch;
 	}
+	/* the transfers' shape speaks only where they carry the excess: a few
+	 * noisy transfers beside a computation slowdown say nothing */
+	uint32_t xs = xa >= xl ? ep->xfer_slowed : 0;
 	ep->tail = slow_tail(u, i0, ep->end_ns);
 	/* the node's excess per iteration over the episode (iterations with
 	 * none count as 0): how regular it was */
@@ -214,7 +223,7 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 	}
 	free(xi);
 	free(dv);
-	ep->pattern = an_pattern_of(ep->irregularity, ep->tail, ep->xfer_slowed, ep->capped);
+	ep->pattern = an_pattern_of(ep->irregularity, ep->tail, xs, ep->capped);
 	ep->valid = 1;
 	uint64_t ends[4096];
 	uint32_t ne = an_iteration_ends(s, ends, sizeof ends / sizeof *ends);

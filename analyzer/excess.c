@@ -9,13 +9,15 @@
 #include "answers.h"
 
 #define HIST_K 16     /* earlier instances a unit is judged against */
-#define HIST_MIN 3    /* fewer: judged against its peers */
+#define HIST_MIN 2    /* fewer: judged against its peers (a fault from the third iteration on
+                       * still has two before it) */
 #define MAD_SD 1.4826 /* MAD to a normal standard deviation */
 #define NOISE_SD 3.0  /* standard deviations that are not noise */
 
 struct comps {
 	double launch, active, gaps;
 	double peak;             /* the slowest transfer's most bytes in one epoch (0: not measured) */
+	int sent;                /* the slowest transfer is one the selected nodes sent */
 	int have_launch, have_xfer;
 	uint64_t t0, t1;
 };
@@ -52,7 +54,7 @@ static uint64_t prev_end(const struct sel *q, int k, uint64_t t)
 	return lo ? e[lo - 1] : 0;
 }
 
-static void take_xfer(struct comps *k, const struct an_rec *r, const struct an_peer *p)
+static void take_xfer(struct comps *k, const struct an_rec *r, const struct an_peer *p, int sent)
 {
 	if (!p->actual || !p->start || p->end <= p->start)
 		return;
@@ -64,6 +66,7 @@ static void take_xfer(struct comps *k, const struct an_rec *r, const struct an_p
 		k->active = act;
 		k->gaps = wire - act;
 		k->peak = an_peer_peak_measured(r, p) ? (double)p->peak : 0;
+		k->sent = sent;
 	}
 	k->have_xfer = 1;
 	if (!k->t0 || p->start < k->t0)
@@ -104,7 +107,7 @@ static void comps_of(const struct an_state *s, const struct an_comm *c, const st
 		}
 		for (uint32_t j = 0; j < x->npeers; j++)
 			if (mine || (q ? sel_index(q, x->peers[j].node) >= 0 : x->peers[j].node == only))
-				take_xfer(k, x, &x->peers[j]);
+				take_xfer(k, x, &x->peers[j], mine);
 	}
 }
 
@@ -310,7 +313,7 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 				continue;
 			struct an_unit u = { .t0 = k.t0, .t1 = k.t1 > k.t0 ? k.t1 : k.t0, .comm = c->id, .seq = in->seq,
 					     .sig = in->sig, .launch = k.launch, .active = k.active, .gaps = k.gaps,
-					     .peak = k.peak };
+					     .peak = k.peak, .sent = k.sent };
 			if (push(out, &u)) {
 				free(ends);
 				sel_free(&q);
@@ -337,7 +340,10 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 			double hv[HIST_K][NCOMP];
 			size_t nh = 0;
 			uint64_t lim = v[i].t0 < before || !before ? v[i].t0 : before;
-			for (uint32_t j = i; j-- > 0 && nh < HIST_K;)
+			/* the earliest: a slowdown that began before its first
+			 * evidence is not in them (the job's first iterations are
+			 * its healthy reference) */
+			for (uint32_t j = 0; j < i && nh < HIST_K; j++)
 				if (v[j].sig == v[i].sig && v[j].ord == v[i].ord && v[j].t1 < lim) {
 					hv[nh][0] = v[j].launch;
 					hv[nh][1] = v[j].active;

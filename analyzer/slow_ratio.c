@@ -12,21 +12,19 @@
 #define SHARE_COMM_BELOW 0.4
 #define SHARE_COMP_ABOVE 0.6
 
-void an_share_split(double delay, double active, double gaps, struct an_share *out)
+void an_share_split(double delay, double active, double gaps_host, double gaps_shared, struct an_share *out)
 {
 	memset(out, 0, sizeof *out);
 	delay = delay > 0 ? delay : 0;
 	active = active > 0 ? active : 0;
-	gaps = gaps > 0 ? gaps : 0;
+	gaps_host = gaps_host > 0 ? gaps_host : 0;
+	gaps_shared = gaps_shared > 0 ? gaps_shared : 0;
 	out->delay_ns = delay;
 	out->active_ns = active;
-	out->gap_ns = gaps;
-	/* A gap is time the path could have sent and did not: the host's
-	 * (CPU, proxy) when the path ran at its usual rate while active, the
-	 * path's when it did not; in between, in the proportion of the
-	 * evidence for each end. */
-	out->gap_comp_ns = delay + active > 0 ? gaps * delay / (delay + active) : gaps;
-	double total = delay + active + gaps;
+	out->gap_ns = gaps_host + gaps_shared;
+	out->gap_comp_ns =
+		gaps_host + (delay + active > 0 ? gaps_shared * delay / (delay + active) : gaps_shared);
+	double total = delay + active + out->gap_ns;
 	if (total > 0) {
 		out->comp_share = (delay + out->gap_comp_ns) / total;
 		out->valid = 1;
@@ -46,7 +44,7 @@ const char *an_share_label(const struct an_share *sh)
 
 void an_share_from_units(const struct an_units *u, uint64_t t0, uint64_t t1, struct an_share *out)
 {
-	double d = 0, a = 0, g = 0;
+	double d = 0, a = 0, gh = 0, gs = 0;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->n; i++) {
 		const struct an_unit *x = &u->u[i];
@@ -54,9 +52,20 @@ void an_share_from_units(const struct an_units *u, uint64_t t0, uint64_t t1, str
 			continue;
 		d += x->x_launch;
 		a += x->x_active;
-		g += x->x_gaps;
+		if (x->sent && !x->capped && x->x_gaps >= x->x_active) {
+			/* a transfer the GPU sent that stopped more than it slowed,
+			 * on a path that still reached its peak: starved by its host
+			 * (a proxy that stalls mid-epoch stretches the active time
+			 * too) */
+			gh += x->x_gaps + x->x_active;
+			a -= x->x_active;
+		} else if (x->sent && !x->capped) {
+			gh += x->x_gaps;
+		} else {
+			gs += x->x_gaps;
+		}
 		n++;
 	}
-	an_share_split(d, a, g, out);
+	an_share_split(d, a, gh, gs, out);
 	out->instances = n;
 }

@@ -37,7 +37,7 @@ cases=(
 	"holmes_spike 60 \"failure\":{\"type\":\"holmes_spike\",\"host\":3,\"gpu\":1,\"severity\":0.1,\"start_iteration\":3}"
 	"holmes_fluctuation 60 \"failure\":{\"type\":\"holmes_fluctuation\",\"host\":4,\"gpu\":1,\"severity\":0.4,\"start_iteration\":3}"
 	"holmes_persistent 60 \"failure\":{\"type\":\"holmes_persistent\",\"host\":5,\"gpu\":1,\"severity\":0.7,\"start_iteration\":3}"
-	"mixed 12 \"failures\":[{\"type\":\"gpu_throttling\",\"host\":6,\"gpu\":0,\"severity\":250,\"start_iteration\":4},{\"type\":\"pcie_downgrade\",\"host\":6,\"gpu\":0,\"severity\":0.3,\"start_iteration\":4}]"
+	"mixed 12 \"failures\":[{\"type\":\"gpu_throttling\",\"host\":6,\"gpu\":0,\"severity\":250,\"start_iteration\":4},{\"type\":\"pcie_downgrade\",\"host\":6,\"gpu\":0,\"severity\":0.5,\"start_iteration\":4}]"
 	"transient 40 \"failure\":{\"type\":\"pcie_downgrade\",\"host\":2,\"gpu\":1,\"severity\":0.3,\"start_iteration\":10,\"end_iteration\":25}"
 )
 list=()
