@@ -63,9 +63,9 @@ int an_unit_touched(const struct an_unit *u);
  * whose peak epoch still reached its usual one (the path could carry them
  * at full rate: its own CPU or proxy did not feed it), are the host's,
  * computation; `gaps_shared`, in transfers it received or whose path was
- * capped, follow the evidence: the host's in the proportion the start delay
- * bears to the start delay plus the extra active time (all when neither
- * moved). A sent transfer on such a path that stopped more than it slowed
+ * capped, follow the evidence of the GPU's own ends: the host's in the
+ * proportion its start delay plus its host gaps bear to those plus the
+ * extra active time (all when none moved). A sent transfer on such a path that stopped more than it slowed
  * (its extra gaps at least its extra active time) was starved by its host:
  * its extra active time counts with its gaps (a proxy that stalls
  * mid-epoch stretches the active epochs too). CCL-D's ratio, which sees

@@ -281,7 +281,8 @@ static int sel_init(const struct an_state *s, const int *nodes, uint32_t n, stru
 		}
 	}
 	for (uint32_t k = 0; !rc && k < n; k++)
-		qsort(q->ends[k], q->nends[k], sizeof *q->ends[k], cmp_u64);
+		if (q->nends[k])
+			qsort(q->ends[k], q->nends[k], sizeof *q->ends[k], cmp_u64);
 	free(cap);
 	return rc;
 }
@@ -321,6 +322,8 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 			}
 		}
 		uint32_t n = out->n - first;
+		if (!n)
+			continue;
 		struct an_unit *v = out->u + first;
 		qsort(v, n, sizeof *v, cmp_t0);
 		/* the place of each instance in its iteration: one operator
@@ -374,7 +377,8 @@ int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, 
 	}
 	free(ends);
 	sel_free(&q);
-	qsort(out->u, out->n, sizeof *out->u, cmp_t0);
+	if (out->n)
+		qsort(out->u, out->n, sizeof *out->u, cmp_t0);
 	return 0;
 }
 

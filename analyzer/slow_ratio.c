@@ -22,8 +22,8 @@ void an_share_split(double delay, double active, double gaps_host, double gaps_s
 	out->delay_ns = delay;
 	out->active_ns = active;
 	out->gap_ns = gaps_host + gaps_shared;
-	out->gap_comp_ns =
-		gaps_host + (delay + active > 0 ? gaps_shared * delay / (delay + active) : gaps_shared);
+	double host = delay + gaps_host; /* what the GPU's own host did */
+	out->gap_comp_ns = gaps_host + (host + active > 0 ? gaps_shared * host / (host + active) : gaps_shared);
 	double total = delay + active + out->gap_ns;
 	if (total > 0) {
 		out->comp_share = (delay + out->gap_comp_ns) / total;

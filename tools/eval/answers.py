@@ -76,6 +76,9 @@ def main(argv):
         truth, rep = load(os.path.join(run, "truth.json")), load(os.path.join(run, "analyzer.json"))
         if not truth:
             continue
+        if rep is None:
+            bad.append("%s: no analyzer.json (the analyzer failed)" % os.path.basename(run.rstrip("/")))
+            continue
         fs = faults(truth)
         if not fs:
             continue
@@ -146,10 +149,17 @@ def main(argv):
         print("== Episodes of faults that clear: start and end against the truth, in poll periods")
         for name, t, es, ee in episodes:
             print("  %-44s %-22s start %.2f  end %s" % (name, t, es, "%.2f" % ee if ee is not None else "(still on)"))
+    unverified = sorted(k for k, r in list(ratio.items()) + list(pattern.items()) if r[0] == 0)
+    if unverified:
+        print("not verified (no machine-level verdict named the faulty host in any run): " + ", ".join(unverified))
     if bad:
         print("wrong:")
         for b in bad:
             print("  " + b)
+    judged = sum(r[0] for r in ratio.values())
+    if check and not judged:
+        print("wrong: no run was judged at all (did the analyzer run?)")
+        return 1
     return 1 if check and bad else 0
 
 
