@@ -25,7 +25,8 @@ struct an_unit {
 	uint64_t comm, seq;
 	int sig;
 	uint32_t iter, ord;      /* its iteration, and its place among its signature's instances there */
-	double launch;           /* call to first byte: the computation before it (ns) */
+	double launch;           /* the later of the call and the node's previous operator's end, to
+	                          * the first byte: the computation before it (ns) */
 	double active;           /* the slowest of its transfers (sent or received): active epochs (ns) */
 	double gaps;             /* that transfer's wire time minus its active epochs (ns) */
 	double peak;             /* that transfer's most bytes in one epoch (0: not measured) */

@@ -79,7 +79,7 @@ static void take_xfer(struct comps *k, const struct an_rec *r, const struct an_p
  * (first byte after the later of the call and the node's previous
  * operator's end: what the GPU computed before it, not what it queued
  * behind), and the slowest transfer they sent or received. q NULL: node
- * `only`, without the start delay's queueing correction. */
+ * `only`, the start delay from its call. */
 static void comps_of(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
 		     const struct sel *q, int only, struct comps *k)
 {
@@ -94,6 +94,10 @@ static void comps_of(const struct an_state *s, const struct an_comm *c, const st
 		if (mine && x->call && x->start >= x->call && x->actual) {
 			uint64_t from = x->call;
 			if (q) {
+				/* from the later of the call and the node's previous
+				 * operator's end: the compute before this one, not the
+				 * queue of operators it waited behind (the CPU calls
+				 * ahead of the GPU) */
 				uint64_t pe = prev_end(q, ki, x->start);
 				if (pe > from && pe <= x->start)
 					from = pe;
