@@ -15,7 +15,7 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
-	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c
+	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c analyzer/device_history.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm
@@ -100,3 +100,14 @@ ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
 test: $(WM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/fuzz/fuzz_watermark.sh
+
+# ---- fuzz target for the --device-history file (analyzer/device_history.c) ----
+DH_FUZZ_BIN := $(BUILD)/fuzz/fuzz_device_history
+$(DH_FUZZ_BIN): tests/fuzz/fuzz_device_history.c analyzer/device_history.c analyzer/answers.h \
+		analyzer/an_internal.h analyzer/analyzer.h
+	@mkdir -p $(@D)
+	$(CLANG) $(AN_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_device_history.c analyzer/device_history.c -lcjson -lm
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+test: $(DH_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_device_history.sh

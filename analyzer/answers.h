@@ -124,6 +124,44 @@ void an_answers_fill(const struct an_state *s, struct an_diagnosis *d);
 /* Every diagnosis again over all the data (end of a replay or a live run). */
 void an_answers_update(struct an_state *s);
 
+/* ---- device_history.c: Holmes §4.4's per-device prior across jobs ---- */
+
+struct an_devhost {
+	char name[PULSE_OP_HOST_LEN];
+	uint32_t jobs;           /* jobs whose analysis saw it */
+	uint32_t hits;           /* of those, jobs with a machine-level Pulse diagnosis naming it */
+	uint32_t episodes;       /* such diagnoses */
+	double weight;           /* Σ over jobs of 1 - Π(1 - score) of its diagnoses there */
+};
+struct an_devhist {
+	struct an_devhost *h;
+	uint32_t n, cap;
+	uint64_t bad_lines;      /* lines of the file that were dropped */
+	uint32_t jobs_added;
+};
+void an_devhist_init(struct an_devhist *h);
+void an_devhist_free(struct an_devhist *h);
+/* The file's text (format: device_history.c). A bad header is an error
+ * (-1, err set): a file that is not a history is not overwritten; a bad
+ * record line is dropped and counted (bad_lines). */
+int an_devhist_parse(struct an_devhist *h, const char *text, size_t len, char *err, size_t errlen);
+/* Reads path (absent: an empty history). */
+int an_devhist_load(struct an_devhist *h, const char *path, char *err, size_t errlen);
+/* Folds this job in (every host the analyzer saw; the machine-level Pulse
+ * diagnoses naming each) and sets each diagnosis's ep.prior (the posterior
+ * after it), prior_jobs and prior_hits (the earlier jobs). */
+void an_devhist_add_job(struct an_devhist *h, struct an_state *s);
+/* The posterior of a Beta(α p, α (1 - p)) prior with the host's weight
+ * over its jobs: (weight + α p) / (jobs + α) */
+double an_devhist_posterior(const struct an_devhost *x);
+/* Sorts by posterior, highest first. */
+void an_devhist_rank(struct an_devhist *h);
+/* Writes path through a temporary file and a rename. */
+int an_devhist_save(const struct an_devhist *h, const char *path, char *err, size_t errlen);
+/* The top implicated hosts as text, and as a cJSON array (void *). */
+void an_devhist_print(const struct an_devhist *h, FILE *f, uint32_t top);
+void *an_devhist_json(const struct an_devhist *h, uint32_t top);
+
 /* ---- answers_report.c: how the reports show them ---- */
 
 /* "share:" and "episode:" lines of the text report (nothing when invalid) */
