@@ -54,6 +54,8 @@ struct an_units {
 int an_units_build(const struct an_state *s, const int *nodes, uint32_t nnodes, uint64_t before,
 		   struct an_units *out);
 void an_units_free(struct an_units *u);
+/* median and median absolute deviation of v[0..n) (0, 0 when empty) */
+void an_med_mad(const double *v, size_t n, double *med, double *mad);
 /* a unit with any excess */
 int an_unit_touched(const struct an_unit *u);
 

@@ -59,14 +59,9 @@ void an_episode_iterations(const uint64_t *ends, uint32_t n, uint64_t t0, uint64
 	double *ref = nb >= 2 ? before : outside;
 	size_t nr = nb >= 2 ? nb : no;
 	if (nr >= 2) {
-		double *tmp = malloc(nr * sizeof *tmp);
-		if (tmp) {
-			memcpy(tmp, ref, nr * sizeof *tmp);
-			double med = an_median(tmp, nr);
-			for (size_t i = 0; i < nr; i++)
-				tmp[i] = fabs(ref[i] - med);
-			double mad = an_median(tmp, nr);
-			free(tmp);
+		{
+			double med, mad;
+			an_med_mad(ref, nr, &med, &mad);
 			double thr = NOISE_SD * MAD_SD * mad + floor_ns;
 			ep->it_base_ns = med;
 			int any = 0;
@@ -208,21 +203,17 @@ void an_episode_from_units(const struct an_state *s, const struct an_units *u, c
 		if (u->u[i].iter > l)
 			l = u->u[i].iter;
 	uint32_t ni = l - f + 1;
-	double *xi = calloc(ni, sizeof *xi), *dv = calloc(ni, sizeof *dv);
+	double *xi = calloc(ni, sizeof *xi);
 	ep->irregularity = NAN;
-	if (xi && dv) {
+	if (xi) {
 		for (uint32_t i = i0; i < u->n && u->u[i].t0 <= ep->end_ns; i++)
 			if (u->u[i].base == 1)
 				xi[u->u[i].iter - f] += unit_excess(&u->u[i]);
-		memcpy(dv, xi, ni * sizeof *dv);
-		double med = an_median(dv, ni);
-		for (uint32_t i = 0; i < ni; i++)
-			dv[i] = fabs(xi[i] - med);
-		double mad = an_median(dv, ni);
+		double med, mad;
+		an_med_mad(xi, ni, &med, &mad);
 		ep->irregularity = med > 0 ? MAD_SD * mad / med : mad > 0 ? INFINITY : 0;
 	}
 	free(xi);
-	free(dv);
 	ep->pattern = an_pattern_of(ep->irregularity, ep->tail, xs, ep->capped);
 	ep->valid = 1;
 	uint64_t ends[4096];

@@ -115,11 +115,19 @@ static void comps_of(const struct an_state *s, const struct an_comm *c, const st
 	}
 }
 
-static double mad_of(double *v, size_t n, double med)
+void an_med_mad(const double *v, size_t n, double *med, double *mad)
 {
+	double t[64], *w = n <= 64 ? t : malloc(n * sizeof *w);
+	*med = *mad = 0;
+	if (!n || !w)
+		return;
+	memcpy(w, v, n * sizeof *w);
+	*med = an_median(w, n);
 	for (size_t i = 0; i < n; i++)
-		v[i] = fabs(v[i] - med);
-	return an_median(v, n);
+		w[i] = fabs(v[i] - *med);
+	*mad = an_median(w, n);
+	if (w != t)
+		free(w);
 }
 
 #define NCOMP 4 /* launch, active, gaps, peak */
@@ -142,12 +150,7 @@ static void base_from(double (*v)[NCOMP], size_t n, struct base *b)
 				t[m++] = v[i][c];
 		if (c == 3 && (b->peak_ok = m >= HIST_MIN) == 0)
 			break;
-		b->med[c] = an_median(t, m);
-		m = 0;
-		for (size_t i = 0; i < n; i++)
-			if (c < 3 || v[i][c] > 0)
-				t[m++] = v[i][c];
-		b->mad[c] = mad_of(t, m, b->med[c]);
+		an_med_mad(t, m, &b->med[c], &b->mad[c]);
 	}
 }
 
@@ -189,14 +192,8 @@ static int cmp_t0(const void *a, const void *b)
 
 static int push(struct an_units *o, const struct an_unit *u)
 {
-	if (o->n == o->cap) {
-		uint32_t n = o->cap ? o->cap * 2 : 256;
-		struct an_unit *p = realloc(o->u, n * sizeof *p);
-		if (!p)
-			return -1;
-		o->u = p;
-		o->cap = n;
-	}
+	if (an_grow((void **)&o->u, &o->cap, o->n + 1, sizeof *o->u, UINT32_MAX / 2))
+		return -1;
 	o->u[o->n++] = *u;
 	return 0;
 }
@@ -227,7 +224,8 @@ uint32_t an_iteration_ends(const struct an_state *s, uint64_t *ends, uint32_t ca
 	for (uint32_t h = 0; h < AN_HIST && n < cap; h++)
 		if (bc->hist[h].used && bc->hist[h].sig == bs && bc->hist[h].last_end)
 			ends[n++] = bc->hist[h].last_end;
-	qsort(ends, n, sizeof *ends, cmp_u64);
+	if (n)
+		qsort(ends, n, sizeof *ends, cmp_u64);
 	return n;
 }
 
@@ -270,15 +268,10 @@ static int sel_init(const struct an_state *s, const int *nodes, uint32_t n, stru
 				int k = x && x->end ? sel_index(q, x->node) : -1;
 				if (k < 0)
 					continue;
-				if (q->nends[k] == cap[k]) {
-					uint32_t m = cap[k] ? cap[k] * 2 : 256;
-					uint64_t *p = realloc(q->ends[k], m * sizeof *p);
-					if (!p) {
-						rc = -1;
-						break;
-					}
-					q->ends[k] = p;
-					cap[k] = m;
+				if (an_grow((void **)&q->ends[k], &cap[k], q->nends[k] + 1, sizeof *q->ends[k],
+					    UINT32_MAX / 2)) {
+					rc = -1;
+					break;
 				}
 				q->ends[k][q->nends[k]++] = x->end;
 			}
