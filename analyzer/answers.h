@@ -171,8 +171,9 @@ void an_answers_print(const struct an_diagnosis *d, FILE *f);
 /* "slow_ratio" into the diagnosis object o, the episode's fields into its
  * "episode" object ep (both cJSON *) */
 void an_answers_json(const struct an_diagnosis *d, void *o, void *ep);
-/* the episode as a Chrome trace-event slice, with the slow ratio in its
- * args, into the array ev (cJSON *); base: the trace's time origin */
+/* the episode as a Chrome trace-event async span ("b" .. "e"), with the
+ * slow ratio in its args, into the array ev (cJSON *); base: the trace's
+ * time origin */
 void an_answers_timeline(const struct an_diagnosis *d, void *ev, uint64_t base);
 
 #endif

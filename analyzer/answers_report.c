@@ -95,23 +95,29 @@ void an_answers_json(const struct an_diagnosis *d, void *obj, void *epobj)
 	}
 }
 
+/* the episode as an async span ("b" .. "e", its own track in Perfetto),
+ * beside the operators' "X" slices */
 void an_answers_timeline(const struct an_diagnosis *d, void *evs, uint64_t base)
 {
 	const struct an_episode *e = &d->ep;
 	if (!e->valid)
 		return;
-	cJSON *o = cJSON_CreateObject();
 	char b[64];
 	snprintf(b, sizeof b, "episode: %s", an_pattern_name(e->pattern));
-	cJSON_AddStringToObject(o, "name", b);
-	cJSON_AddStringToObject(o, "cat", "diagnosis");
-	cJSON_AddStringToObject(o, "ph", "X");
-	cJSON_AddNumberToObject(o, "pid", 0);
-	cJSON_AddNumberToObject(o, "tid", 0);
-	double ts = e->start_ns >= base ? (double)(e->start_ns - base) / 1e3 : -(double)(base - e->start_ns) / 1e3;
-	cJSON_AddNumberToObject(o, "ts", ts);
-	cJSON_AddNumberToObject(o, "dur", e->end_ns > e->start_ns ? (double)(e->end_ns - e->start_ns) / 1e3 : 0);
-	cJSON *a = cJSON_AddObjectToObject(o, "args");
-	an_answers_json(d, a, a);
-	cJSON_AddItemToArray(evs, o);
+	for (int end = 0; end < 2; end++) {
+		uint64_t t = end ? (e->end_ns > e->start_ns ? e->end_ns : e->start_ns) : e->start_ns;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", b);
+		cJSON_AddStringToObject(o, "cat", "diagnosis");
+		cJSON_AddStringToObject(o, "ph", end ? "e" : "b");
+		cJSON_AddNumberToObject(o, "id", 1);
+		cJSON_AddNumberToObject(o, "pid", 0);
+		cJSON_AddNumberToObject(o, "tid", 0);
+		cJSON_AddNumberToObject(o, "ts", t >= base ? (double)(t - base) / 1e3 : -(double)(base - t) / 1e3);
+		if (!end) {
+			cJSON *a = cJSON_AddObjectToObject(o, "args");
+			an_answers_json(d, a, a);
+		}
+		cJSON_AddItemToArray(evs, o);
+	}
 }

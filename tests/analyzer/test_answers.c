@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -181,6 +183,39 @@ static void test_synth_communication(void **state)
 	assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ep, "pattern")));
 	assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ep, "start_ns")));
 	cJSON_Delete(o);
+	/* and in the timeline: the episode as an async span with the ratio */
+	char path[] = "/tmp/test_answers_tl_XXXXXX", err[256];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(an_timeline_write(st, d, path, err, sizeof err), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char text[1 << 22];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	unlink(path);
+	text[n] = 0;
+	cJSON *tl = cJSON_Parse(text);
+	assert_non_null(tl);
+	int b = 0, e = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(tl, "traceEvents"))
+	{
+		const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+		if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "diagnosis"))
+			continue;
+		const char *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring;
+		if (!strcmp(ph, "b")) {
+			b++;
+			const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(args, "slow_ratio")));
+		}
+		e += !strcmp(ph, "e");
+	}
+	assert_int_equal(b, 1);
+	assert_int_equal(e, 1);
+	cJSON_Delete(tl);
 	an_state_free(st);
 }
 
