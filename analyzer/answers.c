@@ -57,7 +57,10 @@ void an_answers_fill(const struct an_state *s, struct an_diagnosis *d)
 	memset(&d->share, 0, sizeof d->share);
 	memset(&d->ep, 0, sizeof d->ep);
 	d->ep.prior = -1;
-	if (d->level != AN_LEVEL_MACHINE || !d->nsuspects || (d->cls != AN_COMP_SLOW && d->cls != AN_COMM_SLOW))
+	/* Pulse's answers from its µs data: the OP-level baseline stays what
+	 * operator-level tools can say */
+	if (strcmp(d->localizer, "pulse") || d->level != AN_LEVEL_MACHINE || !d->nsuspects ||
+	    (d->cls != AN_COMP_SLOW && d->cls != AN_COMM_SLOW))
 		return;
 	/* "A or B" (the two ends of a transfer): the answers are those of the
 	 * named host whose GPUs show the larger excess */
