@@ -72,6 +72,36 @@ enum an_hang_kind {
 };
 const char *an_hang_kind_key(int k); /* "not_entered", "inconsistent", "stopped_in_comm", "" */
 
+/* Issue 16's answers for a fail-slow machine-level diagnosis
+ * (analyzer/answers.h); valid 0: not computed or nothing to say. */
+struct an_share {            /* CCL-D's slow ratio */
+	int valid;
+	double comp_share;       /* computation's share of the excess, 0..1 */
+	double delay_ns;         /* start delay (compute before the operators) */
+	double active_ns;        /* extra active transmission time (the network path) */
+	double gap_ns;           /* extra proxy gaps (wire time minus active epochs) */
+	double gap_comp_ns;      /* of gap_ns, the host's (CPU, proxy) */
+	uint32_t instances;      /* slowed operator instances behind it */
+};
+enum an_pattern { AN_PATTERN_NONE = 0, AN_PATTERN_SPIKE, AN_PATTERN_FLUCTUATION, AN_PATTERN_PERSISTENT };
+struct an_episode {          /* Holmes's episode */
+	int valid;
+	uint64_t start_ns, end_ns; /* first and last slowed instance (data time) */
+	int pattern;             /* enum an_pattern */
+	uint32_t units, touched; /* the node's operator instances in it, those slowed (of the
+	                          * operators with any slowed instance) */
+	uint32_t xfer_slowed;    /* of those, slowed in their transfers' active time */
+	uint32_t capped;         /* of these, with the peak epoch capped too */
+	double irregularity;     /* robust CV (1.4826 MAD / median) of the node's excess per iteration */
+	double tail;             /* slowed transfers: 90th percentile of the relative extra active
+	                          * time over its median (0: fewer than 5) */
+	uint32_t it_first, it_last, it_touched; /* iterations (0: the first seen) */
+	double it_base_ns;       /* baseline iteration time (0: unknown) */
+	double cost_ns;          /* Σ (iteration time − baseline) over the touched iterations */
+	double prior;            /* --device-history: the host's posterior (-1: none) */
+	uint32_t prior_jobs, prior_hits; /* jobs in the history, those that implicated it */
+};
+
 #define AN_MAX_SUSPECTS 8
 #define AN_MAX_MEMBERS 256
 
@@ -119,6 +149,9 @@ struct an_diagnosis {
 	 * later operator): a stall, not a hang. The class becomes the
 	 * fail-slow one and this is how long it stood still (0: none). */
 	uint64_t stall_ns;
+	/* issue 16 (analyzer/answers.h) */
+	struct an_share share;
+	struct an_episode ep;
 };
 
 struct an_state;

@@ -16,6 +16,7 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
 	analyzer/critical_path.c
+	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c analyzer/device_history.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm
@@ -51,6 +52,12 @@ $(BUILD)/tests/test_analyzer: $(call objs,asan,tests/analyzer/test_analyzer.c $(
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_analyzer
 
+$(BUILD)/tests/test_answers: $(call objs,asan,tests/analyzer/test_answers.c $(ANALYZER_TEST_COMMON)) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_answers
+
 $(BUILD)/tests/test_watermark: $(call objs,asan,tests/analyzer/test_watermark.c) \
 		$(BUILD)/lib/asan/libpulse_analyzer.a
 	@mkdir -p $(@D)
@@ -60,7 +67,8 @@ TEST_PROGS += $(BUILD)/tests/test_watermark
 # End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
 # -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
 # simulator or the agent's replay is not there.
-TEST_SCRIPTS += tests/analyzer/quick_eval.sh tests/analyzer/hang_first.sh tests/analyzer/no_false_alarm.sh tests/analyzer/long_run.sh tests/analyzer/random_matrix.sh
+TEST_SCRIPTS += tests/analyzer/quick_eval.sh tests/analyzer/hang_first.sh tests/analyzer/no_false_alarm.sh tests/analyzer/long_run.sh tests/analyzer/random_matrix.sh \
+	tests/analyzer/answers.sh
 test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bin/pulse-eval-score
 
 # ---- make eval: every scenario end to end, Table 3, precision/recall ----
@@ -101,3 +109,13 @@ $(BUILD)/tests/test_critical_path: $(call objs,asan,tests/analyzer/test_critical
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_critical_path
 TEST_SCRIPTS += tests/analyzer/where_venus.sh
+# ---- fuzz target for the --device-history file (analyzer/device_history.c) ----
+DH_FUZZ_BIN := $(BUILD)/fuzz/fuzz_device_history
+$(DH_FUZZ_BIN): tests/fuzz/fuzz_device_history.c analyzer/device_history.c analyzer/answers.h \
+		analyzer/an_internal.h analyzer/analyzer.h
+	@mkdir -p $(@D)
+	$(CLANG) $(AN_FUZZ_FLAGS) $(WARN) -o $@ tests/fuzz/fuzz_device_history.c analyzer/device_history.c -lcjson -lm
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+test: $(DH_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/fuzz/fuzz_device_history.sh

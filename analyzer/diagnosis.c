@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "an_internal.h"
+#include "answers.h"
 #include "localizer.h"
 #include "pulse/hook_record.h"
 
@@ -140,6 +141,7 @@ int an_diag_commit(struct an_state *s, const struct an_diagnosis *d)
 	*e = *d;
 	e->first_seen_ns = e->last_seen_ns = d->report_ns ? d->report_ns : s->now_ns;
 	e->times_seen = 1;
+	an_answers_fill(s, e); /* issue 16: reads the state, names nothing */
 	an_log(s, "diagnosis (%s): %s, %s", d->localizer, an_class_name(d->cls),
 	       d->level == AN_LEVEL_MACHINE ? "machine level" : "group level");
 	return 1;

@@ -16,6 +16,7 @@
 
 #include "an_internal.h"
 #include "critical_path.h"
+#include "answers.h"
 
 /* analyzer/server_*.c (the live TCP service) are linked in when built;
  * without it --listen says so. */
@@ -43,6 +44,9 @@ static void usage(FILE *f)
 		"                      the micro-batch, on the critical path or absorbed by slack\n"
 		"  --timeline FILE     write the window around the diagnosis as Chrome trace-event\n"
 		"                      JSON (open it in https://ui.perfetto.dev or chrome://tracing)\n"
+		"  --device-history FILE  per-host history across jobs (Holmes's prior): read at the\n"
+		"                      start (absent: empty), this job folded in and written back at\n"
+		"                      the end; the report ranks the hosts implicated again and again\n"
 		"  --listen ADDR:PORT  serve live host agents over TCP\n"
 		"  --metrics-listen IPV4:PORT  live: serve OpenMetrics at /metrics (Prometheus)\n"
 		"  --bus nats://HOST:PORT[,...]  consume job --job's records from NATS JetStream\n"
@@ -97,6 +101,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, 0, 'v' },        { "quiet", no_argument, 0, 'q' },
 		{ "metrics-listen", required_argument, 0, 'm' }, { "bus", required_argument, 0, 'B' },
 		{ "job", required_argument, 0, 'J' },        { "where", required_argument, 0, 'W' },
+		{ "job", required_argument, 0, 'J' },     { "device-history", required_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
 	};
 	struct an_cfg cfg;
@@ -104,6 +109,7 @@ int main(int argc, char **argv)
 	struct an_replay_opts ro = { 0 };
 	ro.argv0 = argv[0];
 	const char *timeline = NULL, *listen = NULL, *metrics = NULL, *bus = NULL, *job = NULL;
+	const char *devhist = NULL;
 	int json = 0, verbose = 0;
 	const char *where = NULL;
 	int c;
@@ -118,6 +124,7 @@ int main(int argc, char **argv)
 		case 'B': bus = optarg; break;
 		case 'J': job = optarg; break;
 		case 'W': where = optarg; break;
+		case 'D': devhist = optarg; break;
 		case 'a': ro.agent_bin = optarg; break;
 		case 'o': ro.agent_out = optarg; break;
 		case 'v': verbose = 1; break;
@@ -177,14 +184,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	struct an_devhist dh;
+	an_devhist_init(&dh);
+	char err[512];
+	if (devhist && an_devhist_load(&dh, devhist, err, sizeof err)) {
+		fprintf(stderr, "pulse-analyzer: --device-history: %s\n", err);
+		an_devhist_free(&dh);
+		return 2;
+	}
 	struct an_state *s = an_state_new(&cfg);
 	if (!s) {
 		fprintf(stderr, "pulse-analyzer: out of memory\n");
+		an_devhist_free(&dh);
 		return 1;
 	}
 	if (verbose)
 		an_set_log(s, stderr);
-	char err[512];
 	int rc = 0;
 	if (listen || bus) {
 		/* Serves until SIGINT/SIGTERM, then reports on everything it saw,
@@ -192,17 +207,29 @@ int main(int argc, char **argv)
 		int src = an_serve_bus(s, listen, metrics, bus, job, stderr, live_verdict, NULL);
 		if (src == 1) {
 			an_state_free(s); /* could not listen: said why */
+			an_devhist_free(&dh);
 			return 1;
 		}
 		if (src == 3) { /* another analyzer took the job (--bus): its verdicts count */
 			an_state_free(s);
+			an_devhist_free(&dh);
 			return 3;
 		}
 		an_finish(s);
 	} else if (an_replay(s, &ro, err, sizeof err)) {
 		fprintf(stderr, "pulse-analyzer: %s\n", err);
 		an_state_free(s);
+		an_devhist_free(&dh);
 		return 1;
+	}
+	an_answers_update(s); /* the slow ratio and episodes over all the data */
+	if (devhist) {
+		an_devhist_add_job(&dh, s);
+		an_devhist_rank(&dh);
+		if (an_devhist_save(&dh, devhist, err, sizeof err)) {
+			fprintf(stderr, "pulse-analyzer: --device-history: %s\n", err);
+			rc = 1;
+		}
 	}
 	uint32_t nd;
 	const struct an_diagnosis *d = an_diagnoses(s, &nd);
@@ -232,6 +259,8 @@ int main(int argc, char **argv)
 			cJSON_AddStringToObject(o, "timeline", timeline);
 		if (o && where)
 			cJSON_AddItemToObject(o, "where_query", an_where_json(&wq));
+		if (o && devhist)
+			cJSON_AddItemToObject(o, "device_history", an_devhist_json(&dh, 10));
 		char *text = o ? cJSON_Print(o) : NULL;
 		if (!text) {
 			fprintf(stderr, "pulse-analyzer: out of memory\n");
@@ -245,11 +274,14 @@ int main(int argc, char **argv)
 		an_report_text(s, stdout);
 		if (where)
 			printf("\nWhere in the iteration (--where %s): %s\n", where, wline);
+		if (devhist)
+			an_devhist_print(&dh, stdout, 10);
 		if (timeline && !rc)
 			printf("\nTimeline of the window around the diagnosis: %s\n"
 			       "  (open it in https://ui.perfetto.dev or chrome://tracing)\n",
 			       timeline);
 	}
 	an_state_free(s);
+	an_devhist_free(&dh);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "an_internal.h"
 #include "critical_path.h"
+#include "answers.h"
 
 static const char *level_name(int l)
 {
@@ -94,6 +95,7 @@ void an_diag_print(const struct an_diagnosis *d, FILE *f)
 	if (d->times_seen > 1)
 		fprintf(f, "    episode:  seen %u times over %.2f s of data\n", d->times_seen,
 			(double)(d->last_seen_ns - d->first_seen_ns) / 1e9);
+	an_answers_print(d, f);
 	if (d->steps[0])
 		fprintf(f, "    steps:    %s\n", d->steps);
 	if (d->trigger[0])
@@ -225,6 +227,7 @@ static cJSON *diag_json(const struct an_diagnosis *d)
 	snprintf(buf, sizeof buf, "%" PRIu64, d->last_seen_ns);
 	cJSON_AddStringToObject(ep, "last_seen_ns", buf);
 	cJSON_AddNumberToObject(ep, "times_seen", d->times_seen);
+	an_answers_json(d, o, ep);
 	cJSON_AddStringToObject(o, "why", d->why);
 	cJSON_AddStringToObject(o, "steps", d->steps);
 	cJSON_AddStringToObject(o, "trigger", d->trigger);

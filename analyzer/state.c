@@ -233,6 +233,11 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t ma
 	return 0;
 }
 
+int an_grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t max)
+{
+	return grow(p, cap, need, size, max);
+}
+
 int an_host_index(struct an_state *s, const char *name, int create)
 {
 	for (uint32_t i = 0; i < s->nhosts; i++)

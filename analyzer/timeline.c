@@ -23,6 +23,7 @@
 
 #include "an_internal.h"
 #include "critical_path.h"
+#include "answers.h"
 
 static double us(uint64_t t, uint64_t base)
 {
@@ -205,6 +206,7 @@ int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, co
 			cJSON_AddStringToObject(g, "suspect", sb);
 		}
 		cJSON_AddItemToArray(ev, o);
+		an_answers_timeline(d, ev, base);
 	}
 	cJSON_AddNumberToObject(od, "operator_slices", (double)nslices);
 	char *text = cJSON_PrintUnformatted(root);

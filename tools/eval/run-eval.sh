@@ -56,6 +56,12 @@ export EVAL_BIN="$out/bin"
 score=$out/bin/pulse-eval-score
 t0=$(date +%s)
 rc=0
+# issue 16's answers (slow ratio, episode pattern, episode bounds) against
+# the truth, one table each (tools/eval/answers.py)
+answers() {
+	echo
+	if command -v python3 >/dev/null; then python3 tools/eval/answers.py "$@"; else echo "(answers: no python3)"; fi
+}
 if [ $fixed = 1 ]; then
 	echo "== make eval: $n scenarios, $jobs at a time ($(nproc) cores); output in $out/"
 	i=0
@@ -71,6 +77,7 @@ if [ $fixed = 1 ]; then
 	echo "== Results ($(($(date +%s) - t0)) s)"
 	"$score" --out "$out/report.json" "${runs[@]}"
 	rc=$?
+	answers "${runs[@]}"
 
 	# ---- epoch-length ablation (§7.2.1): the congestion scenario at 32 µs, 64 µs, 1 ms
 	if [ -z "${EVAL_NO_ABLATION:-}" ]; then
@@ -148,6 +155,7 @@ if [ $random = 1 ]; then
 		echo "== Results of the randomized matrix (seed $seed, $rn runs, $(($(date +%s) - t1)) s)"
 		"$score" --out "$rdir/report.json" "${rruns[@]}"
 		r2=$?
+		answers "${rruns[@]}"
 		[ $r2 -ne 0 ] && rc=$r2
 		# 200 runs leave GBs of agent output and truth-ops.jsonl; the scores,
 		# reports, timelines and truth stay (one run again: tools/eval/run-one.sh
