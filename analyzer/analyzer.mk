@@ -14,7 +14,8 @@ CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
 ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyzer/window.c \
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
-	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c
+	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
+	analyzer/direction.c analyzer/series_fetch.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c
 ANALYZER_LDLIBS := -lcjson -lm

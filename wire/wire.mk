@@ -20,7 +20,7 @@
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
 WIRE_SRCS := wire/op_record.c wire/op_record_bin.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c \
-	wire/host_event.c wire/json_dec.c wire/json_put.c
+	wire/host_event.c wire/json_dec.c wire/json_put.c wire/qp_series.c
 WIRE_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_wire,$(WIRE_SRCS))
