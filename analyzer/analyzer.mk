@@ -60,6 +60,7 @@ TEST_PROGS += $(BUILD)/tests/test_watermark
 # End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
 # -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
 # simulator or the agent's replay is not there.
+TEST_SCRIPTS += tests/analyzer/direction_sim.sh
 TEST_SCRIPTS += tests/analyzer/quick_eval.sh tests/analyzer/hang_first.sh tests/analyzer/no_false_alarm.sh tests/analyzer/long_run.sh tests/analyzer/random_matrix.sh
 test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bin/pulse-eval-score
 
