@@ -51,6 +51,12 @@ $(BUILD)/tests/test_analyzer: $(call objs,asan,tests/analyzer/test_analyzer.c $(
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_analyzer
 
+$(BUILD)/tests/test_direction: $(call objs,asan,tests/analyzer/test_direction.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_direction
+
 $(BUILD)/tests/test_watermark: $(call objs,asan,tests/analyzer/test_watermark.c) \
 		$(BUILD)/lib/asan/libpulse_analyzer.a
 	@mkdir -p $(@D)

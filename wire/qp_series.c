@@ -191,8 +191,12 @@ static uint64_t get_var(struct rd *r)
 			return 0;
 		}
 		v |= (uint64_t)(c & 0x7f) << sh;
-		if (!(c & 0x80))
+		if (!(c & 0x80)) {
+			/* one encoding per value: no trailing zero groups */
+			if (!c && sh)
+				r->bad = 1;
 			return v;
+		}
 	}
 	r->bad = 1;
 	return 0;
@@ -325,7 +329,7 @@ int pulse_qps_resp_decode(const uint8_t *p, size_t len, struct pulse_qps_resp *o
 		for (uint32_t k = 0; k < s->n; k++) {
 			uint64_t d = get_var(&r);
 			uint64_t b = get_var(&r);
-			if (r.bad || (k && !d) || b > (1ull << 40))
+			if (r.bad || (k && !d) || d > UINT32_MAX || b > (1ull << 40))
 				goto bad;
 			idx += d;
 			if (idx > UINT32_MAX)

@@ -105,3 +105,14 @@ $(BM_FUZZ_BIN): tests/fuzz/fuzz_bus_msg.c wire/bus_msg.c wire/frame.c wire/op_re
 test: $(BM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/wire/fuzz_bus_msg.sh
+
+# libFuzzer target for the SERIES_REQ / SERIES decoders (clang only)
+QPS_FUZZ_BIN := $(BUILD)/fuzz/fuzz_qp_series
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(QPS_FUZZ_BIN): tests/fuzz/fuzz_qp_series.c wire/qp_series.c wire/json_dec.c include/pulse/qp_series_wire.h
+	@mkdir -p $(@D)
+	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -Iwire -o $@ tests/fuzz/fuzz_qp_series.c wire/qp_series.c \
+		wire/json_dec.c $(WIRE_LDLIBS)
+test: $(QPS_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/wire/fuzz_qp_series.sh
