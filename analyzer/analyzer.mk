@@ -17,7 +17,7 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
 	analyzer/direction.c analyzer/series_fetch.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c analyzer/server_bus.c
+	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 ANALYZER_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))

@@ -106,6 +106,7 @@ struct an_dir_entry {
 	uint32_t diag;            /* index into an_state.diags */
 	int pending;              /* live: answers still expected */
 	uint32_t req_id;
+	uint64_t asked_mono;      /* live: when SERIES_REQ went out (monotonic ns) */
 	struct an_series_set ss;
 	struct an_direction dir;
 };

@@ -414,6 +414,8 @@ int agent_qp_remote(const struct agent *a, const char *dev, uint32_t qpn, char *
 struct pulse_qps_req;
 uint8_t *agent_series_answer(struct agent *a, const struct pulse_qps_req *q, size_t max_bytes,
 			     size_t *len);
+/* The same as the analyzer link's on_series callback (ctx: the agent). */
+uint8_t *agent_on_series(void *ctx, const struct pulse_qps_req *q, size_t max_bytes, size_t *len);
 
 /* Called by nic_cycle for every window it accepted, after its JSON line:
  * hands the window to the association (host time through the NIC's clock

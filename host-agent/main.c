@@ -181,7 +181,8 @@ int main(int argc, char **argv)
 	}
 	if (a->opt.analyzer) {
 		struct alink_cfg lc = {.addr = a->opt.analyzer, .job = a->opt.job, .host = a->host_name,
-				       .on_join = agent_on_join, .log = alink_log, .ctx = a,
+				       .on_join = agent_on_join, .on_series = agent_on_series,
+				       .log = alink_log, .ctx = a,
 				       .records_direct = 1};
 		a->alink = alink_new(&lc, err, sizeof err);
 		if (!a->alink) {

@@ -83,3 +83,8 @@ fail:
 	*len = 0;
 	return NULL;
 }
+
+uint8_t *agent_on_series(void *ctx, const struct pulse_qps_req *q, size_t max_bytes, size_t *len)
+{
+	return agent_series_answer(ctx, q, max_bytes, len);
+}
