@@ -69,7 +69,7 @@ $(BUILD)/tests/aw_client: $(call objs,asan,tests/analyzer-wire/aw_client.c $(ALI
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(WIRE_LDLIBS) -lpthread
 # pulse-analyzer --listen on a random port, a good agent and misbehaving
 # ones at once (skips, 77, while pulse-analyzer is not built)
-TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh
+TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh tests/analyzer-wire/analyzer_series.sh
 # --metrics-listen scraped by curl and by a real Prometheus
 TEST_SCRIPTS += tests/analyzer-wire/analyzer_prometheus.sh
 test: $(BUILD)/tests/aw_client
