@@ -70,6 +70,8 @@ if [ $fixed = 1 ]; then
 	echo "== Results ($(($(date +%s) - t0)) s)"
 	"$score" --out "$out/report.json" "${runs[@]}"
 	rc=$?
+	echo
+	python3 tools/eval/direction-table.py "${runs[@]}"
 
 	# ---- epoch-length ablation (§7.2.1): the congestion scenario at 32 µs, 64 µs, 1 ms
 	if [ -z "${EVAL_NO_ABLATION:-}" ]; then
