@@ -37,6 +37,18 @@ def load(path):
         return None
 
 
+def ingress(truth, run):
+    """congestion into the faulty NIC: truth.json does not say, the scenario
+    does (tests/scenarios/NAME.json, or the run's own copy)"""
+    name = truth.get("scenario", "")
+    for path in (os.path.join(run, "scenario.json"), os.path.join("tests/scenarios", name + ".json")):
+        sc = load(path)
+        if sc:
+            f = sc.get("failure") or (sc.get("failures") or [{}])[0]
+            return f.get("direction") == "ingress"
+    return False
+
+
 def main(runs):
     rows = []
     for run in runs:
@@ -46,7 +58,7 @@ def main(runs):
             continue
         f = truth.get("failure") or {}
         ftype = f.get("type", "none")
-        if ftype == "network_congestion" and f.get("direction") == "ingress":
+        if ftype == "network_congestion" and ingress(truth, run):
             ftype += "/ingress"
         exp = EXPECT.get(ftype, "")
         p = (rep or {}).get("pulse") or {}
