@@ -299,11 +299,13 @@ out:
 		struct alink_stats ls;
 		alink_get_stats(a->alink, &ls);
 		LOGI("analyzer: %llu lines, %llu frames sent (%llu bytes), %llu dropped at the queue cap, "
-		     "%llu joins received, %llu connects, %llu disconnects",
+		     "%llu joins received, %llu series requests (%llu answered, %llu refused), %llu connects, "
+		     "%llu disconnects",
 		     (unsigned long long)ls.lines, (unsigned long long)ls.frames_sent,
 		     (unsigned long long)ls.bytes_sent, (unsigned long long)ls.queue_dropped,
-		     (unsigned long long)ls.joins, (unsigned long long)ls.connects,
-		     (unsigned long long)ls.disconnects);
+		     (unsigned long long)ls.joins, (unsigned long long)ls.series_reqs,
+		     (unsigned long long)ls.series_sent, (unsigned long long)ls.series_bad,
+		     (unsigned long long)ls.connects, (unsigned long long)ls.disconnects);
 		alink_close(a->alink, 1000); /* what is queued, and BYE, for at most 1 s */
 		a->alink = NULL;
 	}
