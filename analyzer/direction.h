@@ -32,7 +32,11 @@ struct an_qpseries {
 	uint64_t *bytes;
 };
 
-#define AN_SERIES_HOSTS 64
+/* Bounds on what a diagnosis fetches: hosts asked (the suspects first),
+ * and diagnoses that get series at all (each answer is at most the payload
+ * bound, 4 MiB: 32 x 4 MiB per diagnosis at worst). */
+#define AN_SERIES_HOSTS 32
+#define AN_DIR_MAX 16
 struct an_series_host {
 	char host[PULSE_OP_HOST_LEN];
 	int answered;                        /* 0: no answer (not connected, failed) */

@@ -65,6 +65,10 @@ static void add_host(struct an_series_set *ss, const char *h)
 
 struct an_dir_entry *an_dir_begin(struct an_state *s, uint32_t i)
 {
+	if (s->ndirs >= AN_DIR_MAX) {
+		an_log(s, "direction: %u diagnoses have their series already; this one gets none", AN_DIR_MAX);
+		return NULL;
+	}
 	struct an_dir_entry *n = realloc(s->dirs, (s->ndirs + 1) * sizeof *n);
 	if (!n)
 		return NULL;
