@@ -2,7 +2,7 @@
 """make eval: the direction of network slowdowns (issue 16 part 3,
 analyzer/direction.c), expected against reported, per failure type.
 
-Usage: direction-table.py RUN...   (run directories of tools/eval/run-one.sh:
+Usage: direction-table.py [--scenarios DIR] RUN...   (run directories of tools/eval/run-one.sh:
 truth.json and analyzer.json). For every run whose first Pulse diagnosis
 carries a direction, or whose failure type has an expected one: the type,
 the faulty host, the host Pulse named, the expected and the reported
@@ -37,11 +37,14 @@ def load(path):
         return None
 
 
+SCENARIO_DIRS = ["tests/scenarios"]
+
+
 def ingress(truth, run):
     """congestion into the faulty NIC: truth.json does not say, the scenario
-    does (tests/scenarios/NAME.json, or the run's own copy)"""
+    does (NAME.json in tests/scenarios or a --scenarios DIR)"""
     name = truth.get("scenario", "")
-    for path in (os.path.join(run, "scenario.json"), os.path.join("tests/scenarios", name + ".json")):
+    for path in [os.path.join(d, name + ".json") for d in SCENARIO_DIRS]:
         sc = load(path)
         if sc:
             f = sc.get("failure") or (sc.get("failures") or [{}])[0]
@@ -99,4 +102,8 @@ def main(runs):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    args = sys.argv[1:]
+    while len(args) >= 2 and args[0] == "--scenarios":
+        SCENARIO_DIRS.insert(0, args[1])
+        args = args[2:]
+    sys.exit(main(args))

@@ -138,6 +138,8 @@ if [ $random = 1 ]; then
 		echo "== Results of the randomized matrix (seed $seed, $rn runs, $(($(date +%s) - t1)) s)"
 		"$score" --out "$rdir/report.json" "${rruns[@]}"
 		r2=$?
+		echo
+		python3 tools/eval/direction-table.py --scenarios "$rdir/scenarios" "${rruns[@]}"
 		[ $r2 -ne 0 ] && rc=$r2
 		# 200 runs leave GBs of agent output and truth-ops.jsonl; the scores,
 		# reports, timelines and truth stay (one run again: tools/eval/run-one.sh
