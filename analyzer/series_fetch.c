@@ -4,7 +4,8 @@
  * Which hosts: the suspects' and every host that shares a communicator
  * with a suspect (the peers whose QPs send to it: a receiver-limited NIC
  * shows only in its senders' series). Which range: AN_CAUSE_PERIODS
- * iterations before the onset (the QPs' baseline) to the report.
+ * iterations before the onset (the QPs' baseline) to as many after it, at
+ * most to the report.
  *
  * Live, the service sends SERIES_REQ to each of those hosts still
  * connected (server_conn.c) and hands the answers to an_dir_on_answer;
@@ -82,7 +83,11 @@ struct an_dir_entry *an_dir_begin(struct an_state *s, uint32_t i)
 	uint64_t back = period ? AN_CAUSE_PERIODS * period : 1000000000ull;
 	ss->onset_ns = d->onset_ns;
 	ss->from_ns = d->onset_ns > back ? d->onset_ns - back : 1;
+	/* as long after the onset as before it, at most to the report: the
+	 * answers stay small on a long run */
 	ss->to_ns = d->report_ns > d->onset_ns ? d->report_ns : d->onset_ns + 1;
+	if (ss->to_ns - d->onset_ns > back)
+		ss->to_ns = d->onset_ns + back;
 	for (uint32_t k = 0; k < d->nsuspects; k++)
 		add_host(ss, d->suspects[k].host);
 	/* the peers: every host with a member in a communicator of a suspect */

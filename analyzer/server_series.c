@@ -30,6 +30,17 @@ static struct conn *conn_of(struct an_srv *s, const char *host)
 	return NULL;
 }
 
+/* the operator's log line once a request's direction is decided */
+static void log_done(struct an_srv *s, uint32_t id)
+{
+	for (uint32_t i = 0; i < s->state->ndirs; i++) {
+		const struct an_dir_entry *e = &s->state->dirs[i];
+		if (e->req_id == id && !e->pending)
+			srv_log(s, "info", "diagnosis %u: direction %s: %s", e->diag, an_dir_label_key(e->dir.label),
+				e->dir.why);
+	}
+}
+
 void srv_series_request(struct an_srv *s, uint32_t diag)
 {
 	const struct an_diagnosis *d = &s->state->diags[diag];
@@ -65,8 +76,10 @@ void srv_series_request(struct an_srv *s, uint32_t diag)
 	srv_log(s, "info", "diagnosis %u: per-QP series asked of %u of %u hosts (request %" PRIu32 ")", diag,
 		sent, e->ss.nhosts, e->req_id);
 	e->pending = sent > 0;
-	if (!sent)
+	if (!sent) {
 		an_dir_finish(s->state, e);
+		log_done(s, e->req_id);
+	}
 }
 
 void srv_series_answer(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f)
@@ -86,6 +99,7 @@ void srv_series_answer(struct an_srv *s, struct conn *c, const struct pulse_aw_f
 	} else {
 		s->st.series_answers++;
 		an_dir_on_answer(s->state, c->host->name, &r);
+		log_done(s, r.id);
 	}
 	pulse_qps_resp_free(&r);
 }
@@ -103,5 +117,6 @@ void srv_series_expire(struct an_srv *s, int all)
 				s->st.series_unanswered++;
 			}
 		an_dir_finish(s->state, e);
+		log_done(s, e->req_id);
 	}
 }
