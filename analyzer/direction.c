@@ -106,6 +106,72 @@ static int suspect_end(const char *h, int32_t g, const char *host, int32_t gpu)
 	return !strcmp(h, host) && (gpu < 0 || g < 0 || g == gpu);
 }
 
+/* One end's pairs other than those with (xh, xg): how many it sends
+ * (out) or receives on, and how many of those are slow. */
+static void end_pairs(const struct pairacc *pa, uint32_t npa, const char *h, int32_t g, const char *xh,
+		      int32_t xg, int out, const struct an_direction *d, uint32_t *n, uint32_t *slow)
+{
+	*n = *slow = 0;
+	for (uint32_t k = 0; k < npa; k++) {
+		const struct an_dir_pair *p = &pa[k].p;
+		const char *me = out ? p->host : p->peer, *other = out ? p->peer : p->host;
+		int32_t mg = out ? p->gpu : p->peer_gpu, og = out ? p->peer_gpu : p->gpu;
+		if (strcmp(me, h) || mg != g || (!strcmp(other, xh) && og == xg))
+			continue;
+		(*n)++;
+		*slow += (d->reference - p->shift) / d->sigma > AN_DIR_Z;
+	}
+}
+
+/* The suspect's slow side leads to one other end only (a ring's single
+ * predecessor or successor, a pair of hosts): the limit may sit there
+ * instead. If that end is slow on its other pairs of the same side too,
+ * the direction is about it: a sender every one of whose receivers sees
+ * it slow is sender-limited (egress if what it receives is not slowed),
+ * a receiver that every sender finds slow is receiver-limited. The
+ * localization's verdict stays as it was; the direction names the end. */
+static void other_end(const struct pairacc *pa, uint32_t npa, struct an_direction *d)
+{
+	int in_side = d->label == AN_DIR_RECEIVER;
+	const struct an_dir_pair *x = NULL;
+	for (uint32_t k = 0; k < d->npairs; k++) {
+		const struct an_dir_pair *p = &d->pairs[k];
+		if (p->out == in_side || p->z <= AN_DIR_Z)
+			continue;
+		if (x && (strcmp(x->peer, p->peer) || x->peer_gpu != p->peer_gpu || strcmp(x->host, p->host) ||
+			  x->gpu != p->gpu))
+			return; /* more than one: the suspect is the common end */
+		x = p;
+	}
+	if (!x)
+		return;
+	const char *xh = in_side ? x->host : x->peer;
+	int32_t xg = in_side ? x->gpu : x->peer_gpu;
+	uint32_t n, slow, n2, slow2;
+	end_pairs(pa, npa, xh, xg, d->host, d->gpu, in_side, d, &n, &slow);
+	if (!n || slow != n)
+		return;
+	end_pairs(pa, npa, xh, xg, d->host, d->gpu, !in_side, d, &n2, &slow2);
+	char was[PULSE_OP_HOST_LEN + 16];
+	snprintf(was, sizeof was, "%s GPU %d", d->host, d->gpu);
+	snprintf(d->host, sizeof d->host, "%s", xh);
+	d->gpu = xg;
+	if (in_side) {
+		d->label = slow2 || !n2 ? AN_DIR_SENDER : AN_DIR_EGRESS;
+		snprintf(d->why, sizeof d->why,
+			 "the only peer sending to %.40s is slow, and slow towards all %u other peers it sends "
+			 "to as well%s: the limit is at %.40s GPU %d, %s",
+			 was, n, slow2 ? ", and what it receives too" : "", xh, xg,
+			 d->label == AN_DIR_SENDER ? "its host's side (NIC, PCIe)" : "the paths out of its NIC");
+	} else {
+		d->label = AN_DIR_RECEIVER;
+		snprintf(d->why, sizeof d->why,
+			 "%.40s sends slowly only to %.40s GPU %d, which every one of its %u other senders finds "
+			 "slow too: receiver-limited at %.40s GPU %d (incast into its NIC)",
+			 was, xh, xg, n, xh, xg);
+	}
+}
+
 int an_direction_classify(const struct an_series_set *ss, const char *host, int32_t gpu,
 			  struct an_direction *out)
 {
@@ -262,6 +328,8 @@ int an_direction_classify(const struct an_series_set *ss, const char *host, int3
 			 "none of the %u pairs of %s%s is slower than the noise of the %u other pairs allows",
 			 out->out_pairs + out->in_pairs, host, gpus, out->n_rest);
 	}
+	if (out->label == AN_DIR_SENDER || out->label == AN_DIR_EGRESS || out->label == AN_DIR_RECEIVER)
+		other_end(pa, npa, out);
 done:
 	for (uint32_t k = 0; k < npa; k++)
 		free(pa[k].shifts);

@@ -175,6 +175,34 @@ static void test_classify(void **st)
 	assert_int_equal(classify(0.9, 1.0, 0, 0.2), AN_DIR_UNCLEAR);
 }
 
+/* The suspect's only sender is slow towards everyone: the direction names
+ * that sender (the localization's verdict is not changed). */
+static void test_other_end(void **st)
+{
+	(void)st;
+	struct an_series_set ss = {.onset_ns = 1000000000ull, .source = "test"};
+	ss.q = calloc(64, sizeof *ss.q);
+	unsigned seed = 3;
+	static const char *const pairs[][2] = {{"b", "a"}, {"b", "c"}, {"a", "d"}, {"c", "d"}, {"d", "e"},
+					       {"e", "c"}, {"c", "e"}, {"d", "c"}, {"e", "d"}};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+		add_qp(&ss, pairs[i][0], 0, pairs[i][1], 0, 800000,
+		       800000 * (!strcmp(pairs[i][0], "b") ? 0.5 : 1), &seed);
+	struct an_direction d;
+	assert_int_equal(an_direction_classify(&ss, "a", 0, &d), AN_DIR_SENDER);
+	assert_string_equal(d.host, "b");
+	print_message("%s\n", d.why);
+	/* with b's other pair normal, a itself is the receiver-limited end */
+	an_series_free(&ss);
+	ss.q = calloc(64, sizeof *ss.q);
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+		add_qp(&ss, pairs[i][0], 0, pairs[i][1], 0, 800000,
+		       800000 * (!strcmp(pairs[i][1], "a") ? 0.5 : 1), &seed);
+	assert_int_equal(an_direction_classify(&ss, "a", 0, &d), AN_DIR_RECEIVER);
+	assert_string_equal(d.host, "a");
+	an_series_free(&ss);
+}
+
 static void test_classify_empty(void **st)
 {
 	(void)st;
@@ -212,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_req_roundtrip),
 		cmocka_unit_test(test_resp_roundtrip),
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_other_end),
 		cmocka_unit_test(test_classify_empty),
 		cmocka_unit_test(test_series_add),
 	};
