@@ -132,8 +132,7 @@ void an_dir_free_all(struct an_state *s);
  * `pulse-host-agent --replay DIR --host H --series-query ...`. */
 void an_dir_fetch_replay(struct an_state *s, const struct an_replay_opts *o, const char *agent_bin,
 			 const char *outdir);
-/* Live: a SERIES answer from host (the service decoded the frame). */
-void an_dir_on_answer(struct an_state *s, const char *host, const struct pulse_qps_resp *r);
+/* Live: analyzer.h's an_series_* (the service's side of the fetch). */
 
 /* JSON (cJSON *, as void *): {"label", "host", "gpu", "why", "pairs", "series": {...}} */
 void *an_dir_json(const struct an_dir_entry *e, int with_epochs);

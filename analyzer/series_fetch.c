@@ -8,7 +8,7 @@
  * most to the report.
  *
  * Live, the service sends SERIES_REQ to each of those hosts still
- * connected (server_conn.c) and hands the answers to an_dir_on_answer;
+ * connected (server_series.c) and hands the answers to an_series_answer;
  * the direction is decided when the last one is in, or at the end of the
  * run with what came. In replay, the same answer comes from
  * `pulse-host-agent --replay DIR --host H --series-query FROM:TO
@@ -150,22 +150,117 @@ static void take_answer(struct an_state *s, struct an_dir_entry *e, uint32_t k, 
 		snprintf(h->err, sizeof h->err, "out of memory");
 }
 
-void an_dir_on_answer(struct an_state *s, const char *host, const struct pulse_qps_resp *r)
+/* ---- live: the service asks, request by request (analyzer.h) ---- */
+
+static struct an_dir_entry *by_id(const struct an_state *s, uint32_t id)
 {
-	for (uint32_t i = 0; i < s->ndirs; i++) {
-		struct an_dir_entry *e = &s->dirs[i];
-		if (!e->pending || e->req_id != r->id)
-			continue;
+	for (uint32_t i = 0; i < s->ndirs; i++)
+		if (s->dirs[i].req_id == id && s->dirs[i].ss.source && !strcmp(s->dirs[i].ss.source, "live"))
+			return &s->dirs[i];
+	return NULL;
+}
+
+uint32_t an_series_open(struct an_state *s, uint32_t diag, uint32_t id, uint64_t now_mono)
+{
+	if (diag >= s->ndiags || !an_direction_wanted(&s->diags[diag]))
+		return 0;
+	struct an_dir_entry *e = an_dir_begin(s, diag);
+	if (!e)
+		return 0;
+	e->ss.source = "live";
+	e->req_id = id;
+	e->asked_mono = now_mono;
+	e->pending = 1;
+	return e->ss.nhosts;
+}
+
+void an_series_range(const struct an_state *s, uint32_t id, uint64_t *from_ns, uint64_t *to_ns)
+{
+	const struct an_dir_entry *e = by_id(s, id);
+	*from_ns = e ? e->ss.from_ns : 0;
+	*to_ns = e ? e->ss.to_ns : 0;
+}
+
+const char *an_series_host(const struct an_state *s, uint32_t id, uint32_t k)
+{
+	const struct an_dir_entry *e = by_id(s, id);
+	return e && k < e->ss.nhosts ? e->ss.hosts[k].host : NULL;
+}
+
+void an_series_host_failed(struct an_state *s, uint32_t id, uint32_t k, const char *why)
+{
+	struct an_dir_entry *e = by_id(s, id);
+	if (e && k < e->ss.nhosts)
+		snprintf(e->ss.hosts[k].err, sizeof e->ss.hosts[k].err, "%s", why);
+}
+
+void an_series_sent(struct an_state *s, uint32_t id, uint32_t sent)
+{
+	struct an_dir_entry *e = by_id(s, id);
+	if (e && !sent)
+		an_dir_finish(s, e);
+}
+
+int an_series_answer(struct an_state *s, const char *host, const uint8_t *p, size_t len, uint32_t *id,
+		     int *decided, char *err, size_t errlen)
+{
+	struct pulse_qps_resp r;
+	*decided = 0;
+	if (pulse_qps_resp_decode(p, len, &r, err, errlen))
+		return -1;
+	*id = r.id;
+	struct an_dir_entry *e = by_id(s, r.id);
+	int rc = -1;
+	if (strcmp(r.host, host))
+		snprintf(err, errlen, "SERIES for host %s on %s's connection", r.host, host);
+	else if (!e || !e->pending)
+		snprintf(err, errlen, "SERIES for request %u, which is not open", r.id);
+	else {
+		rc = 0;
 		int waiting = 0;
 		for (uint32_t k = 0; k < e->ss.nhosts; k++) {
 			if (!strcmp(e->ss.hosts[k].host, host) && !e->ss.hosts[k].answered)
-				take_answer(s, e, k, r);
+				take_answer(s, e, k, &r);
 			waiting += !e->ss.hosts[k].answered && !e->ss.hosts[k].err[0];
 		}
-		if (!waiting)
+		if (!waiting) {
 			an_dir_finish(s, e);
-		return;
+			*decided = 1;
+		}
 	}
+	pulse_qps_resp_free(&r);
+	return rc;
+}
+
+uint32_t an_series_expire(struct an_state *s, uint64_t now_mono, uint64_t wait_ns, int all,
+			  void (*decided)(void *ctx, uint32_t id), void *ctx)
+{
+	uint32_t lost = 0;
+	for (uint32_t i = 0; i < s->ndirs; i++) {
+		struct an_dir_entry *e = &s->dirs[i];
+		if (!e->pending || (!all && now_mono - e->asked_mono < wait_ns))
+			continue;
+		for (uint32_t k = 0; k < e->ss.nhosts; k++)
+			if (!e->ss.hosts[k].answered && !e->ss.hosts[k].err[0]) {
+				snprintf(e->ss.hosts[k].err, sizeof e->ss.hosts[k].err, "no answer");
+				lost++;
+			}
+		an_dir_finish(s, e);
+		if (decided)
+			decided(ctx, e->req_id);
+	}
+	return lost;
+}
+
+const char *an_series_result(const struct an_state *s, uint32_t id, char *buf, size_t n)
+{
+	const struct an_dir_entry *e = by_id(s, id);
+	if (!e || e->pending)
+		snprintf(buf, n, "%s", "");
+	else
+		snprintf(buf, n, "%s at %s GPU %d: %s", an_dir_label_key(e->dir.label), e->dir.host, e->dir.gpu,
+			 e->dir.why);
+	return buf;
 }
 
 /* ---- replay ---- */

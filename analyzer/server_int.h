@@ -127,7 +127,8 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen);
 /* Records from the bus, waiting up to timeout_ms: messages handled, -1 unreachable */
 int srv_bus_poll(struct an_srv *s, int timeout_ms);
 void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d);
-/* server_series.c: SERIES_REQ for diagnosis i (when the direction applies),
+/* server_series.c (only the state's an_series_* functions, so that the
+ * unit test's double of the state serves): SERIES_REQ for diagnosis i (when the direction applies),
  * a SERIES frame from c, and the requests past their wait (all: every one
  * still pending, at the end) */
 void srv_series_request(struct an_srv *s, uint32_t diag);
