@@ -316,6 +316,10 @@ struct an_state {
 	uint32_t nlinks, links_pos;
 	struct pulse_config_finding findings[AN_FINDINGS];
 	uint32_t nfindings;
+	/* the per-QP series fetched around diagnoses and their direction
+	 * (analyzer/direction.h, series_fetch.c) */
+	struct an_dir_entry *dirs;
+	uint32_t ndirs;
 };
 
 void an_log(struct an_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

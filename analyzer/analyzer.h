@@ -213,6 +213,34 @@ void an_diag_print(const struct an_diagnosis *d, FILE *f);
 int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, const char *path,
 		      char *err, size_t errlen);
 
+/* The per-QP series around a diagnosis, asked of live agents
+ * (series_fetch.c; the service's side: server_series.c). Requests are
+ * known by their id. */
+/* Opens request id for diagnosis diag when the direction applies to it
+ * (communication fail-slow at machine level): the number of hosts to ask,
+ * 0 for none. */
+uint32_t an_series_open(struct an_state *s, uint32_t diag, uint32_t id, uint64_t now_mono);
+/* Its time range (host time). */
+void an_series_range(const struct an_state *s, uint32_t id, uint64_t *from_ns, uint64_t *to_ns);
+/* Host k of request id (NULL past the last). */
+const char *an_series_host(const struct an_state *s, uint32_t id, uint32_t k);
+/* Host k will not answer (not connected, an older protocol, ...). */
+void an_series_host_failed(struct an_state *s, uint32_t id, uint32_t k, const char *why);
+/* The requests went out to sent hosts; with none the direction is decided
+ * at once from nothing (unclear). */
+void an_series_sent(struct an_state *s, uint32_t id, uint32_t sent);
+/* A SERIES payload from host: 0 taken (*id: its request, *decided: its
+ * direction is now decided), -1 undecodable or for no open request (err). */
+int an_series_answer(struct an_state *s, const char *host, const uint8_t *p, size_t len, uint32_t *id,
+		     int *decided, char *err, size_t errlen);
+/* Requests asked before now_mono - wait_ns (all: every open one) are
+ * decided with what came; decided(ctx, id) for each. Returns how many
+ * hosts never answered. */
+uint32_t an_series_expire(struct an_state *s, uint64_t now_mono, uint64_t wait_ns, int all,
+			  void (*decided)(void *ctx, uint32_t id), void *ctx);
+/* The direction of request id in a line ("egress: ..."), "" while open. */
+const char *an_series_result(const struct an_state *s, uint32_t id, char *buf, size_t n);
+
 /* Replay (replay.c): --replay DIR. */
 struct an_replay_opts {
 	const char *dir;

@@ -17,8 +17,9 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
 	analyzer/critical_path.c
 	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c analyzer/device_history.c
+	analyzer/direction.c analyzer/series_fetch.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c analyzer/server_bus.c
+	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 ANALYZER_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))
@@ -57,6 +58,11 @@ $(BUILD)/tests/test_answers: $(call objs,asan,tests/analyzer/test_answers.c $(AN
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_answers
+$(BUILD)/tests/test_direction: $(call objs,asan,tests/analyzer/test_direction.c) \
+		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_direction
 
 $(BUILD)/tests/test_watermark: $(call objs,asan,tests/analyzer/test_watermark.c) \
 		$(BUILD)/lib/asan/libpulse_analyzer.a
@@ -67,6 +73,7 @@ TEST_PROGS += $(BUILD)/tests/test_watermark
 # End to end on the quick scenarios (tests/scenarios/quick.list): run_cluster
 # -> pulse-host-agent --replay -> pulse-analyzer; skips (77) while the
 # simulator or the agent's replay is not there.
+TEST_SCRIPTS += tests/analyzer/direction_sim.sh
 TEST_SCRIPTS += tests/analyzer/quick_eval.sh tests/analyzer/hang_first.sh tests/analyzer/no_false_alarm.sh tests/analyzer/long_run.sh tests/analyzer/random_matrix.sh \
 	tests/analyzer/answers.sh
 test: $(BUILD)/bin/pulse-analyzer $(BUILD)/tests/pulse-analyzer-asan $(BUILD)/bin/pulse-eval-score

@@ -32,6 +32,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "direction.h"
 #include "pulse/cluster_run.h"
 #include "pulse/watermark.h"
 
@@ -359,6 +360,9 @@ int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, siz
 	pulse_wm_free(wm);
 	uint64_t lines = rc_.lines, bad = rc_.bad;
 	an_finish(s);
+	char bin[PATH_MAX];
+	find_agent(o, bin, sizeof bin);
+	an_dir_fetch_replay(s, o, bin, outdir);
 	if (!o->quiet)
 		fprintf(stderr, "pulse-analyzer: replayed %" PRIu64 " lines from %d hosts (%" PRIu64
 				" not usable, see the counters)\n",

@@ -10,6 +10,7 @@
 #include "an_internal.h"
 #include "critical_path.h"
 #include "answers.h"
+#include "direction.h"
 
 static const char *level_name(int l)
 {
@@ -126,6 +127,9 @@ void an_report_text(const struct an_state *s, FILE *f)
 			an_where_format(&w, line, sizeof line);
 			fprintf(f, "    where:    %s\n", line);
 		}
+		const struct an_dir_entry *de = an_dir_of(s, (uint32_t)(p - s->diags));
+		if (de)
+			an_dir_print(de, f);
 	} else
 		fprintf(f, "no anomaly localized\n");
 	fprintf(f, "\nOP-level baseline (operator start, end, duration, volume/duration only):\n  ");
@@ -242,6 +246,15 @@ static cJSON *diag_json(const struct an_diagnosis *d)
 	return o;
 }
 
+/* the direction and the series fetched for it (series_fetch.c), if any */
+static cJSON *with_direction(const struct an_state *s, const struct an_diagnosis *d, cJSON *o, int epochs)
+{
+	const struct an_dir_entry *e = an_dir_of(s, (uint32_t)(d - s->diags));
+	if (e)
+		cJSON_AddItemToObject(o, "direction", an_dir_json(e, epochs));
+	return o;
+}
+
 void *an_report_json(const struct an_state *s)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -251,7 +264,7 @@ void *an_report_json(const struct an_state *s)
 	cJSON_AddNumberToObject(o, "version", 1);
 	const struct an_diagnosis *p = first_of(s, "pulse"), *q = first_of(s, "op-level");
 	if (p) {
-		cJSON *pj = diag_json(p);
+		cJSON *pj = with_direction(s, p, diag_json(p), 0);
 		struct an_where w;
 		an_where_find(s, p, &w); /* "where": VenusTrace's stage and critical path */
 		cJSON_AddItemToObject(pj, "where", an_where_json(&w));
@@ -264,7 +277,7 @@ void *an_report_json(const struct an_state *s)
 		cJSON_AddNullToObject(o, "op_level");
 	cJSON *all = cJSON_AddArrayToObject(o, "diagnoses");
 	for (uint32_t i = 0; i < s->ndiags; i++)
-		cJSON_AddItemToArray(all, diag_json(&s->diags[i]));
+		cJSON_AddItemToArray(all, with_direction(s, &s->diags[i], diag_json(&s->diags[i]), 1));
 	struct an_counters c;
 	an_get_counters(s, &c);
 	cJSON *st = cJSON_AddObjectToObject(o, "input");

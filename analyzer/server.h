@@ -105,6 +105,8 @@ struct an_srv_stats {
 	uint64_t ticks, diagnoses;
 	uint64_t wm_late, wm_held_max, wm_silent; /* watermark: lines late, most held, hosts silent */
 	uint64_t stats_requests;          /* SIGUSR1 */
+	/* per-QP series around diagnoses (protocol 3, server_series.c) */
+	uint64_t series_reqs, series_answers, series_bad, series_unanswered;
 };
 /* One line "server: accepted=... ..." (no trailing newline added by callers). */
 void an_srv_stats_print(FILE *f, const struct an_srv_stats *st);

@@ -7,7 +7,7 @@
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
 AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c analyzer/server_bus.c
+	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 # the data-time watermark the server ticks on (in libpulse_analyzer.a for the program;
 # the test links the server against a test double of the state, so it takes it here)
 AN_CLOCK_SRCS := analyzer/watermark.c
@@ -69,7 +69,7 @@ $(BUILD)/tests/aw_client: $(call objs,asan,tests/analyzer-wire/aw_client.c $(ALI
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(WIRE_LDLIBS) -lpthread
 # pulse-analyzer --listen on a random port, a good agent and misbehaving
 # ones at once (skips, 77, while pulse-analyzer is not built)
-TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh
+TEST_SCRIPTS += tests/analyzer-wire/analyzer_live.sh tests/analyzer-wire/analyzer_series.sh
 # --metrics-listen scraped by curl and by a real Prometheus
 TEST_SCRIPTS += tests/analyzer-wire/analyzer_prometheus.sh
 test: $(BUILD)/tests/aw_client

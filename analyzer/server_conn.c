@@ -478,6 +478,7 @@ static void wm_tick(void *ctx, uint64_t now_ns)
 	const struct an_diagnosis *d = an_diagnoses(s->state, &total);
 	for (uint32_t i = total >= (uint32_t)n ? total - (uint32_t)n : 0; d && i < total; i++) {
 		srv_bus_diagnosis(s, &d[i]);
+		srv_series_request(s, i);
 		if (s->cfg.on_diagnosis)
 			s->cfg.on_diagnosis(s->cfg.ctx, &d[i]);
 		else
@@ -725,6 +726,9 @@ static void on_frame(struct an_srv *s, struct conn *c, const struct pulse_aw_fra
 		}
 		ingest_ops(s, c, f);
 		return;
+	case PULSE_AW_SERIES:
+		srv_series_answer(s, c, f);
+		return;
 	case PULSE_AW_HEARTBEAT: {
 		struct pulse_aw_heartbeat hb;
 		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {
@@ -946,6 +950,7 @@ static void reap(struct an_srv *s)
 static void do_tick(struct an_srv *s)
 {
 	pulse_wm_advance(s->wm, pulse_mono_ns());
+	srv_series_expire(s, 0);
 	wm_stats(s);
 	srv_metrics_update(s);
 }
@@ -1156,6 +1161,7 @@ void an_srv_free(struct an_srv *s)
 	/* what the watermark still holds goes in: the report covers every line */
 	pulse_wm_flush(s->wm);
 	pulse_wm_free(s->wm);
+	srv_series_expire(s, 1); /* the report shows what came */
 	for (uint32_t i = 0; i < s->nconns; i++) {
 		struct conn *c = s->conns[i];
 		if (c->state == C_READY) {

@@ -103,6 +103,7 @@ struct an_srv {
 	uint64_t t_lease;            /* the last take or renewal attempt (monotonic ns) */
 	uint64_t lease_ok_at;        /* the last successful one */
 	int lease_lost;              /* stopped because another analyzer took the job */
+	uint64_t series_seq;         /* SERIES_REQ ids (server_series.c) */
 };
 
 /* set by server_main.c's signal handlers, read by the loop */
@@ -126,6 +127,13 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen);
 /* Records from the bus, waiting up to timeout_ms: messages handled, -1 unreachable */
 int srv_bus_poll(struct an_srv *s, int timeout_ms);
 void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d);
+/* server_series.c (only the state's an_series_* functions, so that the
+ * unit test's double of the state serves): SERIES_REQ for diagnosis i (when the direction applies),
+ * a SERIES frame from c, and the requests past their wait (all: every one
+ * still pending, at the end) */
+void srv_series_request(struct an_srv *s, uint32_t diag);
+void srv_series_answer(struct an_srv *s, struct conn *c, const struct pulse_aw_frame *f);
+void srv_series_expire(struct an_srv *s, int all);
 void srv_bus_stop(struct an_srv *s);
 
 /* ---- server_join.c ---- */

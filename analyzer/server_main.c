@@ -49,7 +49,8 @@ void an_srv_cfg_default(struct an_srv_cfg *c)
 	X(lines_used) X(lines_ignored) X(lines_rejected) X(skew_events) X(skew_dropped)            \
 	X(agent_dropped) X(maps) X(map_bad) X(join_runs) X(joins_sent) X(join_oversize)            \
 	X(join_qps) X(join_paired) X(join_no_partner) X(join_ambiguous) X(join_not_connected)      \
-	X(ticks) X(diagnoses) X(wm_late) X(wm_held_max) X(wm_silent) X(stats_requests)
+	X(ticks) X(diagnoses) X(wm_late) X(wm_held_max) X(wm_silent) X(stats_requests)    \
+	X(series_reqs) X(series_answers) X(series_bad) X(series_unanswered)
 
 void an_srv_stats_print(FILE *f, const struct an_srv_stats *st)
 {

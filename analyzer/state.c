@@ -20,6 +20,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "direction.h"
 #include "pulse/hex_id.h"
 #include "pulse/hook_map.h"
 #include "pulse/hook_record.h"
@@ -417,6 +418,7 @@ void an_state_free(struct an_state *s)
 		free(s->procs[i].pairs);
 	free(s->procs);
 	free(s->qps);
+	an_dir_free_all(s);
 	free(s);
 }
 

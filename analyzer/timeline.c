@@ -6,10 +6,11 @@
  *       ones to the report time), args: communicator, rank, status, first
  *       byte, actual time, volumes;
  *   "C" counters, per GPU: the operator's actual transmit rate (actual
- *       bytes over actual time, held during the operator); per QP: the
- *       agent's poll-window mean rate over the QP's active epochs (the
- *       agent's window lines carry per-QP totals per poll, not the
- *       per-epoch series, so a QP counter is one step per poll window);
+ *       bytes over actual time, held during the operator); per QP: its
+ *       rate per epoch where the diagnosis fetched the QP's µs series (the
+ *       QPs of and into the suspect, series_fetch.c), else the agent's
+ *       poll-window mean rate over its active epochs (the window lines
+ *       carry per-QP totals per poll: one step per poll window);
  *   "i" instant: the diagnosis, at the report time.
  * Times are µs from the window start; the absolute start is in otherData. */
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 #include "an_internal.h"
 #include "critical_path.h"
 #include "answers.h"
+#include "direction.h"
 
 static double us(uint64_t t, uint64_t base)
 {
@@ -60,6 +62,18 @@ static int tid_of(const struct an_state *s, int node)
 	return s->nodes[node].gpu >= 0 ? s->nodes[node].gpu : 1000 + node;
 }
 
+/* the QP is drawn per epoch from the fetched series */
+static int per_epoch(const struct an_dir_entry *de, const char *host, uint32_t qpn)
+{
+	for (uint32_t i = 0; i < de->ss.nq; i++) {
+		const struct an_qpseries *q = &de->ss.q[i];
+		if (q->qpn == qpn && !strcmp(q->host, host) &&
+		    (!strcmp(q->host, de->dir.host) || !strcmp(q->remote_host, de->dir.host)))
+			return 1;
+	}
+	return 0;
+}
+
 int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, const char *path,
 		      char *err, size_t errlen)
 {
@@ -84,7 +98,7 @@ int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, co
 	cJSON_AddStringToObject(od, "t0_realtime_ns", buf);
 	cJSON_AddStringToObject(od, "producer", "pulse-analyzer");
 	cJSON_AddStringToObject(od, "qp_counters", "per-QP mean rate over active epochs of each agent poll "
-						  "window (the agent output has no per-epoch series)");
+						  "window (the agent's window lines carry no per-epoch series)");
 	if (d)
 		cJSON_AddStringToObject(od, "diagnosis", d->why);
 	if (d) {
@@ -180,9 +194,42 @@ int an_timeline_write(const struct an_state *s, const struct an_diagnosis *d, co
 			}
 		}
 	}
+	/* the QPs whose µs series was fetched for this diagnosis (series_fetch.c):
+	 * a counter per epoch instead of one per poll window */
+	const struct an_dir_entry *de = d ? an_dir_of(s, (uint32_t)(d - s->diags)) : NULL;
+	uint64_t nepochs = 0;
+	for (uint32_t i = 0; de && i < de->ss.nq; i++) {
+		const struct an_qpseries *q = &de->ss.q[i];
+		int h = an_host_index((struct an_state *)s, q->host, 0);
+		if (h < 0 || (strcmp(q->host, de->dir.host) && strcmp(q->remote_host, de->dir.host)))
+			continue;
+		char cn[160];
+		snprintf(cn, sizeof cn, "qp %s/%u -> %s Gb/s (per epoch)", q->dev, q->qpn,
+			 q->remote_host[0] ? q->remote_host : "?");
+		for (uint32_t k = 0; k < q->n; k++) {
+			if (q->t_ns[k] < t0 || q->t_ns[k] > t1)
+				continue;
+			counter(ev, cn, h, us(q->t_ns[k], base), "gbps",
+				(double)q->bytes[k] * 8 / (double)q->epoch_ns);
+			nepochs++;
+			/* back to 0 where the next epoch is not the adjacent one */
+			uint64_t end = q->t_ns[k] + q->epoch_ns;
+			if (k + 1 == q->n || q->t_ns[k + 1] != end)
+				counter(ev, cn, h, us(end, base), "gbps", 0);
+		}
+	}
+	if (de) {
+		cJSON_AddStringToObject(od, "qp_counters_per_epoch",
+					"per-QP rate per epoch for the QPs of and into the suspect, from the "
+					"µs series fetched for the diagnosis (its direction); the other QPs "
+					"per poll window");
+		cJSON_AddNumberToObject(od, "qp_epoch_points", (double)nepochs);
+	}
 	for (uint32_t i = 0; i < s->nqpw; i++) {
 		const struct an_qpwin *q = &s->qpw[i];
 		if (!q->start || q->end < t0 || q->start > t1)
+			continue;
+		if (de && per_epoch(de, s->hosts[q->host].name, q->qpn))
 			continue;
 		char cn[64];
 		snprintf(cn, sizeof cn, "qp %s/%u Gb/s (poll-window mean)", q->nic, q->qpn);

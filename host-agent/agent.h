@@ -74,6 +74,8 @@ struct agent_opts {
 	const char *netdevs[AGENT_MAX_NICS]; /* --netdev IF: also watch these links */
 	int nnetdevs;
 	int no_netlink;            /* --no-netlink */
+	uint64_t series_from_ns, series_to_ns; /* --series-query (replay): 0 0 none */
+	const char *series_out;    /* --series-out FILE */
 };
 
 /* Returns 0 to run, 1 when --help was printed (exit 0), 2 on bad usage
@@ -396,6 +398,24 @@ void agent_join_free(struct agent_join *j);
 void agent_join_qp_from_map(const struct map_qp *q, const char *host, struct pulse_join_qp *out);
 void agent_join_comm_from_map(const struct map_comm *c, const char *host,
 			      struct pulse_join_comm *out);
+
+/* The other end of a local QP (device, QPN) as the join knows it now:
+ * 0 with its host and GPU, -1 unknown (host "", gpu -1). */
+int agent_qp_remote(const struct agent *a, const char *dev, uint32_t qpn, char *host, size_t hostlen,
+		    int32_t *gpu);
+
+/* ---- series_query.c ---- */
+/* The answer to a SERIES_REQ (include/pulse/qp_series_wire.h) from the
+ * retention ring: every epoch of every QP in [from, to), at most max_bytes
+ * (segments past it are counted as left out). Used by the analyzer link
+ * (live) and by --replay --series-query (a file the analyzer's replay
+ * reads). Takes the agent lock. Returns the payload (malloc'd) and its
+ * length in *len, or NULL when out of memory. */
+struct pulse_qps_req;
+uint8_t *agent_series_answer(struct agent *a, const struct pulse_qps_req *q, size_t max_bytes,
+			     size_t *len);
+/* The same as the analyzer link's on_series callback (ctx: the agent). */
+uint8_t *agent_on_series(void *ctx, const struct pulse_qps_req *q, size_t max_bytes, size_t *len);
 
 /* Called by nic_cycle for every window it accepted, after its JSON line:
  * hands the window to the association (host time through the NIC's clock

@@ -489,6 +489,39 @@ static void on_frame(struct alink *l, const struct pulse_aw_frame *f, uint64_t n
 		pulse_aw_join_free(&j);
 		return;
 	}
+	case PULSE_AW_SERIES_REQ: {
+		struct pulse_qps_req q;
+		if (l->state != L_READY || l->peer_version < 3 ||
+		    pulse_qps_req_decode(f->payload, f->h.length, &q, err, sizeof err)) {
+			l->st.series_bad++;
+			lg(l, "warn", "SERIES_REQ not answered: %s",
+			   l->state != L_READY || l->peer_version < 3 ? "not a protocol-3 connection" : err);
+			return;
+		}
+		l->st.series_reqs++;
+		size_t bound = l->peer_max_payload ? l->peer_max_payload : PULSE_AW_MAX_PAYLOAD;
+		if (q.max_bytes && q.max_bytes < bound)
+			bound = q.max_bytes;
+		size_t len = 0;
+		uint8_t *p = NULL;
+		if (l->cfg.on_series)
+			p = l->cfg.on_series(l->cfg.ctx, &q, bound, &len);
+		else {
+			struct pulse_qps_resp h = {.id = q.id, .status = PULSE_QPS_OFF, .from_ns = q.from_ns,
+						   .to_ns = q.to_ns};
+			snprintf(h.host, sizeof h.host, "%s", l->host);
+			struct pulse_qps_builder b;
+			if (!pulse_qps_build_begin(&b, &h, bound))
+				len = pulse_qps_build_end(&b);
+			p = b.buf;
+		}
+		if (p && len && !enqueue(l, PULSE_AW_SERIES, p, len)) {
+			l->st.series_sent++;
+			lg(l, "info", "SERIES_REQ %" PRIu32 ": %zu bytes of per-QP series queued", q.id, len);
+		}
+		free(p);
+		return;
+	}
 	case PULSE_AW_HEARTBEAT: {
 		struct pulse_aw_heartbeat hb;
 		if (pulse_aw_heartbeat_decode(f->payload, f->h.length, &hb, err, sizeof err)) {

@@ -12,7 +12,9 @@
  * connection is retried with exponential backoff, and each call does at
  * most a bounded amount of I/O. After a reconnect the latest hook_map is
  * sent again. JOIN frames from the analyzer are decoded and handed to the
- * on_join callback (which feeds assoc_qp / assoc_member, host-agent/assoc.h).
+ * on_join callback (which feeds assoc_qp / assoc_member, host-agent/assoc.h);
+ * SERIES_REQ frames (protocol 3) to on_series, whose answer goes back as a
+ * SERIES frame (host-agent/series_query.c).
  *
  * Thread-safe: alink_line/alink_op/the tee may be called from any thread;
  * alink_poll from one. The callbacks run inside alink_poll. */
@@ -25,6 +27,7 @@
 
 #include "pulse/analyzer_wire.h"
 #include "pulse/op_record.h"
+#include "pulse/qp_series_wire.h"
 
 struct alink_cfg {
 	const char *addr;             /* "HOST:PORT", "[IPV6]:PORT"; HOST is resolved once, in alink_new */
@@ -46,6 +49,10 @@ struct alink_cfg {
 	int records_direct;
 	/* JOIN from the analyzer; j is valid during the call only. */
 	void (*on_join)(void *ctx, const struct pulse_aw_join *j);
+	/* SERIES_REQ from the analyzer (protocol 3): the SERIES payload to send
+	 * back (malloc'd, at most max_bytes; the link frees it), or NULL. NULL
+	 * callback: answered with status "off" (this agent keeps no series). */
+	uint8_t *(*on_series)(void *ctx, const struct pulse_qps_req *q, size_t max_bytes, size_t *len);
 	/* log lines (level "info"/"warn"/"error"); NULL: stderr */
 	void (*log)(void *ctx, const char *level, const char *msg);
 	void *ctx;
@@ -60,6 +67,7 @@ struct alink_stats {
 	uint64_t resent_cut;          /* frames cut by a lost connection, sent again whole */
 	uint64_t maps_resent;
 	uint64_t joins, joins_bad, errors_rx, heartbeats_rx, bad_frames_rx;
+	uint64_t series_reqs, series_bad, series_sent; /* SERIES_REQ taken, refused; answers queued */
 	uint64_t records_bin;         /* operator records queued in binary (OPS) */
 	uint64_t records_json;        /* ... as JSON OP frames (version-1 analyzer, or max_version 1) */
 	uint64_t records_converted;   /* queued binary, turned into JSON for a version-1 analyzer */

@@ -181,7 +181,8 @@ int main(int argc, char **argv)
 	}
 	if (a->opt.analyzer) {
 		struct alink_cfg lc = {.addr = a->opt.analyzer, .job = a->opt.job, .host = a->host_name,
-				       .on_join = agent_on_join, .log = alink_log, .ctx = a,
+				       .on_join = agent_on_join, .on_series = agent_on_series,
+				       .log = alink_log, .ctx = a,
 				       .records_direct = 1};
 		a->alink = alink_new(&lc, err, sizeof err);
 		if (!a->alink) {
@@ -298,11 +299,13 @@ out:
 		struct alink_stats ls;
 		alink_get_stats(a->alink, &ls);
 		LOGI("analyzer: %llu lines, %llu frames sent (%llu bytes), %llu dropped at the queue cap, "
-		     "%llu joins received, %llu connects, %llu disconnects",
+		     "%llu joins received, %llu series requests (%llu answered, %llu refused), %llu connects, "
+		     "%llu disconnects",
 		     (unsigned long long)ls.lines, (unsigned long long)ls.frames_sent,
 		     (unsigned long long)ls.bytes_sent, (unsigned long long)ls.queue_dropped,
-		     (unsigned long long)ls.joins, (unsigned long long)ls.connects,
-		     (unsigned long long)ls.disconnects);
+		     (unsigned long long)ls.joins, (unsigned long long)ls.series_reqs,
+		     (unsigned long long)ls.series_sent, (unsigned long long)ls.series_bad,
+		     (unsigned long long)ls.connects, (unsigned long long)ls.disconnects);
 		alink_close(a->alink, 1000); /* what is queued, and BYE, for at most 1 s */
 		a->alink = NULL;
 	}

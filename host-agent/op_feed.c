@@ -184,6 +184,37 @@ static const struct pulse_aw_join_qp *remote_find(const struct agent_join *j, co
 	return NULL;
 }
 
+int agent_qp_remote(const struct agent *a, const char *dev, uint32_t qpn, char *host, size_t hostlen,
+		    int32_t *gpu)
+{
+	const struct qp_map *m = a->hooks ? &a->hooks->map : NULL;
+	const struct agent_join *j = a->join;
+	const struct map_qp *best = NULL;
+	/* a QPN can be reused: the latest mapping entry of it speaks for now */
+	for (uint32_t i = 0; m && i < m->nqps; i++) {
+		const struct map_qp *q = &m->qps[i];
+		if (q->qpn == qpn && !strcmp(q->dev, dev) && (!best || q->time_ns >= best->time_ns))
+			best = q;
+	}
+	*gpu = -1;
+	host[0] = '\0';
+	if (!best)
+		return -1;
+	const struct pulse_aw_join_qp *rq = remote_find(j, best);
+	if (rq) {
+		snprintf(host, hostlen, "%s", rq->remote_host);
+		*gpu = rq->remote_gpu;
+		return 0;
+	}
+	int32_t e = j && j->ran ? join_find(a, best) : -1;
+	if (e >= 0 && j->res[e].status == PULSE_JOIN_PAIRED) {
+		snprintf(host, hostlen, "%.*s", (int)PULSE_JOIN_HOST_LEN, j->qps[j->res[e].peer].host);
+		*gpu = j->res[e].remote_gpu;
+		return 0;
+	}
+	return -1;
+}
+
 void agent_on_join(void *ctx, const struct pulse_aw_join *jn)
 {
 	struct agent *a = ctx;

@@ -42,6 +42,10 @@ static const char usage[] =
 "                      every host's records; --epoch and --poll default to the run's\n"
 "  --host H            replay only host H (default: every host, one after another);\n"
 "                      --out may contain {host} for one file per host\n"
+"  --series-query FROM_NS:TO_NS  with --host: at the end of the replay, answer this\n"
+"                      request for the retained per-QP epoch series (host times) as\n"
+"                      the live agent answers the analyzer's SERIES_REQ\n"
+"  --series-out FILE   where that answer goes (one SERIES payload, analyzer/PROTOCOL.md)\n"
 "Identity and the analyzer:\n"
 "  --host-name NAME    this host's name in \"op\" records and to the analyzer\n"
 "                      (default: gethostname; in replay: the replayed host's name)\n"
@@ -157,7 +161,7 @@ enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
 	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_HANG, O_SIM_CLOCK,
-	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK
+	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK, O_SERIES_QUERY, O_SERIES_OUT
 };
 
 int agent_parse_options(struct agent_opts *o, int argc, char **argv)
@@ -184,6 +188,8 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"no-hooks", no_argument, 0, O_NO_HOOKS},
 		{"replay", required_argument, 0, O_REPLAY},
 		{"host", required_argument, 0, O_HOST},
+		{"series-query", required_argument, 0, O_SERIES_QUERY},
+		{"series-out", required_argument, 0, O_SERIES_OUT},
 		{"host-name", required_argument, 0, O_HOST_NAME},
 		{"analyzer", required_argument, 0, O_ANALYZER},
 		{"job", required_argument, 0, O_JOB},
@@ -321,6 +327,21 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--replay", "''", "empty path");
 			o->replay_dir = optarg;
 			break;
+		case O_SERIES_QUERY: {
+			unsigned long long f, t;
+			char tail;
+			if (sscanf(optarg, "%llu:%llu%c", &f, &t, &tail) != 2 || f >= t)
+				return bad("--series-query", optarg,
+					   "must be FROM_NS:TO_NS, host times in ns with FROM < TO");
+			o->series_from_ns = f;
+			o->series_to_ns = t;
+			break;
+		}
+		case O_SERIES_OUT:
+			if (!*optarg)
+				return bad("--series-out", "''", "empty path");
+			o->series_out = optarg;
+			break;
 		case O_HOST:
 			if (!*optarg || strchr(optarg, '/'))
 				return bad("--host", optarg, "must be a host name of the run (no '/')");
@@ -370,6 +391,12 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "pulse-host-agent: unexpected argument '%s'\nTry 'pulse-host-agent --help'.\n",
 			argv[optind]);
+		return 2;
+	}
+	if ((o->series_out != NULL) != (o->series_to_ns != 0) ||
+	    (o->series_out && (!o->replay_dir || !o->replay_host))) {
+		fprintf(stderr, "pulse-host-agent: --series-query and --series-out go together, with "
+				"--replay DIR --host H (live, the analyzer asks over --analyzer)\n");
 		return 2;
 	}
 	if (o->replay_host && !o->replay_dir) {

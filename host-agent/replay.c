@@ -51,6 +51,8 @@
 #include "pulse/cluster_run.h"
 #include "pulse/event_stream.h"
 #include "pulse/nic_agent.h"
+#include "pulse/le.h"
+#include "pulse/qp_series_wire.h"
 
 #define REPLAY_THREADS 16u
 #define REPLAY_BURST 512u
@@ -715,6 +717,35 @@ static void apply_records(struct agent *a, struct hooks *h, const struct rhost *
 	h->ops = res->ops;
 }
 
+/* --series-query: what the live agent would answer the analyzer's
+ * SERIES_REQ at the end of the recording (series_query.c), as a file */
+static int series_write(struct agent *a)
+{
+	struct pulse_qps_req q = {.from_ns = a->opt.series_from_ns, .to_ns = a->opt.series_to_ns};
+	size_t len;
+	uint8_t *p = agent_series_answer(a, &q, PULSE_AW_MAX_PAYLOAD, &len);
+	if (!p) {
+		LOGE("--series-query: out of memory");
+		return -1;
+	}
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", a->opt.series_out);
+	FILE *f = fopen(tmp, "wb");
+	int bad = !f || fwrite(p, 1, len, f) != len;
+	if (f && fclose(f))
+		bad = 1;
+	if (bad || rename(tmp, a->opt.series_out)) {
+		LOGE("--series-out %s: %s", a->opt.series_out, strerror(errno));
+		unlink(tmp);
+		free(p);
+		return -1;
+	}
+	LOGI("--series-query: %zu bytes of per-QP series (status %s, %u segments) in %s", len,
+	     pulse_qps_status_name(p[4]), (unsigned)pulse_get_u32(p + 40), a->opt.series_out);
+	free(p);
+	return 0;
+}
+
 static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struct host_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -866,6 +897,9 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 			       : 0;
 done:
 	res->wall_ns = agent_mono_ns() - wall0;
+	/* while the NICs and the mapping are still there: they name the QPs */
+	if (a->opt.series_out && series_write(a) && !status)
+		status = 1;
 	for (int i = 0; i < nn; i++) {
 		const struct agent_nic *n = &a->nics[i];
 		const struct rnic *r = &nics[i];

@@ -24,12 +24,15 @@ static const char *const type_names[PULSE_AW_NTYPES] = {
 	[PULSE_AW_JOIN] = "JOIN",       [PULSE_AW_HEARTBEAT] = "HEARTBEAT",
 	[PULSE_AW_BYE] = "BYE",         [PULSE_AW_ERROR] = "ERROR",
 	[PULSE_AW_OPS] = "OPS",
+	[PULSE_AW_SERIES_REQ] = "SERIES_REQ", [PULSE_AW_SERIES] = "SERIES",
 };
 
 uint8_t pulse_aw_type_since(uint8_t type)
 {
 	if (!pulse_aw_type_senders(type))
 		return 0;
+	if (type == PULSE_AW_SERIES_REQ || type == PULSE_AW_SERIES)
+		return 3;
 	return type == PULSE_AW_OPS ? 2 : 1;
 }
 
@@ -47,9 +50,11 @@ unsigned pulse_aw_type_senders(uint8_t type)
 	case PULSE_AW_MAP:
 	case PULSE_AW_LINES:
 	case PULSE_AW_OPS:
+	case PULSE_AW_SERIES:
 		return PULSE_AW_FROM_AGENT;
 	case PULSE_AW_HELLO_ACK:
 	case PULSE_AW_JOIN:
+	case PULSE_AW_SERIES_REQ:
 		return PULSE_AW_FROM_ANALYZER;
 	case PULSE_AW_HEARTBEAT:
 	case PULSE_AW_BYE:

@@ -20,7 +20,7 @@
 WIRE_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_wire/ := $(WIRE_PKG_CFLAGS)
 WIRE_SRCS := wire/op_record.c wire/op_record_bin.c wire/qp_join.c wire/frame.c wire/hook_map.c wire/hex_id.c \
-	wire/host_event.c wire/json_dec.c wire/json_put.c
+	wire/host_event.c wire/json_dec.c wire/json_put.c wire/qp_series.c
 WIRE_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_wire,$(WIRE_SRCS))
@@ -105,3 +105,14 @@ $(BM_FUZZ_BIN): tests/fuzz/fuzz_bus_msg.c wire/bus_msg.c wire/frame.c wire/op_re
 test: $(BM_FUZZ_BIN)
 endif
 TEST_SCRIPTS += tests/wire/fuzz_bus_msg.sh
+
+# libFuzzer target for the SERIES_REQ / SERIES decoders (clang only)
+QPS_FUZZ_BIN := $(BUILD)/fuzz/fuzz_qp_series
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+$(QPS_FUZZ_BIN): tests/fuzz/fuzz_qp_series.c wire/qp_series.c wire/json_dec.c include/pulse/qp_series_wire.h
+	@mkdir -p $(@D)
+	$(CLANG) $(HM_FUZZ_FLAGS) $(WARN) -Iwire -o $@ tests/fuzz/fuzz_qp_series.c wire/qp_series.c \
+		wire/json_dec.c $(WIRE_LDLIBS)
+test: $(QPS_FUZZ_BIN)
+endif
+TEST_SCRIPTS += tests/wire/fuzz_qp_series.sh

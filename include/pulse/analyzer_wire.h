@@ -35,6 +35,9 @@
  *   A->Z LINES        other agent JSON lines ("window", "event"), '\n'-separated
  *   Z->A JOIN         the joined remote ends of the host's QPs and the
  *                     communicators' membership, JSON (below)
+ *   Z->A SERIES_REQ   (version 3) the retained per-QP epoch series of a time
+ *                     range (around a diagnosis)
+ *   A->Z SERIES       (version 3) the answer (include/pulse/qp_series_wire.h)
  *   A<>Z HEARTBEAT    sender's realtime and counters; Z answers each one
  *   A<>Z BYE          orderly close, with a reason
  *   A<>Z ERROR        code and text; the sender closes after it
@@ -50,7 +53,7 @@
 
 #define PULSE_AW_MAGIC 0x57534c50u /* "PLSW" */
 #define PULSE_AW_VERSION_MIN 1
-#define PULSE_AW_VERSION_MAX 2
+#define PULSE_AW_VERSION_MAX 3
 #define PULSE_AW_HDR_LEN 16
 #define PULSE_AW_MAX_PAYLOAD (4u << 20)   /* hard bound of the format */
 #define PULSE_AW_DEFAULT_PORT 7410
@@ -67,16 +70,18 @@ enum pulse_aw_type {
 	PULSE_AW_BYE = 9,
 	PULSE_AW_ERROR = 10,
 	PULSE_AW_OPS = 11, /* version 2: binary operator records, batched */
+	PULSE_AW_SERIES_REQ = 12, /* version 3: the analyzer asks for retained per-QP series */
+	PULSE_AW_SERIES = 13,     /* version 3: the agent's answer (include/pulse/qp_series_wire.h) */
 };
-#define PULSE_AW_NTYPES 12 /* one past the largest type */
+#define PULSE_AW_NTYPES 14 /* one past the largest type */
 
 /* Who may send a type. */
 #define PULSE_AW_FROM_AGENT 1u
 #define PULSE_AW_FROM_ANALYZER 2u
 unsigned pulse_aw_type_senders(uint8_t type); /* 0: unknown type */
 const char *pulse_aw_type_name(uint8_t type); /* "HELLO", ..., "type?" */
-/* The protocol version that defined a type (its frames carry it): 1, or 2
- * for OPS; 0 for an unknown type. */
+/* The protocol version that defined a type (its frames carry it): 1, 2
+ * for OPS, 3 for SERIES_REQ and SERIES; 0 for an unknown type. */
 uint8_t pulse_aw_type_since(uint8_t type);
 
 /* ERROR codes (and BYE reasons) */

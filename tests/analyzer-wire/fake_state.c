@@ -5,6 +5,7 @@
  * refused (-1, as the real state does for a record of an unknown
  * communicator), lines of type "window" are ignored (1). */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,4 +96,57 @@ const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n)
 	(void)s;
 	*n = 0;
 	return NULL;
+}
+
+/* The direction's series (analyzer.h, an_series_*): the test double makes
+ * no diagnoses, so nothing is ever asked. */
+uint32_t an_series_open(struct an_state *s, uint32_t diag, uint32_t id, uint64_t now_mono)
+{
+	(void)s, (void)diag, (void)id, (void)now_mono;
+	return 0;
+}
+
+void an_series_range(const struct an_state *s, uint32_t id, uint64_t *from_ns, uint64_t *to_ns)
+{
+	(void)s, (void)id;
+	*from_ns = *to_ns = 0;
+}
+
+const char *an_series_host(const struct an_state *s, uint32_t id, uint32_t k)
+{
+	(void)s, (void)id, (void)k;
+	return NULL;
+}
+
+void an_series_host_failed(struct an_state *s, uint32_t id, uint32_t k, const char *why)
+{
+	(void)s, (void)id, (void)k, (void)why;
+}
+
+void an_series_sent(struct an_state *s, uint32_t id, uint32_t sent)
+{
+	(void)s, (void)id, (void)sent;
+}
+
+int an_series_answer(struct an_state *s, const char *host, const uint8_t *p, size_t len, uint32_t *id,
+		     int *decided, char *err, size_t errlen)
+{
+	(void)s, (void)host, (void)p, (void)len, (void)id;
+	*decided = 0;
+	snprintf(err, errlen, "no request open (test double)");
+	return -1;
+}
+
+uint32_t an_series_expire(struct an_state *s, uint64_t now_mono, uint64_t wait_ns, int all,
+			  void (*decided)(void *ctx, uint32_t id), void *ctx)
+{
+	(void)s, (void)now_mono, (void)wait_ns, (void)all, (void)decided, (void)ctx;
+	return 0;
+}
+
+const char *an_series_result(const struct an_state *s, uint32_t id, char *buf, size_t n)
+{
+	(void)s, (void)id;
+	snprintf(buf, n, "%s", "");
+	return buf;
 }

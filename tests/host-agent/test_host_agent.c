@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "pulse/qp_series_wire.h"
 #include "../../host-agent/agent.h"
 
 static void test_durations(void **st)
@@ -215,6 +216,66 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* the analyzer's SERIES_REQ answered from the ring (series_query.c) */
+static void test_series_answer(void **st)
+{
+	(void)st;
+	setup_agent(3); /* windows 1..3 at host 1.0005, 2.0005, 3.0005 ms; epochs 0, 2, 4 */
+	snprintf(ag.host_name, sizeof ag.host_name, "hostA");
+	snprintf(ag.nics[1].dev, sizeof ag.nics[1].dev, "mlx5_1");
+	char err[200];
+	struct pulse_qps_req q = {.id = 4, .from_ns = 2000500, .to_ns = 3000500};
+	size_t len;
+	uint8_t *p = agent_series_answer(&ag, &q, 1 << 20, &len);
+	assert_non_null(p);
+	struct pulse_qps_resp r;
+	assert_int_equal(pulse_qps_resp_decode(p, len, &r, err, sizeof err), 0);
+	assert_int_equal(r.id, 4);
+	assert_int_equal(r.status, PULSE_QPS_OK);
+	assert_string_equal(r.host, "hostA");
+	assert_int_equal(r.oldest_ns, 1000500);
+	assert_int_equal(r.nseg, 2); /* window 2 only (NIC 0, not named: the agent's name) */
+	assert_string_equal(r.segs[0].dev, "sim:/tmp/a,b\"c");
+	assert_int_equal(r.segs[1].qpn, 101);
+	assert_int_equal(r.segs[1].n, 3);
+	assert_int_equal(r.segs[1].epoch[2], 4);
+	assert_int_equal(r.segs[1].bytes[2], 97);
+	assert_int_equal(r.segs[1].t0_ns, 2000500);
+	assert_string_equal(r.segs[1].remote_host, ""); /* no mapping: unknown, not guessed */
+	assert_int_equal(r.segs[1].gap, GAP_SEQ);
+	pulse_qps_resp_free(&r);
+	free(p);
+	/* a range inside window 3 (NIC 1): only the epoch that starts in it */
+	q.from_ns = 3000500 + 64000;
+	q.to_ns = q.from_ns + 1;
+	p = agent_series_answer(&ag, &q, 1 << 20, &len);
+	assert_int_equal(pulse_qps_resp_decode(p, len, &r, err, sizeof err), 0);
+	assert_int_equal(r.nseg, 2);
+	assert_string_equal(r.segs[0].dev, "mlx5_1");
+	assert_int_equal(r.segs[0].n, 1);
+	assert_int_equal(r.segs[0].epoch[0], 2);
+	pulse_qps_resp_free(&r);
+	free(p);
+	/* nothing there; and an answer bound that holds one segment */
+	q.from_ns = 9000000000ull;
+	q.to_ns = q.from_ns + 5;
+	p = agent_series_answer(&ag, &q, 1 << 20, &len);
+	assert_int_equal(pulse_qps_resp_decode(p, len, &r, err, sizeof err), 0);
+	assert_int_equal(r.status, PULSE_QPS_NONE);
+	assert_int_equal(r.nseg, 0);
+	free(p);
+	q.from_ns = 0;
+	q.to_ns = 9000000000ull;
+	p = agent_series_answer(&ag, &q, PULSE_QPS_HDR_LEN + 5 + 60, &len);
+	assert_int_equal(pulse_qps_resp_decode(p, len, &r, err, sizeof err), 0);
+	assert_int_equal(r.status, PULSE_QPS_TRUNCATED);
+	assert_int_equal(r.nseg, 1);
+	assert_int_equal(r.segs_left_out, 5);
+	pulse_qps_resp_free(&r);
+	free(p);
+	retention_free(&ag.ret);
+}
+
 static void test_dump(void **st)
 {
 	(void)st;
@@ -411,7 +472,7 @@ int main(void)
 		cmocka_unit_test(test_durations),    cmocka_unit_test(test_options),
 		cmocka_unit_test(test_clock_sync),   cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_dump),         cmocka_unit_test(test_metrics_text),
-		cmocka_unit_test(test_hook_map),
+		cmocka_unit_test(test_hook_map),     cmocka_unit_test(test_series_answer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,8 @@ if [ $fixed = 1 ]; then
 	"$score" --out "$out/report.json" "${runs[@]}"
 	rc=$?
 	answers "${runs[@]}"
+	echo
+	python3 tools/eval/direction-table.py "${runs[@]}"
 
 	# ---- epoch-length ablation (§7.2.1): the congestion scenario at 32 µs, 64 µs, 1 ms
 	if [ -z "${EVAL_NO_ABLATION:-}" ]; then
@@ -156,6 +158,8 @@ if [ $random = 1 ]; then
 		"$score" --out "$rdir/report.json" "${rruns[@]}"
 		r2=$?
 		answers "${rruns[@]}"
+		echo
+		python3 tools/eval/direction-table.py --scenarios "$rdir/scenarios" "${rruns[@]}"
 		[ $r2 -ne 0 ] && rc=$r2
 		# 200 runs leave GBs of agent output and truth-ops.jsonl; the scores,
 		# reports, timelines and truth stay (one run again: tools/eval/run-one.sh
