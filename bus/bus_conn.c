@@ -262,6 +262,7 @@ void pulse_bus_close(struct pulse_bus *b)
 		free(q);
 	}
 	free(b->batch);
+	free(b->lines);
 	free(b->scratch);
 	free(b->rec);
 	pthread_mutex_destroy(&b->mu);
