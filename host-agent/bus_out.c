@@ -7,6 +7,7 @@
  * and --replay (replay.c, replay_fork.c). */
 #define _GNU_SOURCE
 #include <string.h>
+#include <time.h>
 
 #include "agent.h"
 #include "analyzer_link.h"
@@ -42,6 +43,16 @@ void agent_bus_close(struct agent *a, uint64_t final_seq)
 	struct pulse_bus_stats bs;
 	pulse_bus_end_poll(a->bus, a->host_name, final_seq); /* what is still pending or queued */
 	pulse_bus_get_stats(a->bus, &bs);
+	/* a queue left behind is lost: give the bus a bounded while to come
+	 * back (a server failing over, a stream electing its leader) */
+	for (int i = 0; bs.queued && i < 150 && !(agent_sig_term && i); i++) {
+		if (i == 0)
+			LOGI("bus: %u messages still queued; waiting up to 30 s for the bus", bs.queued);
+		struct timespec ts = {0, 200000000};
+		nanosleep(&ts, NULL);
+		pulse_bus_end_poll(a->bus, a->host_name, final_seq); /* nothing new: sends the queue */
+		pulse_bus_get_stats(a->bus, &bs);
+	}
 	LOGI("bus: %llu messages (%llu records, %llu other lines) published, %llu duplicates, %llu publish "
 	     "failures, %u still queued, %llu dropped at the queue cap",
 	     (unsigned long long)bs.msgs_published, (unsigned long long)bs.records_published,

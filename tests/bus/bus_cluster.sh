@@ -74,7 +74,8 @@ metric() { # I NAME: analyzer I's sample
 owner_of() { # I...: the first alive analyzer among them that owns its job
 	for i in "$@"; do
 		eval "p=\$anp_$i"
-		kill -0 "$p" 2>/dev/null && [ "$(metric "$i" pulse_analyzer_jobs_owned)" = 1 ] && { echo "$i"; return; }
+		r=$(metric "$i" pulse_analyzer_lease_revision)
+		kill -0 "$p" 2>/dev/null && [ -n "$r" ] && [ "$r" != 0 ] && { echo "$i"; return; }
 	done
 }
 start_an 1 bcA
@@ -90,7 +91,7 @@ for i in 1 2 3; do
 	eval "mport_$i=$p"
 done
 oa="" ob=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	oa=$(owner_of 1 2)
 	ob=$(owner_of 3)
 	[ -n "$oa" ] && [ -n "$ob" ] && break
@@ -119,7 +120,7 @@ kill -9 "$nsp_2"
 t0=$(date +%s%N)
 o2=""
 for _ in $(seq 200); do
-	[ "$(metric "$sa" pulse_analyzer_jobs_owned)" = 1 ] && { o2=$sa; break; }
+	[ -n "$(owner_of "$sa")" ] && { o2=$sa; break; }
 	sleep 0.05
 done
 ms=$((($(date +%s%N) - t0) / 1000000))
