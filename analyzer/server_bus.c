@@ -32,12 +32,6 @@
  * clock. A held item that cannot be stored is counted as rejected. */
 static int held(struct an_srv *s, int rc)
 {
-	/* The job's hosts show up one message at a time: as for agents
-	 * connecting over TCP, nothing is released during the start's grace, so
-	 * that the first host is not analyzed alone (its lines would be ahead of
-	 * the others' and theirs late) */
-	if (!s->st.lines)
-		pulse_wm_hold_until(s->wm, pulse_mono_ns() + (uint64_t)s->cfg.start_grace_ms * 1000000u);
 	s->st.lines++;
 	if (rc)
 		s->st.lines_rejected++;

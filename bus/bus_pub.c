@@ -117,6 +117,33 @@ static int drain(struct pulse_bus *b)
 	return 0;
 }
 
+/* A poll's parts (body[starts[p]..starts[p+1]), counts[p] records or
+ * lines each) as messages of kind into the queue. Caller holds mu. */
+static void parts_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq,
+		      uint8_t kind, const uint8_t *body, const size_t *starts, const uint32_t *counts,
+		      size_t nparts)
+{
+	char id[PULSE_BUS_TOKEN_LEN + 48], err[160];
+	for (size_t p = 0; p < nparts; p++) {
+		struct pulse_bus_ops m = {.kind = kind, .seq = poll_seq, .part = (uint16_t)p,
+					  .parts = (uint16_t)nparts, .records = counts[p], .body = body + starts[p],
+					  .len = starts[p + 1] - starts[p]};
+		size_t len = 0;
+		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
+		if (!msg) {
+			b->st.queue_dropped++;
+			bus_log(b, "error", "%s", err);
+			continue;
+		}
+		if (kind == PULSE_BUS_KIND_LINES)
+			pulse_bus_lines_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+		else
+			pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+		b->st.bytes_raw += m.len;
+		enqueue(b, subj, id, host, msg, len, m.records, kind == PULSE_BUS_KIND_LINES);
+	}
+}
+
 /* The poll's lines as kind-2 messages, split at line ends within
  * PULSE_BUS_MAX_RAW. Caller holds mu. */
 static void lines_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq)
@@ -133,23 +160,7 @@ static void lines_out(struct pulse_bus *b, const char *subj, const char *host, u
 		last = i + 1;
 	}
 	starts[nparts] = b->lines_len;
-	char id[PULSE_BUS_TOKEN_LEN + 48], err[160];
-	for (size_t p = 0; p < nparts; p++) {
-		struct pulse_bus_ops m = {.kind = PULSE_BUS_KIND_LINES, .seq = poll_seq, .part = (uint16_t)p,
-					  .parts = (uint16_t)nparts, .records = counts[p],
-					  .body = (const uint8_t *)b->lines + starts[p],
-					  .len = starts[p + 1] - starts[p]};
-		size_t len = 0;
-		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
-		if (!msg) {
-			b->st.queue_dropped++;
-			bus_log(b, "error", "%s", err);
-			continue;
-		}
-		pulse_bus_lines_id(host, poll_seq, (uint16_t)p, id, sizeof id);
-		b->st.bytes_raw += m.len;
-		enqueue(b, subj, id, host, msg, len, m.records, 1);
-	}
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_LINES, (const uint8_t *)b->lines, starts, counts, nparts);
 	b->lines_len = 0;
 	b->lines_count = 0;
 }
@@ -169,24 +180,10 @@ int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
 		counts[nparts - 1]++;
 	}
 	starts[nparts] = b->batch_len;
-	char subj[2 * PULSE_BUS_TOKEN_LEN + 16], id[PULSE_BUS_TOKEN_LEN + 48], err[160];
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	bus_subject(b, "ops", host, subj, sizeof subj);
 	lines_out(b, subj, host, poll_seq);
-	for (size_t p = 0; p < nparts; p++) {
-		struct pulse_bus_ops m = {.seq = poll_seq, .part = (uint16_t)p, .parts = (uint16_t)nparts,
-					  .records = counts[p], .body = b->batch + starts[p],
-					  .len = starts[p + 1] - starts[p]};
-		size_t len = 0;
-		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
-		if (!msg) {
-			b->st.queue_dropped++;
-			bus_log(b, "error", "%s", err);
-			continue;
-		}
-		pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
-		b->st.bytes_raw += m.len;
-		enqueue(b, subj, id, host, msg, len, m.records, 0);
-	}
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_OPS, b->batch, starts, counts, nparts);
 	b->batch_len = 0;
 	b->batch_records = 0;
 	int rc = drain(b);
