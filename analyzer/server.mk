@@ -14,7 +14,7 @@ AN_CLOCK_SRCS := analyzer/watermark.c
 # analyzer/analyzer.mk links analyzer/server_*.c into pulse-analyzer when they
 # exists, with these libraries
 ANALYZER_SERVER_LDLIBS = -lcjson $(OM_LDLIBS) $(BUSNATS_LDLIBS)
-ALINK_SRCS := host-agent/analyzer_link.c
+ALINK_SRCS := host-agent/analyzer_link.c host-agent/line_tee.c
 CFLAGS_tests/analyzer-wire/ := $(WIRE_PKG_CFLAGS) -I. -Ianalyzer
 CFLAGS_analyzer/server_conn.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_analyzer/server_join.c := $(WIRE_PKG_CFLAGS)

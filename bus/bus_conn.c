@@ -198,8 +198,17 @@ struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, siz
 	snprintf(b->diag_stream, sizeof b->diag_stream, "PULSE_%s_DIAG", b->job_tok);
 	natsOptions *o = NULL;
 	natsStatus s = natsOptions_Create(&o);
+	/* libnats takes a server list as an array: one URL given as
+	 * "a,b,c" is one server that never answers, and with retries on
+	 * it the connect below never returns */
+	char urls[1024], *list[16];
+	int nurls = 0;
+	snprintf(urls, sizeof urls, "%s", cfg->url);
+	for (char *save = NULL, *u = strtok_r(urls, ",", &save); u && nurls < 16; u = strtok_r(NULL, ",", &save))
+		if (*u)
+			list[nurls++] = u;
 	if (s == NATS_OK)
-		s = natsOptions_SetURL(o, cfg->url);
+		s = nurls ? natsOptions_SetServers(o, (const char **)list, nurls) : NATS_INVALID_ARG;
 	if (s == NATS_OK)
 		s = natsOptions_SetMaxReconnect(o, -1); /* forever: the agent queues meanwhile */
 	if (s == NATS_OK)
@@ -262,6 +271,7 @@ void pulse_bus_close(struct pulse_bus *b)
 		free(q);
 	}
 	free(b->batch);
+	free(b->lines);
 	free(b->scratch);
 	free(b->rec);
 	pthread_mutex_destroy(&b->mu);

@@ -17,7 +17,8 @@ struct bus_qmsg {
 	char host[64];
 	uint8_t *data;
 	size_t len;
-	uint32_t records;
+	uint32_t records;          /* or lines (a kind-2 message) */
+	int lines;
 	struct bus_qmsg *next;
 };
 
@@ -34,6 +35,9 @@ struct pulse_bus {
 	uint8_t *batch;            /* the current poll's OPS payload */
 	size_t batch_len, batch_cap;
 	uint32_t batch_records;
+	char *lines;               /* the current poll's other JSON lines ('\n' after each) */
+	size_t lines_len, lines_cap;
+	uint32_t lines_count;
 	struct bus_qmsg *qhead, *qtail;
 	size_t qbytes;
 	/* consumer */

@@ -34,8 +34,35 @@ int pulse_bus_put_op(struct pulse_bus *b, const struct pulse_op_record *r)
 	return n ? 0 : -1;
 }
 
+int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len)
+{
+	pthread_mutex_lock(&b->mu);
+	int rc = -1;
+	if (len && len < PULSE_BUS_MAX_RAW && b->lines_len + len + 1 <= 4 * (size_t)PULSE_BUS_MAX_RAW) {
+		if (b->lines_cap - b->lines_len < len + 1) {
+			size_t nc = b->lines_cap ? b->lines_cap : 64 * 1024;
+			while (nc - b->lines_len < len + 1)
+				nc *= 2;
+			char *nb = realloc(b->lines, nc);
+			if (nb)
+				b->lines = nb, b->lines_cap = nc;
+		}
+		if (b->lines_cap - b->lines_len >= len + 1) {
+			memcpy(b->lines + b->lines_len, line, len);
+			b->lines_len += len;
+			b->lines[b->lines_len++] = '\n';
+			b->lines_count++;
+			rc = 0;
+		}
+	}
+	if (rc)
+		b->st.queue_dropped++;
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
 static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const char *host,
-		    uint8_t *data, size_t len, uint32_t records)
+		    uint8_t *data, size_t len, uint32_t records, int lines)
 {
 	struct bus_qmsg *q = calloc(1, sizeof *q);
 	if (!q || b->qbytes + len > b->cfg.queue_cap) {
@@ -52,6 +79,7 @@ static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const
 	q->data = data;
 	q->len = len;
 	q->records = records;
+	q->lines = lines;
 	if (b->qtail)
 		b->qtail->next = q;
 	else
@@ -73,7 +101,10 @@ static int drain(struct pulse_bus *b)
 		}
 		b->st.msgs_published++;
 		b->st.msgs_duplicate += (uint64_t)dup;
-		b->st.records_published += q->records;
+		if (q->lines)
+			b->st.lines_published += q->records;
+		else
+			b->st.records_published += q->records;
 		b->st.bytes_sent += q->len;
 		b->qhead = q->next;
 		if (!b->qhead)
@@ -84,6 +115,54 @@ static int drain(struct pulse_bus *b)
 		free(q);
 	}
 	return 0;
+}
+
+/* A poll's parts (body[starts[p]..starts[p+1]), counts[p] records or
+ * lines each) as messages of kind into the queue. Caller holds mu. */
+static void parts_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq,
+		      uint8_t kind, const uint8_t *body, const size_t *starts, const uint32_t *counts,
+		      size_t nparts)
+{
+	char id[PULSE_BUS_TOKEN_LEN + 48], err[160];
+	for (size_t p = 0; p < nparts; p++) {
+		struct pulse_bus_ops m = {.kind = kind, .seq = poll_seq, .part = (uint16_t)p,
+					  .parts = (uint16_t)nparts, .records = counts[p], .body = body + starts[p],
+					  .len = starts[p + 1] - starts[p]};
+		size_t len = 0;
+		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
+		if (!msg) {
+			b->st.queue_dropped++;
+			bus_log(b, "error", "%s", err);
+			continue;
+		}
+		if (kind == PULSE_BUS_KIND_LINES)
+			pulse_bus_lines_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+		else
+			pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+		b->st.bytes_raw += m.len;
+		enqueue(b, subj, id, host, msg, len, m.records, kind == PULSE_BUS_KIND_LINES);
+	}
+}
+
+/* The poll's lines as kind-2 messages, split at line ends within
+ * PULSE_BUS_MAX_RAW. Caller holds mu. */
+static void lines_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq)
+{
+	enum { MAXP = 8 };
+	size_t starts[MAXP + 1], nparts = 0, last = 0;
+	uint32_t counts[MAXP] = {0};
+	for (size_t i = 0; i < b->lines_len; i++) {
+		if (b->lines[i] != '\n')
+			continue;
+		if (!nparts || (i + 1 - starts[nparts - 1] > PULSE_BUS_MAX_RAW && nparts < MAXP))
+			starts[nparts++] = last;
+		counts[nparts - 1]++;
+		last = i + 1;
+	}
+	starts[nparts] = b->lines_len;
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_LINES, (const uint8_t *)b->lines, starts, counts, nparts);
+	b->lines_len = 0;
+	b->lines_count = 0;
 }
 
 int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
@@ -101,23 +180,10 @@ int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
 		counts[nparts - 1]++;
 	}
 	starts[nparts] = b->batch_len;
-	char subj[2 * PULSE_BUS_TOKEN_LEN + 16], id[PULSE_BUS_TOKEN_LEN + 48], err[160];
+	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	bus_subject(b, "ops", host, subj, sizeof subj);
-	for (size_t p = 0; p < nparts; p++) {
-		struct pulse_bus_ops m = {.seq = poll_seq, .part = (uint16_t)p, .parts = (uint16_t)nparts,
-					  .records = counts[p], .body = b->batch + starts[p],
-					  .len = starts[p + 1] - starts[p]};
-		size_t len = 0;
-		uint8_t *msg = pulse_bus_ops_encode(&m, b->cfg.zstd_level, &len, err, sizeof err);
-		if (!msg) {
-			b->st.queue_dropped++;
-			bus_log(b, "error", "%s", err);
-			continue;
-		}
-		pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
-		b->st.bytes_raw += m.len;
-		enqueue(b, subj, id, host, msg, len, m.records);
-	}
+	lines_out(b, subj, host, poll_seq);
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_OPS, b->batch, starts, counts, nparts);
 	b->batch_len = 0;
 	b->batch_records = 0;
 	int rc = drain(b);
@@ -134,7 +200,7 @@ int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, s
 	if (copy) {
 		memcpy(copy, line, len);
 		/* no id: the state stream keeps the latest per host anyway */
-		enqueue(b, subj, "", host, copy, len, 0);
+		enqueue(b, subj, "", host, copy, len, 0, 0);
 	} else {
 		b->st.queue_dropped++;
 	}

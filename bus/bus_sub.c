@@ -78,6 +78,18 @@ static void one_record_msg(struct pulse_bus *b, natsMsg *m, const struct pulse_b
 		bad(b, m, err);
 		return;
 	}
+	if (d.kind == PULSE_BUS_KIND_LINES) {
+		const char *t = (const char *)d.body, *end = t + d.len;
+		while (t < end) {
+			const char *nl = memchr(t, '\n', (size_t)(end - t)); /* decode checked there is one */
+			if (k->line(k->ctx, host, t, (size_t)(nl - t)) < 0)
+				b->st.records_bad++;
+			else
+				b->st.lines_in++;
+			t = nl + 1;
+		}
+		return;
+	}
 	size_t pos = 0, rl;
 	const uint8_t *rec;
 	while (pulse_aw_ops_next(d.body, d.len, &pos, &rec, &rl, NULL, 0) == 1) {

@@ -64,6 +64,8 @@ struct agent_opts {
 	const char *analyzer;      /* --analyzer HOST:PORT (pulse-analyzer --listen) */
 	const char *job;           /* --job ID */
 	const char *bus;           /* --bus nats://… (NATS JetStream, bus/) */
+	double replay_speed;       /* --speed X: a replay paced at X x real time (0: flat out) */
+	int replay_child;          /* a child of replay_fork.c: the parent made --out fresh */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
 	const char *sim_clock;     /* --sim-clock FILE: a simulated host's clock (cluster server) */
 	double clock_rate;         /* host-clock ns per wall ns (1; --sim-clock: its rate) */
@@ -437,6 +439,25 @@ int agent_run(struct agent *a);
  * status. */
 int agent_replay(struct agent *a);
 
+/* bus_out.c: the agent's side of --bus. Opens the publisher (a->bus; 0,
+ * or -1 logged); closes it after publishing what is pending as poll
+ * final_seq, and logs what was published. */
+int agent_bus_open(struct agent *a);
+void agent_bus_close(struct agent *a, uint64_t final_seq);
+/* each new QP map line into the bus's state stream (qp_map's on_line; ctx: the agent) */
+void agent_bus_map_line(void *ctx, const char *line, size_t len);
+/* jsonl_set_wrap's wrapper (ctx: the agent): the lines also go to the bus
+ * (a->bus: every line but "op", whose records op_feed.c publishes) and to
+ * the analyzer link (a->alink) */
+FILE *agent_out_wrap(void *ctx, FILE *inner, int close_inner);
+
+/* replay_fork.c: --replay DIR --bus without --host: one child process per
+ * host of the run, each replaying its host and publishing, as the agents of
+ * a real cluster would; returns the worst exit status. */
+int agent_replay_fork(struct agent *a, int (*one)(struct agent *a));
+/* --speed: waits until host time t_ns is due (a->pace_*); no-op when flat out */
+void agent_replay_pace(struct agent *a, uint64_t t_ns);
+
 /* ---- the agent ---- */
 struct agent {
 	struct agent_opts opt;
@@ -454,6 +475,8 @@ struct agent {
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */
 	struct pulse_bus *bus;      /* --bus: the publisher (include/pulse/bus.h); NULL: none */
+	uint64_t bus_seq;           /* the last poll sequence handed to the bus */
+	uint64_t pace_wall0, pace_t0; /* --speed: monotonic wall and host time of the replay's start */
 	struct probe *probe;        /* RDMA devices, links, kernel QPs (probe.h); NULL: none */
 };
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "analyzer_link.h"
+#include "line_tee.h"
 #include "pulse/analyzer_wire.h"
 #include "pulse/le.h"
 
@@ -900,94 +901,27 @@ void alink_close(struct alink *l, uint32_t budget_ms)
 
 /* ---- tee ---- */
 
-struct tee {
-	struct alink *l;
-	FILE *inner;
-	int close_inner;
-	char *buf;
-	size_t len, cap;
-	int skipping;          /* a line over the bound: dropped up to its newline */
-};
-
-/* "op" lines whose records the caller sends itself (records_direct) */
-static int tee_skip(const struct alink *l, const char *line, size_t len)
+static void tee_line(void *ctx, const char *line, size_t len)
 {
+	struct alink *l = ctx;
 	char type[8];
-	return l->cfg.records_direct && !pulse_aw_line_type(line, len, type, sizeof type) &&
-	       !strcmp(type, "op");
+	/* "op" lines whose records the caller sends itself (records_direct) */
+	if (l->cfg.records_direct && !pulse_aw_line_type(line, len, type, sizeof type) && !strcmp(type, "op"))
+		return;
+	alink_line(l, line, len);
 }
 
-static ssize_t tee_write(void *cookie, const char *p, size_t n)
+static void tee_oversize(void *ctx)
 {
-	struct tee *t = cookie;
-	if (t->inner) {
-		if (fwrite(p, 1, n, t->inner) != n)
-			return -1;
-		fflush(t->inner);
-	}
-	size_t i = 0;
-	while (i < n) {
-		const char *nl = memchr(p + i, '\n', n - i);
-		size_t k = nl ? (size_t)(nl - (p + i)) : n - i;
-		if (!t->skipping) {
-			if (t->len + k > PULSE_AW_MAX_PAYLOAD) {
-				t->skipping = 1;
-				t->len = 0;
-				pthread_mutex_lock(&t->l->mu);
-				t->l->st.oversize_dropped++;
-				pthread_mutex_unlock(&t->l->mu);
-				lg(t->l, "warn", "a line over %u bytes not sent", PULSE_AW_MAX_PAYLOAD);
-			} else {
-				if (t->len + k > t->cap) {
-					size_t nc = t->cap ? t->cap : 4096;
-					while (nc < t->len + k)
-						nc *= 2;
-					char *nb = realloc(t->buf, nc);
-					if (!nb)
-						return (ssize_t)n; /* the file got it; the link loses this line */
-					t->buf = nb;
-					t->cap = nc;
-				}
-				memcpy(t->buf + t->len, p + i, k);
-				t->len += k;
-			}
-		}
-		i += k;
-		if (nl) {
-			if (!t->skipping && t->len && !tee_skip(t->l, t->buf, t->len))
-				alink_line(t->l, t->buf, t->len);
-			t->len = 0;
-			t->skipping = 0;
-			i++;
-		}
-	}
-	return (ssize_t)n;
-}
-
-static int tee_close(void *cookie)
-{
-	struct tee *t = cookie;
-	int rc = 0;
-	if (t->inner && t->close_inner)
-		rc = fclose(t->inner);
-	else if (t->inner)
-		fflush(t->inner);
-	free(t->buf);
-	free(t);
-	return rc;
+	struct alink *l = ctx;
+	pthread_mutex_lock(&l->mu);
+	l->st.oversize_dropped++;
+	pthread_mutex_unlock(&l->mu);
+	lg(l, "warn", "a line over %u bytes not sent", PULSE_AW_MAX_PAYLOAD);
 }
 
 FILE *alink_tee(struct alink *l, FILE *inner, int close_inner)
 {
-	struct tee *t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
-	t->l = l;
-	t->inner = inner;
-	t->close_inner = close_inner;
-	cookie_io_functions_t io = {.read = NULL, .write = tee_write, .seek = NULL, .close = tee_close};
-	FILE *f = fopencookie(t, "w", io);
-	if (!f)
-		free(t);
-	return f;
+	static const struct line_tee_ops ops = {.line = tee_line, .oversize = tee_oversize};
+	return line_tee_open(inner, close_inner, PULSE_AW_MAX_PAYLOAD, &ops, l);
 }

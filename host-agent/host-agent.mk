@@ -6,7 +6,8 @@ AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host
 	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
 	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
 	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c \
-	host-agent/probe.c
+	host-agent/probe.c host-agent/line_tee.c host-agent/bus_out.c \
+	host-agent/replay_fork.c
 # libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
 # libnl-route-3-dev): make deps installs them.
 NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
@@ -15,6 +16,7 @@ CFLAGS_host-agent/rdma_res.c := $(NL_CFLAGS)
 CFLAGS_tests/host-agent/test_rdma_nl.c := $(NL_CFLAGS)
 CFLAGS_host-agent/replay.c := $(WIRE_PKG_CFLAGS)
 CFLAGS_host-agent/analyzer_link.c := $(WIRE_PKG_CFLAGS)
+CFLAGS_host-agent/replay_fork.c := $(WIRE_PKG_CFLAGS)
 AGENT_LDLIBS := -lmicrohttpd $(BUSNATS_LDLIBS) -lcjson -libverbs -lnl-route-3 -lnl-3 -lm $(HOST_LDLIBS) -lrt
 
 # Libraries in link order: association (host-agent/assoc.mk), transports and mailbox client,

@@ -19,30 +19,10 @@ static struct agent agent; /* large; one per process */
 static struct hooks hooks;
 static struct agent_join join;
 
-static FILE *tee_wrap(void *ctx, FILE *inner, int close_inner)
-{
-	return alink_tee(ctx, inner, close_inner);
-}
-
 static void alink_log(void *ctx, const char *level, const char *msg)
 {
 	(void)ctx;
 	agent_log(level, "analyzer: %s", msg);
-}
-
-static void bus_log_cb(void *ctx, const char *level, const char *msg)
-{
-	(void)ctx;
-	agent_log(level, "bus: %s", msg);
-}
-
-/* each new QP map also goes to the bus's state stream (the latest per host) */
-static void bus_map_line(void *ctx, const char *line, size_t len)
-{
-	struct agent *a = ctx;
-	while (len && line[len - 1] == '\n')
-		len--;
-	pulse_bus_put_map(a->bus, a->host_name, line, len);
 }
 
 static void set_host_name(struct agent *a)
@@ -56,6 +36,31 @@ static void set_host_name(struct agent *a)
 	a->host_name[sizeof a->host_name - 1] = '\0';
 }
 
+/* One replay: every host of the run, or one (--host), the latter
+ * publishing to the bus with --bus. */
+static int replay_one(struct agent *a)
+{
+	int per_host = a->opt.out_path && strstr(a->opt.out_path, "{host}");
+	if (!per_host && !a->opt.replay_child && a->opt.out_path && strcmp(a->opt.out_path, "-")) {
+		/* a replay is one run: a fresh file (live --out appends) */
+		FILE *f = fopen(a->opt.out_path, "w");
+		if (f)
+			fclose(f);
+	}
+	if (a->opt.bus) {
+		snprintf(a->host_name, sizeof a->host_name, "%s", a->opt.replay_host);
+		if (agent_bus_open(a))
+			return 2;
+		jsonl_set_wrap(agent_out_wrap, a);
+	}
+	if (!per_host && jsonl_open(a->opt.out_path))
+		return 1;
+	int status = agent_replay(a);
+	jsonl_close();
+	agent_bus_close(a, a->bus_seq + 1); /* the lines after the last poll */
+	return status;
+}
+
 /* --replay DIR: no NIC, no daemon outputs; replay.c does the rest. */
 static int replay_main(struct agent *a)
 {
@@ -66,18 +71,17 @@ static int replay_main(struct agent *a)
 		LOGW("--replay: --metrics-listen, --control, --dump-path and --hook-dir do not apply "
 		     "to a replay and are ignored");
 	agent_signals_install();
-	int per_host = a->opt.out_path && strstr(a->opt.out_path, "{host}");
-	if (!per_host && a->opt.out_path && strcmp(a->opt.out_path, "-")) {
-		/* a replay is one run: a fresh file (live --out appends) */
-		FILE *f = fopen(a->opt.out_path, "w");
-		if (f)
-			fclose(f);
+	if (!a->opt.bus || a->opt.replay_host)
+		return replay_one(a);
+	/* every host in a process of its own: their lines in one file would mix */
+	if (a->opt.out_path && !strstr(a->opt.out_path, "{host}") && strcmp(a->opt.out_path, "/dev/null")) {
+		LOGE("--replay with --bus replays every host in a process of its own: give --out with "
+		     "{host} in it (one file per host), or --host H");
+		return 2;
 	}
-	if (!per_host && jsonl_open(a->opt.out_path))
-		return 1;
-	int status = agent_replay(a);
-	jsonl_close();
-	return status;
+	if (!a->opt.out_path)
+		a->opt.out_path = "/dev/null"; /* the bus has the lines */
+	return agent_replay_fork(a, replay_one);
 }
 
 static int no_nic_message(void)
@@ -190,21 +194,15 @@ int main(int argc, char **argv)
 			status = 2;
 			goto out;
 		}
-		jsonl_set_wrap(tee_wrap, a->alink);
 		LOGI("analyzer: sending every line to %s (job %s, host %s)", a->opt.analyzer,
 		     a->opt.job ? a->opt.job : "default", a->host_name);
 	}
-	if (a->opt.bus) {
-		struct pulse_bus_cfg bc = {.url = a->opt.bus, .job = a->opt.job ? a->opt.job : "default",
-					   .log = bus_log_cb};
-		a->bus = pulse_bus_open(&bc, err, sizeof err);
-		if (!a->bus) {
-			LOGE("%s", err);
-			status = 2;
-			goto out;
-		}
-		LOGI("bus: publishing to %s (job %s, host %s)", a->opt.bus, bc.job, a->host_name);
+	if (a->opt.bus && agent_bus_open(a)) {
+		status = 2;
+		goto out;
 	}
+	if (a->alink || a->bus)
+		jsonl_set_wrap(agent_out_wrap, a);
 	if (jsonl_open(a->opt.out_path)) {
 		status = 1;
 		goto out;
@@ -213,7 +211,7 @@ int main(int argc, char **argv)
 		if (hooks_init(&hooks, a->opt.hook_dir, err, sizeof err) == 0) {
 			a->hooks = &hooks;
 			if (a->bus) {
-				hooks.map.on_line = bus_map_line;
+				hooks.map.on_line = agent_bus_map_line;
 				hooks.map.on_line_ctx = a;
 			}
 			LOGI("interception rings: looking in %s every poll", hooks.dir);
@@ -309,18 +307,7 @@ out:
 		alink_close(a->alink, 1000); /* what is queued, and BYE, for at most 1 s */
 		a->alink = NULL;
 	}
-	if (a->bus) {
-		struct pulse_bus_stats bs;
-		pulse_bus_end_poll(a->bus, a->host_name, agent_realtime_ns()); /* what is still queued */
-		pulse_bus_get_stats(a->bus, &bs);
-		LOGI("bus: %llu messages (%llu records) published, %llu duplicates, %llu publish failures, "
-		     "%u still queued, %llu dropped at the queue cap",
-		     (unsigned long long)bs.msgs_published, (unsigned long long)bs.records_published,
-		     (unsigned long long)bs.msgs_duplicate, (unsigned long long)bs.publish_failures, bs.queued,
-		     (unsigned long long)bs.queue_dropped);
-		pulse_bus_close(a->bus);
-		a->bus = NULL;
-	}
+	agent_bus_close(a, agent_realtime_ns());
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);
 	retention_free(&a->ret);

@@ -367,6 +367,8 @@ void agent_cycle_end(struct agent *a, uint64_t now_ns)
 	/* the poll's records as one bus message per part; the poll's host
 	 * time is its sequence: unique across restarts of this agent, so a
 	 * resend is a duplicate and a new run's poll never is */
-	if (a->bus)
+	if (a->bus) {
 		pulse_bus_end_poll(a->bus, a->host_name, now_ns);
+		a->bus_seq = now_ns;
+	}
 }

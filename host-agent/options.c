@@ -40,6 +40,10 @@ static const char usage[] =
 "                      POLL record (host times from the record), the hook-<pid>.rec\n"
 "                      files stand for the interception rings, and the QP join uses\n"
 "                      every host's records; --epoch and --poll default to the run's\n"
+"                      With --bus: every host in a process of its own (as the\n"
+"                      agents of a real cluster), publishing to the job's streams\n"
+"  --speed X           replay at X times real time (host time of the run against\n"
+"                      wall time; default: as fast as it goes)\n"
 "  --host H            replay only host H (default: every host, one after another);\n"
 "                      --out may contain {host} for one file per host\n"
 "  --series-query FROM_NS:TO_NS  with --host: at the end of the replay, answer this\n"
@@ -160,7 +164,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_HANG, O_SIM_CLOCK,
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_SPEED, O_HANG, O_SIM_CLOCK,
 	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK, O_SERIES_QUERY, O_SERIES_OUT
 };
 
@@ -194,6 +198,7 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"analyzer", required_argument, 0, O_ANALYZER},
 		{"job", required_argument, 0, O_JOB},
 		{"bus", required_argument, 0, O_BUS},
+		{"speed", required_argument, 0, O_SPEED},
 		{"hang", required_argument, 0, O_HANG},
 		{"sim-clock", required_argument, 0, O_SIM_CLOCK},
 		{"list-devices", no_argument, 0, O_LIST_DEVICES},
@@ -373,6 +378,14 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--bus", optarg, "must be nats://HOST:PORT[,nats://HOST:PORT...]");
 			o->bus = optarg;
 			break;
+		case O_SPEED: {
+			char *end;
+			double x = strtod(optarg, &end);
+			if (end == optarg || *end || !(x >= 0.01 && x <= 100000))
+				return bad("--speed", optarg, "must be a factor from 0.01 to 100000 (e.g. 5)");
+			o->replay_speed = x;
+			break;
+		}
 		case O_JOB:
 			if (!*optarg || strlen(optarg) >= 64)
 				return bad("--job", optarg, "must be 1..63 characters");
@@ -404,8 +417,9 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				"(for this host's own name use --host-name)\n");
 		return 2;
 	}
-	if (o->replay_dir && o->bus) {
-		fprintf(stderr, "pulse-host-agent: --bus is for live operation (a replay writes --out)\n");
+	if (o->replay_speed > 0 && !o->replay_dir) {
+		fprintf(stderr, "pulse-host-agent: --speed paces a replay; give --replay too (live "
+				"operation runs at the host's own pace)\n");
 		return 2;
 	}
 	if (o->replay_dir && o->analyzer) {

@@ -791,6 +791,10 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 	}
 	static struct hooks hooks;
 	hooks_init_records(&hooks);
+	if (a->bus) { /* the QP map also to the bus's state stream, as live */
+		hooks.map.on_line = agent_bus_map_line;
+		hooks.map.on_line_ctx = a;
+	}
 	a->hooks = &hooks;
 	a->map_version_seen = 0;
 	if (a->join && a->join->given)
@@ -828,6 +832,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 				t = nics[i].poll_host;
 		if (t == UINT64_MAX)
 			break;
+		agent_replay_pace(a, t);
 		/* the NICs of this cycle: every POLL within half a period */
 		int in_cycle[AGENT_MAX_NICS];
 		uint64_t cycle_end = t;
@@ -986,6 +991,12 @@ int agent_replay(struct agent *a)
 		}
 		nrec += run.hosts[i].nrecs;
 	}
+	/* --speed: every host's process paces on the same origin, the run's
+	 * first interception record */
+	a->pace_t0 = UINT64_MAX;
+	for (uint32_t i = 0; i < run.nhosts; i++)
+		if (run.hosts[i].nrecs && run.hosts[i].recs[0].time_ns < a->pace_t0)
+			a->pace_t0 = run.hosts[i].recs[0].time_ns;
 	join.fixed = 1;
 	if (agent_join_run(&join)) {
 		LOGE("QP join: out of memory");

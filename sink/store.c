@@ -50,7 +50,15 @@ static int connect_db(struct sink_store *s, char *err, size_t errlen)
 		return -1;
 	}
 	PQsetNoticeProcessor(s->pg, quiet, NULL); /* "already exists, skipping" is not news */
-	return exec_ok(s->pg, s->schema, err, errlen);
+	/* sinks of several jobs start together on a fresh database: CREATE ...
+	 * IF NOT EXISTS is not safe against a concurrent one (a duplicate key in
+	 * pg_type stopped the second sink), so one applies the schema at a time */
+	if (exec_ok(s->pg, "SELECT pg_advisory_lock(7308843156)", err, errlen))
+		return -1;
+	int rc = exec_ok(s->pg, s->schema, err, errlen);
+	char e2[8];
+	exec_ok(s->pg, "SELECT pg_advisory_unlock(7308843156)", e2, sizeof e2);
+	return rc;
 }
 
 struct sink_store *sink_store_open(const char *conninfo, const char *schema_sql, char *err, size_t errlen)

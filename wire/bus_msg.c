@@ -41,6 +41,12 @@ int pulse_bus_msg_id(const char *host, uint64_t seq, uint16_t part, char *out, s
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+int pulse_bus_lines_id(const char *host, uint64_t seq, uint16_t part, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/%" PRIu64 "/l%u", host, seq, part);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 uint8_t *pulse_bus_ops_encode(const struct pulse_bus_ops *m, int level, size_t *outlen, char *err,
 			      size_t errlen)
 {
@@ -69,7 +75,7 @@ uint8_t *pulse_bus_ops_encode(const struct pulse_bus_ops *m, int level, size_t *
 		memcpy(out + PULSE_BUS_HDR_LEN, m->body, m->len);
 	pulse_put_u32(out, PULSE_BUS_MAGIC);
 	out[4] = PULSE_BUS_VERSION;
-	out[5] = PULSE_BUS_KIND_OPS;
+	out[5] = m->kind ? m->kind : PULSE_BUS_KIND_OPS;
 	pulse_put_u16(out + 6, flags);
 	pulse_put_u32(out + 8, (uint32_t)m->len);
 	pulse_put_u32(out + 12, m->records);
@@ -89,12 +95,14 @@ int pulse_bus_ops_decode(const uint8_t *p, size_t len, struct pulse_bus_ops *m, 
 		return -1;
 	}
 	uint16_t flags = pulse_get_u16(p + 6);
-	if (p[4] != PULSE_BUS_VERSION || p[5] != PULSE_BUS_KIND_OPS || (flags & ~PULSE_BUS_F_ZSTD)) {
+	if (p[4] != PULSE_BUS_VERSION || (p[5] != PULSE_BUS_KIND_OPS && p[5] != PULSE_BUS_KIND_LINES) ||
+	    (flags & ~PULSE_BUS_F_ZSTD)) {
 		wire_seterr(err, errlen, "bus message: version %u, kind %u, flags 0x%04x not known", p[4], p[5],
 		       flags);
 		return -1;
 	}
 	uint32_t raw = pulse_get_u32(p + 8);
+	m->kind = p[5];
 	m->records = pulse_get_u32(p + 12);
 	m->seq = pulse_get_u64(p + 16);
 	m->part = pulse_get_u16(p + 24);
@@ -129,17 +137,33 @@ int pulse_bus_ops_decode(const uint8_t *p, size_t len, struct pulse_bus_ops *m, 
 		wire_seterr(err, errlen, "bus message: body of %zu bytes, header says %" PRIu32, blen, raw);
 		return -1;
 	}
-	size_t pos = 0, rl;
-	const uint8_t *rec;
 	uint32_t n = 0;
-	int rc;
-	while ((rc = pulse_aw_ops_next(body, blen, &pos, &rec, &rl, err, errlen)) == 1)
-		n++;
-	if (rc < 0)
-		return -1;
+	if (m->kind == PULSE_BUS_KIND_LINES) {
+		/* whole, non-empty lines: the last byte ends one */
+		if (blen && body[blen - 1] != '\n') {
+			wire_seterr(err, errlen, "bus message: lines body without its final newline");
+			return -1;
+		}
+		for (size_t i = 0; i < blen; i++)
+			if (body[i] == '\n') {
+				if (i == 0 || body[i - 1] == '\n') {
+					wire_seterr(err, errlen, "bus message: an empty line");
+					return -1;
+				}
+				n++;
+			}
+	} else {
+		size_t pos = 0, rl;
+		const uint8_t *rec;
+		int rc;
+		while ((rc = pulse_aw_ops_next(body, blen, &pos, &rec, &rl, err, errlen)) == 1)
+			n++;
+		if (rc < 0)
+			return -1;
+	}
 	if (n != m->records) {
-		wire_seterr(err, errlen, "bus message: %" PRIu32 " records in the body, header says %" PRIu32, n,
-		       m->records);
+		wire_seterr(err, errlen, "bus message: %" PRIu32 " %s in the body, header says %" PRIu32, n,
+			    m->kind == PULSE_BUS_KIND_LINES ? "lines" : "records", m->records);
 		return -1;
 	}
 	m->body = body;

@@ -44,10 +44,10 @@ struct pulse_bus_cfg {
 
 struct pulse_bus_stats {
 	uint64_t msgs_published, msgs_duplicate, publish_failures;
-	uint64_t records_published, bytes_raw, bytes_sent;
+	uint64_t records_published, lines_published, bytes_raw, bytes_sent;
 	uint64_t queue_dropped;   /* messages dropped: the queue at its cap */
 	uint32_t queued;          /* messages waiting for the bus */
-	uint64_t msgs_in, msgs_bad, records_in, records_bad, maps_in, diags_published;
+	uint64_t msgs_in, msgs_bad, records_in, records_bad, lines_in, maps_in, diags_published;
 	uint64_t pending;         /* consumer: messages the server still holds for us */
 	int connected;
 };
@@ -65,7 +65,13 @@ void pulse_bus_get_stats(struct pulse_bus *b, struct pulse_bus_stats *st);
 /* ---- publisher (thread-safe) ---- */
 /* One record of host's current poll. */
 int pulse_bus_put_op(struct pulse_bus *b, const struct pulse_op_record *r);
-/* The poll's records as messages "<host>/<poll_seq>/<part>", then
+/* One of the host's other JSON lines of the current poll (hook_op, window,
+ * hook_map, link...: what the analyzer reads besides the records; no
+ * newline). They go out before the poll's records, as the agent's file has
+ * them. 0, or -1: over PULSE_BUS_MAX_RAW or out of memory (counted in
+ * queue_dropped). */
+int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len);
+/* The poll's lines, then its records, as messages "<host>/<poll_seq>/<part>", then
  * whatever was queued. Returns 0, or -1 when the bus is unreachable (kept
  * in the queue up to its cap). */
 int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq);
@@ -89,7 +95,7 @@ void pulse_bus_lease_release(struct pulse_bus *b);
 struct pulse_bus_sink {
 	/* a record: 0 used, 1 ignored, -1 rejected (counted in records_bad) */
 	int (*record)(void *ctx, const char *host, const struct pulse_op_record *r);
-	/* a host's MAP line */
+	/* a host's MAP line (state stream) or another of its lines (in stream order) */
 	int (*line)(void *ctx, const char *host, const char *line, size_t len);
 	void *ctx;
 };

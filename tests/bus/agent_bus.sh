@@ -43,16 +43,18 @@ ops=$(grep -c '"type":"op"' "$work/a.jsonl")
 maps=$(grep -c '"type":"hook_map"' "$work/a.jsonl")
 [ "$maps" -ge 1 ] && ok "--out: $ops op records, $maps map lines" || bad "--out: no map line"
 grep -q "bus: publishing to $NATS_URL (job jobA, host hostQ)" "$work/a.log" && ok "agent: publishing" || bad "no bus line in the log"
-pub=$(sed -n 's/.*bus: [0-9]* messages (\([0-9]*\) records) published.*/\1/p' "$work/a.log")
+pub=$(sed -n 's/.*bus: [0-9]* messages (\([0-9]*\) records, [0-9]* other lines) published.*/\1/p' "$work/a.log")
 [ "$pub" = "$ops" ] && ok "agent: $pub records published, as many as --out has" || bad "published '$pub', --out $ops"
 grep -q "0 dropped at the queue cap" "$work/a.log" || bad "drops: $(grep 'bus:' "$work/a.log" | tail -n 1)"
 "$cl" consume "$NATS_URL" jobA "$ops" 10 >"$work/c" 2>"$work/c.err" || bad "consume: $(cat "$work/c")"
 [ "$(val "$work/c" records)" = "$ops" ] && [ "$(val "$work/c" msgs_bad)" = 0 ] &&
 	ok "consumer: the $ops records, none malformed" || bad "consumer: $(cat "$work/c")"
+lines=$(grep -vc '"type":"op"' "$work/a.jsonl")
+[ "$(val "$work/c" lines)" = "$lines" ] && ok "consumer: the $lines other lines --out has" || bad "lines: $(cat "$work/c"), --out $lines"
 [ "$(val "$work/c" maps)" = 1 ] && ok "consumer: the host's latest map (one per host)" || bad "maps: $(cat "$work/c")"
-# refused: --bus with --replay, a URL that is not nats://
-"$agent" --replay "$work" --bus "$NATS_URL" >/dev/null 2>"$work/e1"
-[ $? -eq 2 ] && grep -q "live operation" "$work/e1" && ok "--bus with --replay refused" || bad "--bus --replay: $(cat "$work/e1")"
+# refused: --replay --bus of every host into one --out file, a URL that is not nats://
+"$agent" --replay "$work" --bus "$NATS_URL" --out "$work/one.jsonl" >/dev/null 2>"$work/e1"
+[ $? -eq 2 ] && grep -q "{host}" "$work/e1" && ok "--replay --bus into one --out file refused" || bad "--bus --replay: $(cat "$work/e1")"
 "$agent" --sim "$work/nic.sock" --bus "tcp://x:1" >/dev/null 2>"$work/e2"
 [ $? -eq 2 ] && grep -q "nats://" "$work/e2" && ok "a non-nats URL refused" || bad "bad url: $(cat "$work/e2")"
 

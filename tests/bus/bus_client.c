@@ -185,8 +185,12 @@ int main(int argc, char **argv)
 		/* a little more: nothing beyond what was asked for may come */
 		for (int i = 0; i < 3; i++)
 			pulse_bus_consume(b, &k, 256, 100);
-		printf("records=%llu maps=%llu hosts=%d out_of_order=%llu\n", (unsigned long long)s.records,
-		       (unsigned long long)s.maps, s.nhosts, (unsigned long long)s.out_of_order);
+		/* maps: from the state stream; lines: the other lines, in the stream */
+		struct pulse_bus_stats bs;
+		pulse_bus_get_stats(b, &bs);
+		printf("records=%llu maps=%llu lines=%llu hosts=%d out_of_order=%llu\n", (unsigned long long)s.records,
+		       (unsigned long long)bs.maps_in, (unsigned long long)bs.lines_in, s.nhosts,
+		       (unsigned long long)s.out_of_order);
 		rc = s.records >= want ? 0 : 1;
 	} else if (!strcmp(mode, "diag") && argc >= 5) {
 		/* a diagnosis as pulse-analyzer --bus publishes it (report.c's

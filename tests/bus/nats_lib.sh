@@ -7,6 +7,7 @@
 #                          sets NATS_PORT, NATS_URL and spid; 1 if it did not start
 #   nats_restart           the same port and store again (an outage's end)
 #   nats_stop              SIGTERM, and wait
+#   nats_cluster_start N   N servers in one JetStream cluster (see below)
 bus_test_begin() {
 	name=$1
 	shift
@@ -53,4 +54,37 @@ nats_restart() {
 	n=$(grep -c 'Server is ready' "$work/server.log")
 	nats_run "$NATS_PORT"
 	nats_ready $((n + 1))
+}
+# nats_cluster_start N: N nats-server -js in one cluster on random loopback
+# ports (client and route), stores in $work/sN; sets NATS_URLS (all of
+# them, comma-separated), nsp_1..nsp_N (their pids, also in $nspids) and
+# nurl_1..nurl_N; 1 if they did not all start and elect a meta leader
+nats_cluster_start() {
+	n=$1
+	for try in 1 2 3; do
+		base=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 30000))
+		routes="" NATS_URLS="" nspids=""
+		for i in $(seq "$n"); do
+			routes="$routes${routes:+,}nats://127.0.0.1:$((base + 100 + i))"
+			NATS_URLS="$NATS_URLS${NATS_URLS:+,}nats://127.0.0.1:$((base + i))"
+		done
+		for i in $(seq "$n"); do
+			nats-server -js -a 127.0.0.1 -p $((base + i)) -n "s$i" -sd "$work/s$i" --cluster_name pulse \
+				--cluster "nats://127.0.0.1:$((base + 100 + i))" --routes "$routes" \
+				>"$work/s$i.log" 2>&1 &
+			eval "nsp_$i=$!; nurl_$i=nats://127.0.0.1:$((base + i))"
+			nspids="$nspids $!"
+		done
+		for _ in $(seq 150); do
+			up=0
+			for i in $(seq "$n"); do
+				grep -q "metadata leader" "$work/s$i.log" 2>/dev/null && up=$((up + 1))
+			done
+			[ $up = "$n" ] && return 0
+			sleep 0.1
+		done
+		for p in $nspids; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+		nspids=""
+	done
+	return 1
 }

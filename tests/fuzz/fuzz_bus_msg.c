@@ -2,7 +2,7 @@
  * an analyzer runs on every message of a job's stream, whoever published
  * it. Any bytes must be refused or decoded within PULSE_BUS_MAX_RAW; what
  * decodes must encode back (stored and compressed) to a message that
- * decodes to the same records. */
+ * decodes to the same records (or lines: kind 2). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t *msg = pulse_bus_ops_encode(&m, level, &n, err, sizeof err);
 		if (!msg)
 			abort();
-		if (pulse_bus_ops_decode(msg, n, &d, &scratch2, &cap2, err, sizeof err) || d.len != m.len ||
+		if (pulse_bus_ops_decode(msg, n, &d, &scratch2, &cap2, err, sizeof err) || d.len != m.len || d.kind != m.kind ||
 		    d.records != m.records || d.seq != m.seq || memcmp(d.body, m.body, m.len))
 			abort();
 		free(msg);

@@ -64,6 +64,50 @@ static void names(void **state)
 	assert_int_equal(pulse_bus_msg_id("host7", 12345, 2, id, sizeof id), 0);
 	assert_string_equal(id, "host7/12345/2");
 	assert_int_equal(pulse_bus_msg_id("host7", 12345, 2, id, 8), -1);
+	assert_int_equal(pulse_bus_lines_id("host7", 12345, 0, id, sizeof id), 0);
+	assert_string_equal(id, "host7/12345/l0");
+}
+
+/* kind 2: the agent's other lines, in order, whole; a body whose lines do
+ * not match the header is refused */
+static void lines(void **state)
+{
+	(void)state;
+	char err[160];
+	uint8_t *scratch = NULL;
+	size_t scap = 0, n = 0;
+	const char *txt = "{\"type\":\"hook_op\",\"t_ns\":\"1\"}\n{\"type\":\"window\"}\n";
+	struct pulse_bus_ops m = {.kind = PULSE_BUS_KIND_LINES, .seq = 9, .part = 0, .parts = 1, .records = 2,
+				  .body = (const uint8_t *)txt, .len = strlen(txt)};
+	uint8_t *msg = pulse_bus_ops_encode(&m, 3, &n, err, sizeof err);
+	assert_non_null(msg);
+	struct pulse_bus_ops d;
+	assert_int_equal(pulse_bus_ops_decode(msg, n, &d, &scratch, &scap, err, sizeof err), 0);
+	assert_int_equal(d.kind, PULSE_BUS_KIND_LINES);
+	assert_int_equal(d.records, 2);
+	assert_int_equal(d.len, strlen(txt));
+	assert_memory_equal(d.body, txt, d.len);
+	free(msg);
+	struct {
+		const char *body;
+		uint32_t count;
+		const char *want;
+	} bad[] = {{"{}\n{}\n", 3, "2 lines in the body, header says 3"},
+		   {"{}\n{}", 1, "final newline"},
+		   {"{}\n\n", 2, "empty line"}};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		m.body = (const uint8_t *)bad[k].body;
+		m.len = strlen(bad[k].body);
+		m.records = bad[k].count;
+		msg = pulse_bus_ops_encode(&m, 0, &n, err, sizeof err);
+		assert_non_null(msg);
+		err[0] = 0;
+		assert_int_equal(pulse_bus_ops_decode(msg, n, &d, &scratch, &scap, err, sizeof err), -1);
+		if (!strstr(err, bad[k].want))
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", k, err, bad[k].want);
+		free(msg);
+	}
+	free(scratch);
 }
 
 static void round_trip(void **state)
@@ -168,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names),
 		cmocka_unit_test(round_trip),
+		cmocka_unit_test(lines),
 		cmocka_unit_test(bad_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
