@@ -27,6 +27,9 @@ one poll period off.
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval_json import load  # noqa: E402
 from collections import defaultdict
 
 COMPUTATION = {"gpu_throttling", "venus_slow_forward", "venus_slow_backward", "cpu_contention",
@@ -35,12 +38,6 @@ PATTERNS = {"holmes_spike": "spike", "holmes_fluctuation": "fluctuation",
             "holmes_persistent": "persistent"}
 
 
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def faults(truth):

@@ -13,6 +13,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval_json import load  # noqa: E402
+
 # What the hosts' TX series can tell (sim/README.md has each type's model):
 # a host-side limit slows both ways (PCIe; a host that sends nothing in the
 # range can only be receiver-limited), congestion or a TX-only fault only
@@ -30,12 +33,6 @@ EXPECT = {
 }
 
 
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 SCENARIO_DIRS = ["tests/scenarios"]
