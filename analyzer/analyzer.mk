@@ -15,9 +15,9 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
 	analyzer/loc_cpu.c analyzer/baseline.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
-	analyzer/critical_path.c
-	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c analyzer/device_history.c
-	analyzer/direction.c analyzer/series_fetch.c
+	analyzer/critical_path.c \
+	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c \
+	analyzer/device_history.c analyzer/direction.c analyzer/series_fetch.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
 	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 ANALYZER_LDLIBS := -lcjson -lm
