@@ -30,7 +30,10 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 	int cap = (int)s->nnodes;
 	int *votes = calloc((size_t)cap + 1, sizeof *votes);
 	double *bestr = calloc((size_t)cap + 1, sizeof *bestr);
-	if (!votes || !bestr) {
+	/* the first call at which each node was the outlier: the onset */
+	uint64_t *first = calloc((size_t)cap + 1, sizeof *first);
+	if (!votes || !bestr || !first) {
+		free(first);
 		free(votes);
 		free(bestr);
 		return 0;
@@ -70,6 +73,8 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		struct an_rec *r = in->recs[rk[hi]];
 		outl++;
 		votes[r->node]++;
+		if (r->call && (!first[r->node] || r->call < first[r->node]))
+			first[r->node] = r->call;
 		if (v[hi] / med > bestr[r->node]) {
 			bestr[r->node] = v[hi] / med;
 			if (!ev || r->node != ev->node || 1) {
@@ -120,7 +125,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		an_diag_suspect(s, d, best, ev->rank);
 		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
 		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
-		d->onset_ns = ev->call;
+		d->onset_ns = first[best] ? first[best] : ev->call;
 		snprintf(d->why, sizeof d->why,
 			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
 			 "with a non-zero rate) against a median of %.2f ms; it was the outlier in %d of %d "
@@ -130,6 +135,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 	}
 	free(votes);
 	free(bestr);
+	free(first);
 	return ok && ev;
 }
 
