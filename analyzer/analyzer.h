@@ -144,6 +144,10 @@ struct an_diagnosis {
 	                          * scale for an alert threshold across rules */
 	/* the episode: identical verdicts merge into one (an_same_verdict) */
 	uint64_t first_seen_ns, last_seen_ns; /* data time */
+	/* the first evidence of the slowdown in the window, where a rule
+	 * knows it (onset_ns is its evidence's instance, the iteration a
+	 * confirmation leaves out); 0: onset_ns */
+	uint64_t slow_from_ns;
 	uint32_t times_seen;
 	/* A fail-stop verdict whose job went on (its communicator completed a
 	 * later operator): a stall, not a hang. The class becomes the

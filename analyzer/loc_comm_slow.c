@@ -30,7 +30,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 	int cap = (int)s->nnodes;
 	int *votes = calloc((size_t)cap + 1, sizeof *votes);
 	double *bestr = calloc((size_t)cap + 1, sizeof *bestr);
-	/* the first call at which each node was the outlier: the onset */
+	/* the first call at which each node was the outlier */
 	uint64_t *first = calloc((size_t)cap + 1, sizeof *first);
 	if (!votes || !bestr || !first) {
 		free(first);
@@ -125,7 +125,8 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		an_diag_suspect(s, d, best, ev->rank);
 		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
 		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
-		d->onset_ns = first[best] ? first[best] : ev->call;
+		d->onset_ns = ev->call;
+		d->slow_from_ns = first[best];
 		snprintf(d->why, sizeof d->why,
 			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
 			 "with a non-zero rate) against a median of %.2f ms; it was the outlier in %d of %d "

@@ -81,13 +81,16 @@ struct an_dir_entry *an_dir_begin(struct an_state *s, uint32_t i)
 	struct an_series_set *ss = &e->ss;
 	uint64_t period = an_period_ns(s);
 	uint64_t back = period ? AN_CAUSE_PERIODS * period : 1000000000ull;
-	ss->onset_ns = d->onset_ns;
-	ss->from_ns = d->onset_ns > back ? d->onset_ns - back : 1;
+	/* before and after the slowdown's first evidence, where the rule
+	 * knows it */
+	uint64_t onset = d->slow_from_ns && d->slow_from_ns < d->onset_ns ? d->slow_from_ns : d->onset_ns;
+	ss->onset_ns = onset;
+	ss->from_ns = onset > back ? onset - back : 1;
 	/* as long after the onset as before it, at most to the report: the
 	 * answers stay small on a long run */
-	ss->to_ns = d->report_ns > d->onset_ns ? d->report_ns : d->onset_ns + 1;
-	if (ss->to_ns - d->onset_ns > back)
-		ss->to_ns = d->onset_ns + back;
+	ss->to_ns = d->report_ns > onset ? d->report_ns : onset + 1;
+	if (ss->to_ns - onset > back)
+		ss->to_ns = onset + back;
 	for (uint32_t k = 0; k < d->nsuspects; k++)
 		add_host(ss, d->suspects[k].host);
 	/* the peers: every host with a member in a communicator of a suspect */
