@@ -304,6 +304,7 @@ struct an_state {
 	FILE *log;               /* NULL: silent */
 	uint64_t log_lines;      /* rate limit */
 	struct an_proc *procs;
+	uint64_t pairs_bytes;     /* an_proc.pairs, all together (state.c pair_next) */
 	uint32_t nprocs, procs_cap;
 	struct an_qp *qps;
 	uint32_t nqps, qps_cap;

@@ -640,7 +640,12 @@ static struct an_proc *proc_get(struct an_state *s, int host, uint32_t pid, uint
  * pairs the n-th send from A to B with the n-th receive on B from A,
  * whatever each rank's seq (an all-to-one root receives from every peer
  * in one group: seven seqs for each sender's one). */
-static uint32_t pair_next(struct an_proc *p, uint8_t op, int32_t peer)
+/* all processes' pair counters together: bad input naming thousands of
+ * processes and peers gets no ordinals past this (the calls stay usable;
+ * a receive is then judged by its record alone) */
+#define AN_PAIRS_BUDGET (64u << 20)
+
+static uint32_t pair_next(struct an_state *s, struct an_proc *p, uint8_t op, int32_t peer)
 {
 	if ((op != PULSE_HOOK_OP_SEND && op != PULSE_HOOK_OP_RECV) || peer < 0 || peer >= AN_MAX_RANKS)
 		return UINT32_MAX;
@@ -649,10 +654,13 @@ static uint32_t pair_next(struct an_proc *p, uint8_t op, int32_t peer)
 		uint32_t cap = p->npairs ? p->npairs : 16;
 		while (cap < need)
 			cap *= 2;
+		if (s->pairs_bytes + (uint64_t)(cap - p->npairs) * sizeof *p->pairs > AN_PAIRS_BUDGET)
+			return UINT32_MAX;
 		uint32_t *x = realloc(p->pairs, cap * sizeof *x);
 		if (!x)
 			return UINT32_MAX;
 		memset(x + p->npairs, 0, (cap - p->npairs) * sizeof *x);
+		s->pairs_bytes += (uint64_t)(cap - p->npairs) * sizeof *x;
 		p->pairs = x;
 		p->npairs = cap;
 	}
@@ -838,7 +846,7 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 		k->count = (uint64_t)v;
 	if (!num_of(o, "root_peer", -1, 1 << 24, &v))
 		k->peer = (int32_t)v;
-	k->pair = pair_next(p, k->op, k->peer);
+	k->pair = pair_next(s, p, k->op, k->peer);
 	if (seq > p->max_seq || !p->any)
 		p->max_seq = seq;
 	p->any = 1;
