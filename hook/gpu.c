@@ -22,8 +22,7 @@ static PULSE_TLS char t_cached_bus[16];
 static _Atomic(get_device_fn) g_get;
 static _Atomic(bus_id_fn) g_bus;
 
-/* Find libcudart in the loader's list; only then look its functions up
- * (through a RTLD_NOLOAD handle, which cannot fail for a loaded object). */
+/* libcudart only once it is loaded: the hook never loads it itself. */
 static get_device_fn cudart(bus_id_fn *bus)
 {
 	get_device_fn get = atomic_load_explicit(&g_get, memory_order_acquire);
@@ -31,27 +30,13 @@ static get_device_fn cudart(bus_id_fn *bus)
 		*bus = atomic_load(&g_bus);
 		return get;
 	}
-	static const char want[] = "libcudart.so";
-	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
-		if (!m->l_name || !m->l_name[0])
-			continue;
-		const char *b = strrchr(m->l_name, '/');
-		b = b ? b + 1 : m->l_name;
-		if (strncmp(b, want, sizeof want - 1) != 0)
-			continue;
-		void *h = dlopen(m->l_name, RTLD_NOLOAD | RTLD_LAZY);
-		if (!h)
-			return NULL;
-		/* The handle is kept: the runtime stays loaded as long as we may call it. */
-		*bus = (bus_id_fn)pulse_real_dlsym(h, "cudaDeviceGetPCIBusId");
-		get = (get_device_fn)pulse_real_dlsym(h, "cudaGetDevice");
-		if (get) {
-			atomic_store(&g_bus, *bus);
-			atomic_store_explicit(&g_get, get, memory_order_release);
-		}
-		return get;
+	*bus = (bus_id_fn)pulse_loaded_sym("libcudart.so", "cudaDeviceGetPCIBusId");
+	get = (get_device_fn)pulse_loaded_sym("libcudart.so", "cudaGetDevice");
+	if (get) {
+		atomic_store(&g_bus, *bus);
+		atomic_store_explicit(&g_get, get, memory_order_release);
 	}
-	return NULL;
+	return get;
 }
 
 void pulse_hook_gpu_identify(struct pulse_hook_gpu *g)

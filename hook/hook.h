@@ -28,6 +28,12 @@ void *(*pulse_dlvsym_ptr(void))(void *, const char *, const char *);
 int pulse_str_eq(const char *a, const char *b);
 /* The next definition of `name` after this library (RTLD_NEXT). */
 void *pulse_next(const char *name);
+/* find_loaded.c: `name` in a loaded library whose file name starts with
+ * prefix ("libnccl.so"), also one outside the global scope (loaded by a
+ * module dlopened with RTLD_LOCAL); NULL if none has it. */
+void *pulse_loaded_sym(const char *prefix, const char *name);
+/* pulse_next(name), else pulse_loaded_sym(prefix, name). */
+void *pulse_next_or_loaded(const char *name, const char *prefix);
 
 /* comm_id.c */
 uint64_t pulse_comm_id_from_bytes(const void *bytes, size_t n);

@@ -7,7 +7,7 @@
 CFLAGS_hook/ := -fPIC -fvisibility=hidden -O2 -foptimize-sibling-calls
 CFLAGS_tests/hook/ := -fPIC
 
-HOOK_SRCS := hook/init.c hook/real_sym.c hook/dlsym.c hook/comm_id.c hook/gpu.c hook/nccl.c hook/verbs.c \
+HOOK_SRCS := hook/init.c hook/real_sym.c hook/dlsym.c hook/comm_id.c hook/gpu.c hook/nccl.c hook/verbs.c hook/find_loaded.c \
 	hook/ring.c
 # dlsym/dlvsym run inside sanitizer runtimes' own start-up: never instrumented.
 CFLAGS_hook/dlsym.c := -fno-sanitize=all
@@ -49,6 +49,15 @@ $(HOOK_TDIR)/libnccl.so.2: $(BUILD)/obj/tests/hook/fake_nccl.o
 # The unmodified training program, linked against the stand-in NCCL.
 $(HOOK_TDIR)/train: $(BUILD)/obj/tests/hook/train.o $(HOOK_TDIR)/libnccl.so.2
 	$(CC) -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+# train.c as a Python extension module would hold it (NCCL a dependency of a
+# library dlopened with RTLD_LOCAL), and the loader that dlopens it that way.
+$(BUILD)/obj/tests/hook/train_module.o: tests/hook/train.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -fPIC -Dmain=train_main -c -o $@ $<
+$(HOOK_TDIR)/libtrain_module.so: $(BUILD)/obj/tests/hook/train_module.o $(HOOK_TDIR)/libnccl.so.2
+	$(CC) -shared -o $@ $< $(HOOK_TDIR)/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+$(HOOK_TDIR)/load_local: $(BUILD)/obj/tests/hook/load_local.o
+	$(CC) -o $@ $< -ldl
 # Other entry points, direct verbs linking and dlsym(RTLD_NEXT) semantics.
 $(HOOK_TDIR)/apis: $(BUILD)/obj/tests/hook/apis.o $(HOOK_TDIR)/libnccl.so.2 $(HOOK_TDIR)/libibverbs.so.1 \
 		$(HOOK_TDIR)/libmlx5.so.1
@@ -66,7 +75,8 @@ $(HOOK_TDIR)/libfailcalloc.so: $(BUILD)/obj/tests/hook/failcalloc.o
 
 HOOK_FIXTURES := $(HOOK_SO) $(BUILD)/lib/libpulse-nccl-profiler.so $(HOOK_TDIR)/libibverbs.so.1 \
 	$(HOOK_TDIR)/libibverbs.so $(HOOK_TDIR)/libmlx5.so.1 $(HOOK_TDIR)/libnccl.so.2 \
-	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis $(HOOK_TDIR)/newapis $(HOOK_TDIR)/inits $(HOOK_TDIR)/libfailcalloc.so
+	$(HOOK_TDIR)/train $(HOOK_TDIR)/apis $(HOOK_TDIR)/newapis $(HOOK_TDIR)/inits $(HOOK_TDIR)/libfailcalloc.so \
+	$(HOOK_TDIR)/libtrain_module.so $(HOOK_TDIR)/load_local
 
 $(BUILD)/tests/test_hook: $(BUILD)/obj/tests/hook/test_hook.o $(BUILD)/lib/libpulse_hookring.a \
 		| $(HOOK_FIXTURES)

@@ -267,7 +267,7 @@ void pulse_hook_nccl_atfork_child(void)
 	{                                                                           \
 		type f = atomic_load_explicit(&real_##fn, memory_order_acquire);   \
 		if (!f) {                                                           \
-			f = (type)pulse_next(#fn);                                  \
+			f = (type)pulse_next_or_loaded(#fn, "libnccl.so");          \
 			atomic_store_explicit(&real_##fn, f, memory_order_release); \
 		}                                                                   \
 		return f;                                                           \

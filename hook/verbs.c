@@ -95,6 +95,8 @@ static void *resolve_next(int w)
 	void *f = pulse_real_dlvsym(RTLD_NEXT, names[w], pulse_verbs_version(w));
 	if (!f)
 		f = pulse_next(names[w]);
+	if (!f) /* linked by a module dlopened with RTLD_LOCAL (find_loaded.c) */
+		f = pulse_loaded_sym(w == PULSE_W_MLX5_CREATE ? "libmlx5.so" : "libibverbs.so", names[w]);
 	return f == wrapper_of(w) ? NULL : f;
 }
 

@@ -267,6 +267,28 @@ static void test_train_four_ranks(void **state)
 	free(r);
 }
 
+/* NCCL reached only through a library dlopened with RTLD_LOCAL, as PyTorch's
+ * extension module reaches it: outside the global scope that RTLD_NEXT
+ * searches. Every call must still be recorded and reach the real NCCL (on
+ * torch 2.11 / NCCL 2.28.9 each one returned ncclSystemError instead). */
+static void test_nccl_in_local_scope(void **state)
+{
+	(void)state;
+	struct run *r = malloc(sizeof *r);
+	assert_non_null(r);
+	char module[4400];
+	snprintf(module, sizeof module, "%s/libtrain_module.so", g_dir);
+	for (int rank = 0; rank < 2; rank++) {
+		char rs[8];
+		snprintf(rs, sizeof rs, "%d", rank);
+		const char *argv[] = { "load_local", module, rs, "2", "2", NULL };
+		static const char *const env[] = { "CUDA_VISIBLE_DEVICES=3,1", NULL };
+		run(r, argv, env);
+		check_train(r, rank, 2, 2);
+	}
+	free(r);
+}
+
 static void test_other_job_other_id(void **state)
 {
 	(void)state;
@@ -1117,6 +1139,7 @@ int main(int argc, char **argv)
 	(void)argv;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_train_four_ranks),
+		cmocka_unit_test(test_nccl_in_local_scope),
 		cmocka_unit_test(test_other_job_other_id),
 		cmocka_unit_test(test_no_reader_drops_counted),
 		cmocka_unit_test(test_disabled_passes_through),

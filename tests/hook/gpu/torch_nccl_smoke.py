@@ -26,6 +26,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -37,7 +38,7 @@ HOW = {1: "init_rank", 2: "init_rank_config", 3: "init_all", 4: "split", 5: "ini
 F_ANNOTATION = 1
 
 
-def workload(rank, world, port, n_allreduce):
+def workload(rank, world, port, n_allreduce, collectives=False):
     """The training-side code: plain PyTorch, nothing of Pulse."""
     import torch
     import torch.distributed as dist
@@ -54,8 +55,27 @@ def workload(rank, world, port, n_allreduce):
         q.wait()
     torch.cuda.synchronize()
     ok = abs(x[0].item() - world ** n_allreduce) < 1e-3 and abs(r[0].item() - peer_from) < 1e-3
-    print("workload rank %d: %d all-reduces and a send/recv group done, results %s"
-          % (rank, n_allreduce, "correct" if ok else "WRONG"), flush=True)
+    what = "%d all-reduces and a send/recv group" % n_allreduce
+    if collectives:
+        # One call of each other collective PyTorch maps onto NCCL, results checked.
+        n = 1 << 16
+        ag = torch.empty(world * n, device="cuda")
+        dist.all_gather_into_tensor(ag, torch.full((n,), float(rank + 1), device="cuda"))
+        rs = torch.empty(n, device="cuda")
+        dist.reduce_scatter_tensor(rs, torch.ones(world * n, device="cuda"))
+        b = torch.full((n,), float(rank + 7), device="cuda")
+        dist.broadcast(b, src=0)
+        red = torch.ones(n, device="cuda")
+        dist.reduce(red, dst=0)
+        a2a_in = torch.full((world * n,), float(rank), device="cuda")
+        a2a_out = torch.empty(world * n, device="cuda")
+        dist.all_to_all_single(a2a_out, a2a_in)
+        torch.cuda.synchronize()
+        ok = ok and abs(ag[-1].item() - world) < 1e-3 and abs(rs[0].item() - world) < 1e-3 \
+            and abs(b[0].item() - 7) < 1e-3 and (rank != 0 or abs(red[0].item() - world) < 1e-3) \
+            and abs(a2a_out[-1].item() - (world - 1)) < 1e-3
+        what += ", an all-gather, a reduce-scatter, a broadcast, a reduce and an all-to-all"
+    print("workload rank %d: %s done, results %s" % (rank, what, "correct" if ok else "WRONG"), flush=True)
     dist.destroy_process_group()
     return 0 if ok else 1
 
@@ -79,7 +99,9 @@ def run_children(args, build):
         env["NCCL_PROFILER_PLUGIN"] = plugin
     env["PULSE_HOOK_KEEP_RING"] = "1"  # the ring outlives the process, for ring_dump
     env.setdefault("NCCL_DEBUG", "INFO")
-    env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET")
+    # COLL: NCCL logs every collective and P2P call it receives, the ground
+    # truth the hook's records are compared with (nccl_logged_calls)
+    env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET,COLL")
     procs = []
     if args.stand_in:
         hdir = os.path.abspath(os.path.join(build, "tests", "hook"))
@@ -96,7 +118,8 @@ def run_children(args, build):
         for rank in range(args.world):
             procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", str(rank),
                                            "--world", str(args.world), "--port", str(port),
-                                           "--allreduces", str(args.allreduces)],
+                                           "--allreduces", str(args.allreduces)]
+                                          + (["--collectives"] if args.collectives else []),
                                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     outs = []
     for p in procs:
@@ -113,6 +136,20 @@ def dump_ring(build, pid):
     if res.returncode != 0:
         return None, res.stderr.strip()
     return [json.loads(l) for l in res.stdout.splitlines() if l.strip()], ""
+
+
+NCCL_LOG_NAMES = {"AllReduce": "allreduce", "AllGather": "allgather", "ReduceScatter": "reducescatter",
+                  "Broadcast": "broadcast", "Reduce": "reduce", "AlltoAll": "alltoall", "Send": "send",
+                  "Recv": "recv"}
+
+
+def nccl_logged_calls(out):
+    """The calls NCCL itself logged (NCCL_DEBUG=INFO, subsystem COLL: one
+    'NAME: opCount N ...' line per call it received), by operator name."""
+    calls = collections.Counter()
+    for m in re.finditer(r"NCCL INFO (\w+): opCount ", out):
+        calls[NCCL_LOG_NAMES.get(m.group(1), m.group(1))] += 1
+    return calls
 
 
 def report(pid, rc, out, recs, args):
@@ -177,9 +214,39 @@ def report(pid, rc, out, recs, args):
         check(hook_ops["send"] >= 1 and hook_ops["recv"] >= 1, "hook: send and recv recorded (%d, %d)"
               % (hook_ops["send"], hook_ops["recv"]))
         check(any(r["kind"] == "group_start" for r in hook), "hook: group brackets recorded")
+        logged = nccl_logged_calls(out) if not args.stand_in else collections.Counter()
+        if logged:
+            # What NCCL says it was called with, against what the hook recorded.
+            # A call PyTorch makes through NCCL's internals, or skips for a
+            # one-rank group, is in neither.
+            print("  NCCL's own log (COLL) against the hook's records:")
+            for name in sorted(set(logged) | set(hook_ops)):
+                print("    %-14s NCCL logged %3d, hook recorded %3d" % (name, logged[name], hook_ops[name]))
+            check(all(hook_ops[n] >= logged[n] for n in logged),
+                  "hook: every call NCCL logged was recorded (%d logged)" % sum(logged.values()))
+        if args.collectives:
+            for name in ("allgather", "reducescatter", "broadcast", "reduce"):
+                if logged and logged[name] == 0 and hook_ops[name] == 0:
+                    print("  NOTE %s: NCCL was never called for it (PyTorch did it without NCCL)" % name)
+                    continue
+                check(hook_ops[name] >= 1, "hook: %s recorded (%d)" % (name, hook_ops[name]))
+            # PyTorch runs all_to_all_single as ncclAlltoAll where NCCL has it, else as a
+            # group of send/recv pairs (one more than the send/recv group above).
+            check(hook_ops["alltoall"] >= 1 or (hook_ops["send"] >= 2 and hook_ops["recv"] >= 2),
+                  "hook: all-to-all recorded (alltoall %d, send %d, recv %d)"
+                  % (hook_ops["alltoall"], hook_ops["send"], hook_ops["recv"]))
     if not args.no_plugin:
         check(prof, "profiler plugin loaded by NCCL and writing (%d records)" % len(prof))
-        check(prof_ops["allreduce"] >= n_ar, "profiler: %d all-reduce tasks (>= %d)" % (prof_ops["allreduce"], n_ar))
+        if args.stand_in or args.world > 1:
+            check(prof_ops["allreduce"] >= n_ar, "profiler: %d all-reduce tasks (>= %d)"
+                  % (prof_ops["allreduce"], n_ar))
+        else:
+            # NCCL runs a collective of a one-rank communicator as a local copy
+            # (ncclLaunchOneRank) and makes no task of it, so the plugin sees
+            # only the send/recv (seen on NCCL 2.28.9: 0 all-reduce tasks).
+            check(prof_ops["send"] >= 1 and prof_ops["recv"] >= 1,
+                  "profiler: send and recv tasks (%d, %d); a one-rank collective makes no task (%d all-reduce)"
+                  % (prof_ops["send"], prof_ops["recv"], prof_ops["allreduce"]))
         if not args.no_hook:
             hook_ids = {r["comm_id"] for r in hook if r["kind"] == "comm_init"}
             ann = [r for r in prof if r["kind"] in ("comm_init", "op", "net_qp")]
@@ -196,6 +263,10 @@ def report(pid, rc, out, recs, args):
             print("  NOTE no QP and no net record: world size 1 uses no network (expected)")
     check(rc == 0, "workload exit 0")
     check(stats.get("dropped_full", 1) == 0 and stats.get("dropped_no_reader", 1) == 0, "no record dropped")
+    if not all(checks):
+        print("  the process's last output lines:")
+        for l in out.splitlines()[-40:]:
+            print("  | " + l[:200])
     return checks
 
 
@@ -204,14 +275,19 @@ def main():
     ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
     ap.add_argument("--world", type=int, default=1)
     ap.add_argument("--allreduces", type=int, default=5)
+    ap.add_argument("--collectives", action="store_true",
+                    help="also one all-gather, reduce-scatter, broadcast, reduce and all-to-all (real NCCL only)")
     ap.add_argument("--stand-in", action="store_true", help="the stand-in NCCL instead of PyTorch (no GPU)")
+    ap.add_argument("--child-log", metavar="DIR", help="write each process's whole output to DIR/child-PID.log")
     ap.add_argument("--no-hook", action="store_true")
     ap.add_argument("--no-plugin", action="store_true")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.stand_in and args.collectives:
+        ap.error("--collectives needs the real NCCL (the stand-in's workload is fixed)")
     if args.child is not None:
-        return workload(args.child, args.world, args.port, args.allreduces)
+        return workload(args.child, args.world, args.port, args.allreduces, args.collectives)
     if not args.stand_in:
         try:
             import torch
@@ -229,6 +305,9 @@ def main():
             return 77
     results = []
     for pid, rc, out in run_children(args, args.build):
+        if args.child_log:
+            with open(os.path.join(args.child_log, "child-%d.log" % pid), "w") as f:
+                f.write(out)
         recs, err = dump_ring(args.build, pid)
         if recs is None:
             print("process %d: ring: %s" % (pid, err))
