@@ -7,7 +7,7 @@ AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host
 	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
 	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c \
 	host-agent/probe.c host-agent/line_tee.c host-agent/bus_out.c \
-	host-agent/replay_fork.c
+	host-agent/replay_fork.c host-agent/replay_links.c
 # libibverbs (libibverbs-dev), libnl-3 and libnl-route-3 (libnl-3-dev,
 # libnl-route-3-dev): make deps installs them.
 NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)

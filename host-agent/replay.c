@@ -48,6 +48,7 @@
 
 #include "agent.h"
 #include "assoc.h"
+#include "replay_links.h"
 #include "pulse/cluster_run.h"
 #include "pulse/event_stream.h"
 #include "pulse/nic_agent.h"
@@ -789,6 +790,13 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 		     run->dir, rh->name);
 		return 1;
 	}
+	struct replay_links links;
+	char host_dir[4300];
+	snprintf(host_dir, sizeof host_dir, "%s/hosts/%s", run->dir, rh->name);
+	if (replay_links_load(&links, host_dir, rh->name))
+		status = 1;
+	if (links.bad)
+		run->errors++;
 	static struct hooks hooks;
 	hooks_init_records(&hooks);
 	if (a->bus) { /* the QP map also to the bus's state stream, as live */
@@ -844,6 +852,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 		/* as live (loop.c, op_feed.c): the interception records up to the poll, the
 		 * mapping into the association, the NICs, the association's output */
 		agent_clock_set_virtual(t ? t : 1);
+		replay_links_emit(&links, cycle_end); /* live, the link watcher writes them as they come */
 		apply_records(a, &hooks, rh, &k, cycle_end, res);
 		qp_map_emit(&hooks.map);
 		agent_cycle_begin(a, t);
@@ -870,6 +879,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 			break;
 		}
 	}
+	replay_links_emit(&links, UINT64_MAX);
 	if (k < rh->nrecs) {
 		uint64_t before = res->records;
 		apply_records(a, &hooks, rh, &k, UINT64_MAX, res);
@@ -901,6 +911,7 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 			       ? last_host - first_host + a->opt.poll_ns
 			       : 0;
 done:
+	replay_links_free(&links);
 	res->wall_ns = agent_mono_ns() - wall0;
 	/* while the NICs and the mapping are still there: they name the QPs */
 	if (a->opt.series_out && series_write(a) && !status)

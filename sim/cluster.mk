@@ -11,7 +11,8 @@ CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
 $(call static_lib,pulse_cluster,$(CLUSTER_LIB_SRCS))
 
-$(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib/libpulse_cluster.a
+$(BUILD)/bin/pulse-run-cluster: $(call objs,obj,sim/cluster/main.c) $(BUILD)/lib/libpulse_cluster.a \
+		$(BUILD)/lib/libpulse_wire.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(CLUSTER_LDLIBS)
 
@@ -27,7 +28,8 @@ INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 #   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism, ZeRO-3
 CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel
 define cluster_test_rule
-$$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a
+$$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a \
+		$$(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $$(@D)
 	$$(CC) $$(SAN_CFLAGS) -o $$@ $$^ -lcmocka $$(CLUSTER_LDLIBS)
 TEST_PROGS += $$(BUILD)/tests/$(1)
@@ -77,7 +79,8 @@ test: $(BUILD)/fuzz/fuzz_simai
 # the SimAI workload: reader, scenario keys, a run (tests/sim-cluster/test_simai.c);
 # the real files are read in place from ../shared/workloads/simai
 CFLAGS_tests/sim-cluster/test_simai.c := $(CLUSTER_PKG_CFLAGS) -DSIMAI_DIR='"$(CURDIR)/../shared/workloads/simai"'
-$(BUILD)/tests/test_simai: $(call objs,asan,tests/sim-cluster/test_simai.c) $(BUILD)/lib/asan/libpulse_cluster.a
+$(BUILD)/tests/test_simai: $(call objs,asan,tests/sim-cluster/test_simai.c) $(BUILD)/lib/asan/libpulse_cluster.a \
+		$(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(CLUSTER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_simai

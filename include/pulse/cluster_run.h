@@ -23,6 +23,13 @@
  *                               libpulse-hook.so would have written to its
  *                               ring (format below). Times are that host's
  *                               CLOCK_REALTIME (offset and drift included).
+ *   DIR/hosts/<host>/links.jsonl
+ *                               what the host's rtnetlink reported of its
+ *                               NICs' links, as the host agent's "link"
+ *                               lines (include/pulse/host_event.h), in
+ *                               time order, host clock; only when a link
+ *                               changed (a NIC that went down). NIC
+ *                               mlx5_K's netdev is named ethK.
  *   DIR/truth.json              ground truth: the failure (or null) with
  *                               host, GPU, class, type, severity, onset;
  *                               per-host clock parameters.
@@ -31,7 +38,8 @@
  *                               peer, algorithm. Host clock of the rank.
  *
  * Nothing outside truth.json and truth-ops.jsonl may depend on the failure
- * except through its effect on traffic and timing.
+ * except through its effect on traffic and timing, and what the host itself
+ * observes of it (a NIC's link going down).
  *
  * Hook record file (".rec"), little-endian:
  *   header (32 bytes)

@@ -60,6 +60,7 @@ struct nic {
 	uint32_t next_qpn;
 	int arm_down;    /* NIC-down armed: stops shortly after its next flow starts */
 	int down;
+	double down_t;   /* when it went down: its link's down event (links.jsonl) */
 	double fluct_lo; /* cross-NUMA: factor drawn in [fluct_lo, 1] */
 	int fluct_fail;  /* the failure whose rate changes run (EV_NIC_RATE) */
 	uint32_t rate_ver; /* bumped when they stop: pending EV_NIC_RATE are stale */

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "pulse/cluster_run.h"
 #include "pulse/event_stream.h"
+#include "pulse/host_event.h"
 
 static int mkdir_p(const char *path)
 {
@@ -469,6 +471,59 @@ static int write_truth(struct sim *sm, const char *dir, const struct sc_stats *s
 	return 0;
 }
 
+/* What each host's rtnetlink said of its NICs' links: a NIC that went down
+ * lost its carrier, so its netdev went down with it (a real port gives
+ * RTM_NEWLINK without IFF_RUNNING, operstate down, which the agent's link
+ * watcher turns into this line: host-agent/link_watch.c, probe.c). The
+ * simulator names NIC mlx5_K's netdev ethK. */
+static int write_links(struct sim *sm, const char *dir)
+{
+	for (int h = 0; h < sm->nhosts; h++) { /* appended to below: none left from an earlier run */
+		char path[4200];
+		snprintf(path, sizeof path, "%s/hosts/%s/links.jsonl", dir, sm->hosts[h].name);
+		if (unlink(path) && errno != ENOENT) {
+			snprintf(sm->err, sizeof sm->err, "%s: cannot remove: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	for (int i = 0; i < sm->nranks; i++) {
+		const struct nic *n = &sm->nics[i];
+		if (!n->down)
+			continue;
+		struct pulse_link_event e;
+		memset(&e, 0, sizeof e);
+		e.t_ns = host_clock(sm, n->host, n->down_t);
+		snprintf(e.host, sizeof e.host, "%s", sm->hosts[n->host].name);
+		const char *k = strrchr(n->dev, '_');
+		snprintf(e.netdev, sizeof e.netdev, "eth%s", k ? k + 1 : n->dev);
+		snprintf(e.dev, sizeof e.dev, "%s", n->dev);
+		snprintf(e.event, sizeof e.event, "change");
+		snprintf(e.state, sizeof e.state, "down");
+		e.ifindex = 2 + i;
+		e.admin_up = 1;
+		e.running = 0;
+		e.operstate = 2; /* IF_OPER_DOWN */
+		e.carrier = 0;
+		char *line = pulse_link_event_to_json(&e);
+		char path[4200];
+		snprintf(path, sizeof path, "%s/hosts/%s/links.jsonl", dir, e.host);
+		if (!line) {
+			snprintf(sm->err, sizeof sm->err, "%s: out of memory", path);
+			return -1;
+		}
+		FILE *f = fopen(path, "a");
+		int bad = !f || fprintf(f, "%s\n", line) < 0;
+		if (f && fclose(f))
+			bad = 1;
+		free(line);
+		if (bad) {
+			snprintf(sm->err, sizeof sm->err, "%s: cannot write: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st)
 {
 	if (mkdir_p(dir)) {
@@ -503,7 +558,7 @@ int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st
 	for (int i = 0; i < sm->nranks; i++)
 		if (write_rec(sm, dir, &sm->ranks[i], st))
 			return -1;
-	if (write_truth(sm, dir, st) || write_truth_ops(sm, dir))
+	if (write_links(sm, dir) || write_truth(sm, dir, st) || write_truth_ops(sm, dir))
 		return -1;
 	return 0;
 }

@@ -836,6 +836,7 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			/* it stops sending; what others send to it leaves their NICs
 			 * (RC sends, then waits for ACKs that never come) and is lost */
 			n->down = 1;
+			n->down_t = sm->now;
 			n->txf = 0;
 			fail_stopped(sm, rank_fail_any(sm, (int)e.a, F_NIC_DOWN), sm->now);
 			net_refresh_nic(sm, (int)e.a);

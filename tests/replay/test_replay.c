@@ -494,6 +494,44 @@ static void test_unknown_record_kinds(void **state)
 	run_free(&r);
 }
 
+/* A host's recorded link events (hosts/H/links.jsonl) come out as the live
+ * link watcher's "link" lines; bad lines are refused with their number, and
+ * make the replay exit 1 as other bad files do. */
+static void test_link_events(void **state)
+{
+	(void)state;
+	make_run();
+	char p[4300];
+	snprintf(p, sizeof p, "%s/hosts/hostA/links.jsonl", dir);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("{\"type\":\"link\",\"t_ns\":5,\"host\":\"hostA\",\"netdev\":\"eth1\",\"dev\":\"mlx5_1\","
+	      "\"event\":\"change\",\"state\":\"down\",\"ifindex\":3,\"admin_up\":true,\"running\":false,"
+	      "\"operstate\":2,\"carrier\":0}\n"
+	      "not json\n"
+	      "{\"type\":\"link\",\"t_ns\":6,\"host\":\"hostB\",\"netdev\":\"eth0\",\"dev\":null,"
+	      "\"event\":\"change\",\"state\":\"down\",\"ifindex\":2,\"admin_up\":true,\"running\":false,"
+	      "\"operstate\":2,\"carrier\":0}\n",
+	      f);
+	fclose(f);
+	struct run_result r;
+	run_agent(&r, "--replay '%s' --host hostA", dir);
+	assert_int_equal(r.status, 1);
+	expect_log(&r, "links.jsonl:2: not a link event");
+	expect_log(&r, "links.jsonl:3: a link event of host hostB in host hostA's file");
+	expect_log(&r, "link eth1 (mlx5_1): down");
+	const char *l = strstr(r.out, "\"type\":\"link\"");
+	assert_non_null(l);
+	assert_null(strstr(l + 1, "\"type\":\"link\"")); /* hostB's line is not given out */
+	assert_non_null(strstr(r.out, "\"netdev\":\"eth1\",\"dev\":\"mlx5_1\""));
+	run_free(&r);
+	/* hostB has no file: nothing, and no complaint */
+	run_agent(&r, "--replay '%s' --host hostB", dir);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "\"type\":\"link\""));
+	run_free(&r);
+}
+
 static void test_bad_record_files(void **state)
 {
 	(void)state;
@@ -655,6 +693,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_dir_and_host),
 		cmocka_unit_test(test_truncated_and_foreign_streams),
 		cmocka_unit_test(test_unknown_record_kinds),
+		cmocka_unit_test(test_link_events),
 		cmocka_unit_test(test_bad_record_files),
 		cmocka_unit_test(test_random_records),
 		cmocka_unit_test(test_faster_than_real_time),

@@ -33,6 +33,7 @@
 #include "cluster_testutil.h"
 #include "pulse/cluster_run.h"
 #include "pulse/event_stream.h"
+#include "pulse/host_event.h"
 
 #define EPOCH 32000.0
 
@@ -438,6 +439,33 @@ static void test_nic_down(void **state)
 	for (int r = 0; r < 4; r++)
 		if (r != 2)
 			assert_true(hung[2] < hung[r]);
+	/* its host saw the link go down (links.jsonl), after the onset and in
+	 * that host's clock; no other host saw anything */
+	for (int h = 0; h < 4; h++) {
+		snprintf(path, sizeof path, "%s/hosts/host%d/links.jsonl", dir, h);
+		char *l = read_file(path, &len);
+		if (h != 2) {
+			assert_null(l);
+			continue;
+		}
+		assert_non_null(l);
+		assert_ptr_equal(strchr(l, '\n'), l + len - 1); /* one line */
+		struct pulse_link_event e;
+		char err[128];
+		assert_int_equal(pulse_link_event_from_json(l, len - 1, &e, err, sizeof err), 0);
+		assert_string_equal(e.host, "host2");
+		assert_string_equal(e.dev, "mlx5_0");
+		assert_string_equal(e.netdev, "eth0");
+		assert_true(pulse_link_event_is_down(&e));
+		cJSON *truth = read_run_json(dir, "truth.json");
+		const cJSON *f = cJSON_GetObjectItem(truth, "failure");
+		const cJSON *on = cJSON_GetObjectItem(f, "start_host_ns");
+		assert_true(cJSON_IsString(on));
+		/* a fail-stop starts when it stops; t_ns is read back to within a µs */
+		assert_true(e.t_ns + 1000 >= strtoull(on->valuestring, NULL, 10));
+		cJSON_Delete(truth);
+		free(l);
+	}
 	done(dir);
 }
 
