@@ -1,6 +1,6 @@
 # sink/: pulse-sink, a job's diagnoses from the bus into PostgreSQL
 # (sink/README.md). libpq (libpq-dev), the bus (bus/), the schema built in.
-SINK_SRCS := sink/main.c sink/store.c
+SINK_SRCS := sink/main.c sink/store.c sink/store_ev.c sink/evidence.c sink/ring.c sink/window.c sink/iter_agg.c
 SINK_PKG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql) \
 	$(WIRE_PKG_CFLAGS)
 CFLAGS_sink/ := $(SINK_PKG_CFLAGS)
