@@ -31,3 +31,11 @@ INSTALL_BINS += $(BUILD)/bin/pulse-sink
 test: $(BUILD)/tests/pulse-sink-asan
 # initdb in a temporary folder as the postgres user, nats-server, the sink
 TEST_SCRIPTS += tests/sink/sink_pg.sh
+
+# the evidence parts without a database: ring, window parsing (bad input), aggregates
+SINK_EV_SRCS := sink/ring.c sink/window.c sink/iter_agg.c
+CFLAGS_tests/sink/ := $(WIRE_PKG_CFLAGS)
+$(BUILD)/tests/test_sink_ev: $(call objs,asan,tests/sink/test_sink_ev.c $(SINK_EV_SRCS)) $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_sink_ev
