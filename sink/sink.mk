@@ -1,6 +1,6 @@
 # sink/: pulse-sink, a job's diagnoses from the bus into PostgreSQL
 # (sink/README.md). libpq (libpq-dev), the bus (bus/), the schema built in.
-SINK_SRCS := sink/main.c sink/store.c
+SINK_SRCS := sink/main.c sink/store.c sink/store_ev.c sink/evidence.c sink/ring.c sink/window.c sink/iter_agg.c
 SINK_PKG_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql) \
 	$(WIRE_PKG_CFLAGS)
 CFLAGS_sink/ := $(SINK_PKG_CFLAGS)
@@ -31,3 +31,11 @@ INSTALL_BINS += $(BUILD)/bin/pulse-sink
 test: $(BUILD)/tests/pulse-sink-asan
 # initdb in a temporary folder as the postgres user, nats-server, the sink
 TEST_SCRIPTS += tests/sink/sink_pg.sh
+
+# the evidence parts without a database: ring, window parsing (bad input), aggregates
+SINK_EV_SRCS := sink/ring.c sink/window.c sink/iter_agg.c
+CFLAGS_tests/sink/ := $(WIRE_PKG_CFLAGS)
+$(BUILD)/tests/test_sink_ev: $(call objs,asan,tests/sink/test_sink_ev.c $(SINK_EV_SRCS)) $(BUILD)/lib/asan/libpulse_wire.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(WIRE_LDLIBS)
+TEST_PROGS += $(BUILD)/tests/test_sink_ev

@@ -13,15 +13,9 @@
 #include <libpq-fe.h>
 
 #include "sink.h"
+#include "store_int.h"
 
-struct sink_store {
-	PGconn *pg;
-	char conninfo[512];
-	const char *schema;
-	char last_day[16]; /* the partition made last */
-};
-
-static int exec_ok(PGconn *pg, const char *sql, char *err, size_t errlen)
+int sink_exec(PGconn *pg, const char *sql, char *err, size_t errlen)
 {
 	PGresult *r = PQexec(pg, sql);
 	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
@@ -37,14 +31,14 @@ static void quiet(void *arg, const char *message)
 	(void)message;
 }
 
-static int connect_db(struct sink_store *s, char *err, size_t errlen)
+int sink_connect(struct sink_store *s, char *err, size_t errlen)
 {
 	if (s->pg && PQstatus(s->pg) == CONNECTION_OK)
 		return 0;
 	if (s->pg)
 		PQfinish(s->pg);
 	s->pg = PQconnectdb(s->conninfo);
-	s->last_day[0] = 0;
+	memset(s->made, 0, sizeof s->made);
 	if (PQstatus(s->pg) != CONNECTION_OK) {
 		snprintf(err, errlen, "PostgreSQL (%s): %s", s->conninfo, PQerrorMessage(s->pg));
 		return -1;
@@ -53,11 +47,11 @@ static int connect_db(struct sink_store *s, char *err, size_t errlen)
 	/* sinks of several jobs start together on a fresh database: CREATE ...
 	 * IF NOT EXISTS is not safe against a concurrent one (a duplicate key in
 	 * pg_type stopped the second sink), so one applies the schema at a time */
-	if (exec_ok(s->pg, "SELECT pg_advisory_lock(7308843156)", err, errlen))
+	if (sink_exec(s->pg, "SELECT pg_advisory_lock(7308843156)", err, errlen))
 		return -1;
-	int rc = exec_ok(s->pg, s->schema, err, errlen);
+	int rc = sink_exec(s->pg, s->schema, err, errlen);
 	char e2[8];
-	exec_ok(s->pg, "SELECT pg_advisory_unlock(7308843156)", e2, sizeof e2);
+	sink_exec(s->pg, "SELECT pg_advisory_unlock(7308843156)", e2, sizeof e2);
 	return rc;
 }
 
@@ -70,7 +64,7 @@ struct sink_store *sink_store_open(const char *conninfo, const char *schema_sql,
 	}
 	snprintf(s->conninfo, sizeof s->conninfo, "%s", conninfo);
 	s->schema = schema_sql;
-	if (connect_db(s, err, errlen)) {
+	if (sink_connect(s, err, errlen)) {
 		sink_store_close(s);
 		return NULL;
 	}
@@ -94,21 +88,26 @@ static const char *ts(const cJSON *o, const char *k, char *buf, size_t n)
 	return buf;
 }
 
-static int ensure_partition(struct sink_store *s, const char *day, char *err, size_t errlen)
+int sink_partition(struct sink_store *s, const char *table, const char *day, char *err, size_t errlen)
 {
-	if (!strcmp(day, s->last_day))
-		return 0;
+	char tag[64];
+	snprintf(tag, sizeof tag, "%s/%s", table, day);
+	for (unsigned i = 0; i < SINK_PARTS_CACHED; i++)
+		if (!strcmp(s->made[i], tag))
+			return 0;
 	int y, m, d;
-	if (sscanf(day, "%4d-%2d-%2d", &y, &m, &d) != 3)
+	if (sscanf(day, "%4d-%2d-%2d", &y, &m, &d) != 3) {
+		snprintf(err, errlen, "bad day %s", day);
 		return -1;
+	}
 	char sql[512];
 	snprintf(sql, sizeof sql,
-		 "CREATE TABLE IF NOT EXISTS pulse_diagnoses_%04d%02d%02d PARTITION OF pulse_diagnoses "
+		 "CREATE TABLE IF NOT EXISTS %s_%04d%02d%02d PARTITION OF %s "
 		 "FOR VALUES FROM ('%s') TO (date '%s' + 1)",
-		 y, m, d, day, day);
-	if (exec_ok(s->pg, sql, err, errlen))
+		 table, y, m, d, table, day, day);
+	if (sink_exec(s->pg, sql, err, errlen))
 		return -1;
-	snprintf(s->last_day, sizeof s->last_day, "%s", day);
+	snprintf(s->made[s->made_next++ % SINK_PARTS_CACHED], sizeof s->made[0], "%s", tag);
 	return 0;
 }
 
@@ -125,7 +124,7 @@ int sink_store_diag(struct sink_store *s, const char *json, size_t len, char *er
 		cJSON_Delete(o);
 		return 1;
 	}
-	if (connect_db(s, err, errlen)) {
+	if (sink_connect(s, err, errlen)) {
 		cJSON_Delete(o);
 		return -1;
 	}
@@ -133,8 +132,8 @@ int sink_store_diag(struct sink_store *s, const char *json, size_t len, char *er
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	char day[16];
-	strftime(day, sizeof day, "%Y-%m-%d", &tm);
-	if (ensure_partition(s, day, err, errlen)) {
+	strftime(day, sizeof day, "%Y-%m-%d", &tm); /* the window's day too (sink_window_of) */
+	if (sink_partition(s, "pulse_diagnoses", day, err, errlen)) {
 		cJSON_Delete(o);
 		return -1;
 	}
@@ -182,33 +181,41 @@ int sink_store_diag(struct sink_store *s, const char *json, size_t len, char *er
 	return rc;
 }
 
+/* the tables partitioned by day: retention drops a day of each */
+static const char *const day_tables[] = {"pulse_diagnoses", "pulse_windows", "pulse_window_records",
+					 "pulse_iterations"};
+
 int sink_store_retention(struct sink_store *s, int days, char *err, size_t errlen)
 {
 	if (days <= 0)
 		return 0;
-	if (connect_db(s, err, errlen))
+	if (sink_connect(s, err, errlen))
 		return -1;
-	char sql[512];
-	snprintf(sql, sizeof sql,
-		 "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-		 "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'pulse_diagnoses' "
-		 "AND c.relname < 'pulse_diagnoses_' || to_char(current_date - %d, 'YYYYMMDD')",
-		 days);
-	PGresult *r = PQexec(s->pg, sql);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		snprintf(err, errlen, "retention: %s", PQerrorMessage(s->pg));
-		PQclear(r);
-		return -1;
-	}
 	int n = 0;
-	for (int i = 0; i < PQntuples(r); i++) {
-		char drop[256];
-		snprintf(drop, sizeof drop, "DROP TABLE IF EXISTS %s", PQgetvalue(r, i, 0));
-		if (exec_ok(s->pg, drop, err, errlen) == 0)
-			n++;
+	for (size_t t = 0; t < sizeof day_tables / sizeof day_tables[0]; t++) {
+		char sql[512];
+		/* partition names end in _YYYYMMDD, which sorts as the day does */
+		snprintf(sql, sizeof sql,
+			 "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+			 "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = '%s' "
+			 "AND c.relname < '%s_' || to_char(current_date - %d, 'YYYYMMDD')",
+			 day_tables[t], day_tables[t], days);
+		PGresult *r = PQexec(s->pg, sql);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+			snprintf(err, errlen, "retention: %s", PQerrorMessage(s->pg));
+			PQclear(r);
+			return -1;
+		}
+		for (int i = 0; i < PQntuples(r); i++) {
+			char drop[256];
+			snprintf(drop, sizeof drop, "DROP TABLE IF EXISTS %s", PQgetvalue(r, i, 0));
+			/* the count is of diagnosis days, as the log has always said */
+			if (sink_exec(s->pg, drop, err, errlen) == 0 && t == 0)
+				n++;
+		}
+		PQclear(r);
 	}
-	PQclear(r);
-	s->last_day[0] = 0;
+	memset(s->made, 0, sizeof s->made);
 	return n;
 }
 

@@ -14,6 +14,13 @@
  *   bus_client diag URL JOB KEY [DAYS_AGO [ID]]  a diagnosis twice under its key
  *                                   (kept once), and once more under ID
  *   bus_client diagbad URL JOB ID        a diagnosis without key, job or time
+ *   bus_client job URL JOB HOST T0_NS FROM TO   a small known job for the sink's
+ *       evidence (tests/sink/sink_pg.sh): iterations FROM..TO-1, one poll
+ *       each, 1 s apart from T0_NS, of communicator 0xc0 (4 ranks: hostA
+ *       has 0 and 1, hostB 2 and 3; rank r takes 100 + 10 r ms, but rank 2
+ *       of iteration 5 takes 400 ms) and 0xd0 (2 ranks, one per host, 50 ms)
+ *   bus_client diagat URL JOB KEY COMM ONSET_NS REPORT_NS   a diagnosis of
+ *       communicator COMM at those times, under its key
  * PULSE_BUS in the environment sets the streams' limits (bus.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +219,48 @@ int main(int argc, char **argv)
 		pulse_bus_put_diag(b, argv[4], j, strlen(j));
 		if (argc >= 7)
 			pulse_bus_put_diag(b, argv[6], j, strlen(j));
+	} else if (!strcmp(mode, "job") && argc == 8) {
+		const char *host = argv[4];
+		uint64_t t0 = strtoull(argv[5], NULL, 10);
+		uint64_t from = strtoull(argv[6], NULL, 10), to = strtoull(argv[7], NULL, 10);
+		int b_side = host[strlen(host) - 1] == 'B';
+		for (uint64_t seq = from; seq < to; seq++) {
+			for (int k = 0; k < 3; k++) {
+				memset(&r, 0, sizeof r);
+				snprintf(r.host, sizeof r.host, "%s", host);
+				int c = k < 2; /* two ranks of 0xc0, one of 0xd0 */
+				r.comm_id = c ? 0xc0 : 0xd0;
+				r.nranks = c ? 4 : 2;
+				r.rank = c ? 2 * b_side + k : b_side;
+				r.gpu = k;
+				r.pid = 100 + (uint32_t)k;
+				r.seq = seq;
+				r.op = 1;
+				r.status = 1;
+				r.call_ns = t0 + seq * 1000000000ull;
+				r.start_ns = r.call_ns + 1000000;
+				r.duration_ns = c ? (seq == 5 && r.rank == 2 ? 400 : 100 + 10 * (uint64_t)r.rank) * 1000000ull
+						  : 50000000ull;
+				r.end_ns = r.start_ns + r.duration_ns;
+				r.expected_bytes = r.actual_bytes = 1u << 20;
+				r.active_ns = r.rank_active_ns = r.duration_ns;
+				r.npeers = 1;
+				r.peers[0].rank = (r.rank + 1) % r.nranks;
+				r.peers[0].gpu = 0;
+				snprintf(r.peers[0].host, sizeof r.peers[0].host, "%s", host);
+				pulse_bus_put_op(b, &r);
+			}
+			pulse_bus_end_poll(b, host, t0 + seq * 1000000000ull);
+		}
+	} else if (!strcmp(mode, "diagat") && argc == 8) {
+		char j[1024];
+		snprintf(j, sizeof j,
+			 "{\"localizer\":\"pulse\",\"class\":\"comm_slow\",\"level\":\"machine\","
+			 "\"suspects\":[{\"host\":\"hostB\",\"gpu\":0,\"rank\":2}],"
+			 "\"evidence\":{\"comm_id\":\"%s\",\"seq\":5},\"score\":0.9,"
+			 "\"onset_ns\":\"%s\",\"report_ns\":\"%s\",\"job\":\"%s\",\"key\":\"%s\"}",
+			 argv[5], argv[6], argv[7], argv[3], argv[4]);
+		pulse_bus_put_diag(b, argv[4], j, strlen(j));
 	} else if (!strcmp(mode, "diagbad") && argc == 5) {
 		const char *j = "{\"class\":\"comm_slow\"}"; /* no key, job, report time */
 		pulse_bus_put_diag(b, argv[4], j, strlen(j));
