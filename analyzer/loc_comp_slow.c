@@ -391,13 +391,20 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		fprintf(stderr, "delayed start: %s GPU %d comm %016" PRIx64 " seq %" PRIu64 " delay %.3f ms%s\n",
 			an_node_host(s, bnode), s->nodes[bnode].gpu, bc->id, bseq, (double)bdelay / 1e6,
 			bmissing ? " (not started yet)" : "");
+	/* The earliest late start has not happened yet: its delay is only a
+	 * lower bound, and a rank that never starts (a GPU that stopped) looks
+	 * the same until the hang bound. Slow or stopped is known when it
+	 * starts or when the bound passes (a later trigger; the hang
+	 * localizer), not now. */
+	if (bmissing)
+		return -1;
 	d->cls = AN_COMP_SLOW;
 	d->level = AN_LEVEL_MACHINE;
 	an_diag_suspect(s, d, bnode, brank);
 	/* the other GPUs of the same host delayed in the same window (TP
 	 * inside a host synchronizes them: machine-level, §D.4) */
 	int host = s->nodes[bnode].host;
-	for (uint32_t i = 0; i < w->n && !bmissing; i++) {
+	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
@@ -412,7 +419,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	}
 	/* a point-to-point pair (PP stages): the other end late as well may be
 	 * the cause (it did not post or drain in time): both named, as §D.4 */
-	if (!bmissing && an_is_p2p(best->op) && bc->nranks == 2) {
+	if (an_is_p2p(best->op) && bc->nranks == 2) {
 		struct an_inst *in = an_inst_find((struct an_comm *)bc, bseq);
 		int32_t other = 1 - brank;
 		if (in && in->recs[other]) {
@@ -459,9 +466,9 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	else
 		snprintf(d->why, sizeof d->why,
 			 "first operator in time order that started late: %s #%" PRIu64 " (%s group) on rank %d "
-			 "%s %.2f ms after the same operator in %d sibling %s groups: the machine computes slowly%s",
-			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank,
-			 bmissing ? "has not started" : "sent its first byte", (double)bdelay / 1e6, bn,
+			 "sent its first byte %.2f ms after the same operator in %d sibling %s groups: the machine "
+			 "computes slowly%s",
+			 pulse_op_type_name(best->op), bseq, an_par_label(bc->par), brank, (double)bdelay / 1e6, bn,
 			 an_par_label(bc->par), d->nsuspects > 1 ? " (its other GPUs wait for it)" : "");
 	return 1;
 }

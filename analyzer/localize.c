@@ -126,7 +126,16 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 		 * failed is not the next one's */
 		struct an_diagnosis d;
 		an_diag_init(s, &d, who, t);
-		if (!m[i].localize(s, &w, &d))
+		int rc = m[i].localize(s, &w, &d);
+		if (rc < 0) {
+			/* the method's evidence is still open (a rank that has not
+			 * started yet): no verdict from this window, none from a
+			 * later method either, which would explain the wait by its
+			 * effects */
+			holding = 0;
+			break;
+		}
+		if (!rc)
 			continue;
 		if (m[i].step)
 			m[i].step(s, g, &d);

@@ -21,6 +21,9 @@
 
 struct an_method {
 	const char *name;
+	/* 1: the verdict is in d; 0: no evidence, the next method runs; -1:
+	 * the evidence is not complete yet (an open-ended delay, which may
+	 * still end as a slowdown or become a hang): no verdict now */
 	int (*localize)(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 	/* the step it adds to the diagnosis, from the groups in the window
 	 * per parallelism (NULL: the method writes its own) */
