@@ -5,7 +5,7 @@
 CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
 CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
-CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
+CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c sim/cluster/proto.c \
 	sim/cluster/workload.c sim/cluster/simai.c sim/cluster/simai_parse.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
