@@ -25,7 +25,8 @@ INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 #                     "Faults as they happen")
 #   test_calibration  the paper's Appendix D case studies, qualitatively
 #   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism, ZeRO-3
-CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel
+#   test_nccl_deployed NCCL as deployed: LL/LL128 protocols, NICs shared by two GPUs
+CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel test_nccl_deployed
 define cluster_test_rule
 $$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a
 	@mkdir -p $$(@D)

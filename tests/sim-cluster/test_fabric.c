@@ -226,10 +226,27 @@ static void test_late_start_and_reuse(void **st)
 	fabric_free(sm);
 }
 
+/* A paced flow (NCCL's LL protocols, proto.c) runs at its own cap even on
+ * an idle link, and leaves the rest of the link to the others' share. */
+static void test_paced_flow(void **st)
+{
+	(void)st;
+	struct sim *sm = fabric(4);
+	int a;
+	net_start_flow(sm, &a, 0, 1000000, 0, 1, 1, CAP / 4);
+	run(sm, 1e12);
+	assert_int_equal(nends, 1);
+	assert_near(ends[0].t_end, 4 * 1000000 / CAP);
+	int nlast;
+	assert_int_equal(tx_bytes(sm, 0, 1, &nlast), 1000000);
+	fabric_free(sm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_flow),
+		cmocka_unit_test(test_paced_flow),
 		cmocka_unit_test(test_tx_share),
 		cmocka_unit_test(test_rx_share_and_slow_nic),
 		cmocka_unit_test(test_path),
