@@ -31,9 +31,46 @@
 
 #include "assoc_int.h"
 
-uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_t npeers,
-			 const int32_t *rank, const uint64_t *bytes, uint64_t *expected_out)
+/* NCCL's protocols put more than the data on the wire (sim/README.md, "NCCL
+ * protocols"): Simple the data, LL128 128 bytes per 120 of data, LL a
+ * 4-byte flag per 4 bytes. The hook's records do not say which one ran
+ * (only the profiler plugin does), so the volumes tell: the factor under
+ * which they are whole multiples of the expected share. */
+uint64_t as_proto_wire(uint64_t data, uint8_t proto)
 {
+	if (proto == AS_PROTO_LL)
+		return 2 * data;
+	if (proto == AS_PROTO_LL128)
+		return data / 15 * 16 + data % 15 * 16 / 15;
+	return data;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The ring's volume as it was sent: the data under the protocol whose
+ * overhead the measured volume matches (else the data, a lower bound). */
+static uint64_t ring_wire(uint64_t ring, uint64_t measured, uint8_t *proto_out)
+{
+	static const uint8_t order[3] = { AS_PROTO_SIMPLE, AS_PROTO_LL128, AS_PROTO_LL };
+	for (int k = 0; k < 3; k++) {
+		uint64_t w = as_proto_wire(ring, order[k]);
+		if (absdiff(measured, w) <= w / 64) {
+			*proto_out = order[k];
+			return w;
+		}
+	}
+	*proto_out = AS_PROTO_SIMPLE;
+	return ring;
+}
+
+uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_t npeers,
+			 const int32_t *rank, const uint64_t *bytes, uint64_t *expected_out,
+			 uint8_t *proto_out)
+{
+	*proto_out = AS_PROTO_SIMPLE;
 	(void)rank;
 	uint64_t max = 0;
 	uint32_t imax = 0, nd = 0;
@@ -51,14 +88,15 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 			nd++;
 	uint64_t ring = 0;
 	if (type != PULSE_HOOK_OP_ALLREDUCE) {
-		expected_out[imax] = as_ring_total(type, n_bytes, 0, nranks); /* datatype 0: 1 byte */
+		/* datatype 0: 1 byte */
+		expected_out[imax] = ring_wire(as_ring_total(type, n_bytes, 0, nranks), max, proto_out);
 		return PULSE_ALGO_RING;
 	}
 	ring = as_ring_total(type, n_bytes, 0, nranks);
 	if (nd == 1) {
 		/* ring: 2N(s-1)/s; tree: N/2 or N to one peer */
 		if (nranks <= 2 || 2 * max >= n_bytes + ring) {
-			expected_out[imax] = ring;
+			expected_out[imax] = ring_wire(ring, max, proto_out);
 			return PULSE_ALGO_RING;
 		}
 	}
@@ -67,28 +105,38 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 	 * N for a neighbour in both; C odd: one tree has a channel more). C is
 	 * read off the volumes: the fewest channels whose multiples of N/C all
 	 * the active peers' volumes are (2 when none fits). */
-	uint64_t den = 2;
-	for (uint64_t c = 2; c <= AS_TREE_MAX_CHANNELS; c++) {
-		int fits = 1;
-		for (uint32_t i = 0; i < npeers && fits; i++) {
-			if (bytes[i] * 5 < max)
-				continue;
-			uint64_t k = (bytes[i] * c + n_bytes / 2) / n_bytes;
-			uint64_t want = k * n_bytes / c;
-			uint64_t diff = bytes[i] > want ? bytes[i] - want : want - bytes[i];
-			fits = k >= 1 && k <= c && diff <= n_bytes / 64;
-		}
-		if (fits) {
-			den = c;
-			break;
+	/* Under LL128 or LL the units are N/C times the protocol's overhead:
+	 * for the fewest channels, the protocols are tried in turn (without it,
+	 * LL128's 16/15 makes some larger C fit approximately, whose units
+	 * overshoot what was sent). */
+	uint64_t den = 2, nw = n_bytes;
+	int found = 0;
+	for (uint64_t c = 2; c <= AS_TREE_MAX_CHANNELS && !found; c++) {
+		static const uint8_t order[3] = { AS_PROTO_SIMPLE, AS_PROTO_LL128, AS_PROTO_LL };
+		for (int p = 0; p < 3 && !found; p++) {
+			uint64_t w = as_proto_wire(n_bytes, order[p]);
+			int fits = 1;
+			for (uint32_t i = 0; i < npeers && fits; i++) {
+				if (bytes[i] * 5 < max)
+					continue;
+				uint64_t k = (bytes[i] * c + w / 2) / w;
+				uint64_t want = k * w / c;
+				fits = k >= 1 && k <= c && absdiff(bytes[i], want) <= w / 64;
+			}
+			if (fits) {
+				den = c;
+				nw = w;
+				*proto_out = order[p];
+				found = 1;
+			}
 		}
 	}
 	for (uint32_t i = 0; i < npeers; i++) {
 		if (bytes[i] * 5 < max)
 			continue;
 		/* more than C units is the next operator's traffic in the window */
-		uint64_t k = (bytes[i] * den + n_bytes / 2) / n_bytes;
-		expected_out[i] = (k == 0 ? 1 : k > den ? den : k) * n_bytes / den;
+		uint64_t k = (bytes[i] * den + nw / 2) / nw;
+		expected_out[i] = (k == 0 ? 1 : k > den ? den : k) * nw / den;
 	}
 	return PULSE_ALGO_TREE;
 }
@@ -253,7 +301,8 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		ended = 1;
 	if (!ended)
 		goto out;
-	uint8_t algo = as_infer_pattern(op->type, rs->nranks, n, np, rk, by, ex);
+	uint8_t proto = AS_PROTO_SIMPLE;
+	uint8_t algo = as_infer_pattern(op->type, rs->nranks, n, np, rk, by, ex, &proto);
 	if (algo == PULSE_ALGO_UNKNOWN)
 		goto out;
 	done = 1;
@@ -293,6 +342,7 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		/* the channel count behind the expectations (as_infer_pattern):
 		 * every expectation a whole multiple of N/C */
 		uint32_t den = 2;
+		n = as_proto_wire(n, proto); /* the units were found on the wire */
 		for (uint32_t c = 2; c <= AS_TREE_MAX_CHANNELS && n; c++) {
 			int whole = 1;
 			for (uint32_t i = 0; i < np && whole; i++)

@@ -218,9 +218,16 @@ void as_op_add_peer(struct as_op *op, int32_t rank, uint64_t expected, uint8_t e
  * has ended, decides ring or tree from the active peers and sets up the
  * expected peers. Returns 1 when decided, 0 when more data is needed. */
 int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t horizon);
-/* ring / tree from the per-peer volumes of one operator (exposed for tests). */
+/* NCCL's protocols, as far as their wire overhead goes (assoc_infer.c). */
+enum { AS_PROTO_SIMPLE = 0, AS_PROTO_LL128 = 1, AS_PROTO_LL = 2 };
+/* The bytes a protocol puts on the wire for `data` bytes of data. */
+uint64_t as_proto_wire(uint64_t data, uint8_t proto);
+/* ring / tree from the per-peer volumes of one operator (exposed for tests);
+ * *proto_out: the protocol whose overhead the volumes showed (the expected
+ * volumes include it). */
 uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_t npeers,
-			 const int32_t *rank, const uint64_t *bytes, uint64_t *expected_out);
+			 const int32_t *rank, const uint64_t *bytes, uint64_t *expected_out,
+			 uint8_t *proto_out);
 
 /* ---- assoc_segment.c ---- */
 /* Algorithm 1 for one peer of the head operator over its buffer. Returns 1

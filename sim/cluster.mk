@@ -5,7 +5,7 @@
 CLUSTER_PKG_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CFLAGS_sim/cluster/ := $(CLUSTER_PKG_CFLAGS)
 CFLAGS_tests/sim-cluster/ := $(CLUSTER_PKG_CFLAGS)
-CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c \
+CLUSTER_LIB_SRCS := sim/cluster/scenario.c sim/cluster/engine.c sim/cluster/nccl.c sim/cluster/proto.c \
 	sim/cluster/workload.c sim/cluster/simai.c sim/cluster/simai_parse.c sim/cluster/run.c sim/cluster/output.c sim/cluster/pcap_out.c sim/util.c
 CLUSTER_LDLIBS := -lcjson -lm $(HOST_LDLIBS)
 
@@ -26,7 +26,8 @@ INSTALL_BINS += $(BUILD)/bin/pulse-run-cluster
 #                     "Faults as they happen")
 #   test_calibration  the paper's Appendix D case studies, qualitatively
 #   test_parallel     parallelism as deployed: TP across hosts, sequence parallelism, ZeRO-3
-CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel
+#   test_nccl_deployed NCCL as deployed: LL/LL128 protocols, NICs shared by two GPUs
+CLUSTER_TESTS := test_cluster test_events test_calibration test_parallel test_nccl_deployed
 define cluster_test_rule
 $$(BUILD)/tests/$(1): $$(call objs,asan,tests/sim-cluster/$(1).c tests/sim-cluster/cluster_testutil.c) $$(BUILD)/lib/asan/libpulse_cluster.a \
 		$$(BUILD)/lib/asan/libpulse_wire.a

@@ -38,7 +38,8 @@
 
 /* ---------- PRNG: splitmix64 seeds xoshiro256** ---------- */
 /* One independent stream per (seed, tag, index). */
-enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_EVENTS = 3, TAG_SHAPES = 4, TAG_PARALLEL = 5, TAG_SIMAI = 6 };
+enum { TAG_SCENARIO = 1, TAG_NULLS = 2, TAG_EVENTS = 3, TAG_SHAPES = 4, TAG_PARALLEL = 5, TAG_SIMAI = 6,
+       TAG_NCCL = 7 };
 
 static void rng_init(struct pulse_rng *r, uint64_t seed, uint64_t tag, uint64_t index)
 {
@@ -165,6 +166,7 @@ struct extra {
 	int end_it, on_it, off_it;        /* transient, intermittent */
 	int f2, f2host, f2gpu, f2sev, f2start, f2ingress; /* a second fault (concurrent, mixed) */
 	int tp, seq_par;                  /* GPT: tensor parallelism across hosts, sequence parallelism */
+	int proto_auto, gpus_per_nic;     /* NCCL as deployed: protocols by size, shared NICs */
 };
 enum { SH_STEADY, SH_TRANSIENT, SH_INTERMITTENT, SH_CONCURRENT, SH_MIXED };
 static const char *const shape_name[] = { "steady", "transient", "intermittent", "concurrent",
@@ -462,6 +464,17 @@ static void draw_parallel(struct pulse_rng *r, struct scen *s)
 		x->seq_par = 1;
 }
 
+/* NCCL as deployed (sim/README.md, "NCCL protocols", "NICs shared by
+ * GPUs"): NCCL's default protocol choice by size in half of the runs (the
+ * rest keep Simple everywhere, as the matrix did); two GPUs per NIC in 15%
+ * of the runs with an even number of GPUs per host. */
+static void draw_nccl(struct pulse_rng *r, struct scen *s)
+{
+	struct extra *x = &s->x;
+	x->proto_auto = chance(r, 500);
+	x->gpus_per_nic = s->gpus % 2 == 0 && chance(r, 150) ? 2 : 0;
+}
+
 /* The fault's shape (sim/README.md, "Faults as they happen"): steady 55%,
  * transient 15%, intermittent 10% (fail-slow only; a fail-stop stays
  * steady), a concurrent fail-slow on another machine 10%, a mixed fault
@@ -614,6 +627,10 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 		if (x->seq_par && n < (int)sizeof desc)
 			n += snprintf(desc + n, sizeof desc - n, "; sequence parallelism");
 	}
+	if (x->proto_auto && n < (int)sizeof desc)
+		n += snprintf(desc + n, sizeof desc - n, "; NCCL protocols by size");
+	if (x->gpus_per_nic && n < (int)sizeof desc)
+		n += snprintf(desc + n, sizeof desc - n, "; %d GPUs per NIC", x->gpus_per_nic);
 	if (s->draws >= 2 && n < (int)sizeof desc) {
 		char ev[200];
 		int m = 0;
@@ -639,13 +656,16 @@ static int write_scenario(FILE *f, const struct opts *o, int k, const char *name
 	fprintf(f, " \"description\":\"%s\",\n", desc);
 	if (s->wl == SIMAI) /* hosts follow from simai.gpus */
 		fprintf(f, " \"cluster\":{\"gpus_per_host\":%d},\n", s->gpus);
+	else if (x->gpus_per_nic)
+		fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d,\"gpus_per_nic\":%d},\n",
+			s->hosts, s->gpus, x->gpus_per_nic);
 	else
 		fprintf(f, " \"cluster\":{\"hosts\":%d,\"gpus_per_host\":%d},\n", s->hosts, s->gpus);
 	fprintf(f,
-		" \"nccl\":{\"algo\":\"%s\",\"channels\":%d,\"p2p_channels\":%d,\"slice_bytes\":%d},"
+		" \"nccl\":{\"algo\":\"%s\",\"channels\":%d,\"p2p_channels\":%d,\"slice_bytes\":%d%s},"
 		"\"compute\":{\"jitter\":0.%03d",
 		s->tree ? "tree" : "ring", s->channels, s->p2p_channels, s->slice_kib * 1024,
-		s->jitter_milli);
+		x->proto_auto ? ",\"protocol\":\"auto\"" : "", s->jitter_milli);
 	if (x->jdist)
 		fprintf(f, ",\"jitter_dist\":\"%s\",\"pareto_alpha\":%d.%d",
 			x->jdist == 1 ? "lognormal" : "pareto", x->alpha_dec / 10, x->alpha_dec % 10);
@@ -751,8 +771,9 @@ static void usage(FILE *f)
 		"                            workload file instead, 0..1 (default 0: none)\n"
 		"  --simai-dir DIR           where the files are, as run_cluster will see it\n"
 		"                            (default ../shared/workloads/simai)\n"
-		"  --draws 1|2               2 (default): benign events in every run and transient,\n"
-		"                            intermittent, concurrent and mixed faults; 1: the matrix\n"
+		"  --draws 1|2               2 (default): benign events in every run, transient,\n"
+		"                            intermittent, concurrent and mixed faults, NCCL protocols\n"
+		"                            by size and NICs shared by two GPUs; 1: the matrix\n"
 		"                            without them (byte-identical to older versions)\n"
 		"  -h, --help                this text\n"
 		"\n"
@@ -915,6 +936,8 @@ int main(int argc, char **argv)
 			draw_events(&re, &s);
 			rng_init(&re, o.seed, TAG_PARALLEL, (uint64_t)k);
 			draw_parallel(&re, &s);
+			rng_init(&re, o.seed, TAG_NCCL, (uint64_t)k);
+			draw_nccl(&re, &s);
 			if (s.failure >= 0) {
 				rng_init(&re, o.seed, TAG_SHAPES, (uint64_t)k);
 				draw_shape_fault(&re, &s);

@@ -18,11 +18,16 @@
 #define SC_MAX_HOSTS 256
 #define SC_MAX_GPUS 16
 #define SC_MAX_CHANNELS 16
+#define SC_MAX_GPUS_PER_NIC 8
 #define SC_NAME_LEN 64
 
 enum sc_workload { WL_GPT = 1, WL_MOE = 2, WL_STANDALONE = 3, WL_SIMAI = 4 };
 enum sc_pattern { PAT_NEIGHBOR = 1, PAT_ALL_TO_ONE = 2, PAT_ONE_TO_ALL = 3, PAT_COLLECTIVE = 4 };
 enum sc_algo { ALGO_RING = 0, ALGO_TREE = 1, ALGO_P2P = 2 };
+/* NCCL's protocols (nccl.protocol). SIMPLE is 0: a scenario without the key
+ * runs as before the others existed; AUTO picks one per operator by size
+ * as NCCL's tuner does (proto.c). */
+enum sc_proto { PROTO_SIMPLE = 0, PROTO_AUTO = 1, PROTO_LL = 2, PROTO_LL128 = 3 };
 
 /* Failure types (truth.json "type"). */
 enum sc_fail {
@@ -110,6 +115,7 @@ struct sc_scenario {
 	uint64_t seed;
 	int workload;
 	int hosts, gpus;
+	int gpus_per_nic; /* GPUs whose traffic leaves through one NIC (1: a NIC per GPU) */
 	double nic_gbps, nvlink_gbps;
 	double clock_offset_ns, clock_drift_ppm, nic_drift_ppm;
 	uint64_t clock_base_ns;
@@ -118,6 +124,7 @@ struct sc_scenario {
 	int iterations;
 	/* NCCL */
 	int channels, p2p_channels, slots, algo, chunk_slices; /* algo: ring|tree for all-reduce */
+	int protocol; /* enum sc_proto */
 	uint64_t slice_bytes;
 	double proxy_ns, launch_ns, call_ns, net_latency_ns;
 	double cpu_frac; /* CPU time to launch a compute phase, as a fraction of it */

@@ -184,6 +184,8 @@ static double flow_rate(struct sim *sm, const struct flow *f)
 			r = pr;
 		r *= p->factor;
 	}
+	if (f->max_rate > 0 && r > f->max_rate)
+		r = f->max_rate;
 	return r;
 }
 
@@ -240,7 +242,7 @@ static int find_path(struct sim *sm, int src, int dst)
 }
 
 void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int src, int dst,
-		    uint32_t qpn)
+		    uint32_t qpn, double max_rate)
 {
 	struct flow *f = sm->flow_free;
 	if (f)
@@ -255,6 +257,7 @@ void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int s
 	f->src = src;
 	f->dst = dst;
 	f->qpn = qpn;
+	f->max_rate = max_rate;
 	f->total = (double)bytes;
 	f->t_last = f->last_ev = f->t_start = sm->now;
 	f->path = find_path(sm, src, dst);

@@ -81,6 +81,7 @@ struct flow {
 	int src, dst, path;
 	double total, prog, rate, t_last, last_ev, t_start;
 	uint64_t emitted;
+	double max_rate; /* the protocol's pacing (bytes per ns), 0: the fabric's share only */
 	uint32_t ver, qpn;
 	struct flow *tx_prev, *tx_next, *rx_prev, *rx_next, *p_prev, *p_next;
 	struct flow *free_next;
@@ -131,6 +132,7 @@ enum op_kind { OPK_RING = 1, OPK_CHAIN, OPK_P2P, OPK_TREE };
 struct opinst {
 	struct comm *cm;
 	int kind, type, algo;
+	int proto;    /* enum sc_proto: SIMPLE, LL or LL128 (never AUTO) */
 	int n;        /* parts */
 	uint64_t bytes; /* buffer bytes (all-reduce: count*size; AG: sendcount; RS: recvcount) */
 	int root;     /* comm rank */
@@ -325,7 +327,7 @@ void fail_stopped(struct sim *sm, int i, double t);
 void heap_push(struct heap *h, double t, uint8_t kind, void *p, uint32_t a, uint32_t ver);
 int heap_pop(struct heap *h, struct ev *out);
 void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int src, int dst,
-		    uint32_t qpn);
+		    uint32_t qpn, double max_rate);
 void net_flow_done(struct sim *sm, struct flow *f);
 void net_refresh_nic(struct sim *sm, int nic);
 double sim_jitter(struct sim *sm, double base);
@@ -345,6 +347,30 @@ void conn_proxy_done(struct sim *sm, struct conn *cn);
 void conn_flow_end(struct sim *sm, void *owner, int item, double first_t);
 void conn_arrive(struct sim *sm, struct conn *cn, int item);
 void ops_flush_truth(struct sim *sm);
+
+/* proto.c: NCCL's protocols */
+int proto_pick(const struct sim *sm, const struct opinst *op);
+uint64_t proto_wire(int proto, uint64_t data);
+uint64_t proto_slice(const struct sim *sm, int proto);
+int proto_chunk_slices(const struct sim *sm, int proto);
+int proto_slots(const struct sim *sm, int proto);
+double proto_latency_factor(int proto);
+double proto_max_rate(const struct sim *sm, int proto, int nchannels, double nic_cap);
+const char *proto_name(int proto);
+
+/* The NIC a GPU's traffic leaves through: its own, or with
+ * cluster.gpus_per_nic > 1 the one of the first GPU of its group. The NIC
+ * table keeps one slot per GPU; the slots of the other GPUs of a group
+ * stay unused (nic_used). */
+static inline int nic_of(const struct sim *sm, int grank)
+{
+	int k = sm->s->gpus_per_nic;
+	return k > 1 ? grank - sm->ranks[grank].gpu % k : grank;
+}
+static inline int nic_used(const struct sim *sm, int nic)
+{
+	return sm->nics[nic].gpu % sm->s->gpus_per_nic == 0;
+}
 
 /* workload.c */
 int workload_build(struct sim *sm);

@@ -35,12 +35,6 @@ static uint32_t alloc_qpn(struct sim *sm, int nic)
 	return n->next_qpn;
 }
 
-static int nic_of(const struct sim *sm, int grank)
-{
-	(void)sm;
-	return grank; /* one NIC per GPU, same index */
-}
-
 static int new_qpc(struct sim *sm, int comm, int ch, int src, int dst)
 {
 	if (sm->nqpcs == sm->capqpcs) {
@@ -324,7 +318,8 @@ static void build_ring(struct sim *sm, struct opinst *op)
 	K = op->K = op->type == PULSE_HOOK_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
 	op->nconn = C * n;
 	op->conns = xcalloc((size_t)op->nconn, sizeof *op->conns);
-	uint64_t slice = s->slice_bytes, chunkmax = slice * (uint64_t)s->chunk_slices;
+	uint64_t slice = proto_slice(sm, op->proto);
+	uint64_t chunkmax = slice * (uint64_t)proto_chunk_slices(sm, op->proto);
 	uint64_t loop = (uint64_t)n * chunkmax;
 	for (int ch = 0; ch < C; ch++) {
 		uint64_t Tc = share(T, C, ch);
@@ -401,9 +396,10 @@ static void build_chain(struct sim *sm, struct opinst *op)
 								 : (op->root + 1 + q) % n;
 	op->nconn = C * (n - 1);
 	op->conns = xcalloc((size_t)op->nconn, sizeof *op->conns);
+	uint64_t slice = proto_slice(sm, op->proto);
 	for (int ch = 0; ch < C; ch++) {
 		uint64_t Tc = share(op->bytes, C, ch);
-		int ni = (int)((Tc + s->slice_bytes - 1) / s->slice_bytes);
+		int ni = (int)((Tc + slice - 1) / slice);
 		for (int q = 0; q + 1 < n; q++) {
 			struct conn *cn = &op->conns[ch * (n - 1) + q];
 			cn->op = op;
@@ -415,8 +411,8 @@ static void build_chain(struct sim *sm, struct opinst *op)
 			cn->qpc = op->cm->ring_qpc[ch * n + cn->from];
 			conn_alloc(cn, ni);
 			for (int it = 0; it < ni; it++) {
-				uint64_t b = Tc - (uint64_t)it * s->slice_bytes;
-				cn->bytes[it] = (uint32_t)(b > s->slice_bytes ? s->slice_bytes : b);
+				uint64_t b = Tc - (uint64_t)it * slice;
+				cn->bytes[it] = (uint32_t)(b > slice ? slice : b);
 				cn->deps[it] = q ? 1 : 0;
 			}
 			op->parts[cn->from].pending += ni;
@@ -439,9 +435,10 @@ static void build_tree(struct sim *sm, struct opinst *op)
 	op->tup = xcalloc((size_t)C * (size_t)n, sizeof *op->tup);
 	op->tdn = xcalloc((size_t)C * (size_t)n * 2, sizeof *op->tdn);
 	int ci = 0;
+	uint64_t slice = proto_slice(sm, op->proto);
 	for (int ch = 0; ch < C; ch++) {
 		uint64_t Tc = share(op->bytes, C, ch);
-		int ni = (int)((Tc + s->slice_bytes - 1) / s->slice_bytes);
+		int ni = (int)((Tc + slice - 1) / slice);
 		for (int i = 0; i < n; i++) {
 			int nch = (tree_child(n, ch, i, 0) >= 0) + (tree_child(n, ch, i, 1) >= 0);
 			op->tup[ch * n + i] = -1;
@@ -460,8 +457,8 @@ static void build_tree(struct sim *sm, struct opinst *op)
 				conn_alloc(cn, ni);
 				int is_root = tree_parent(n, ch, i) < 0;
 				for (int it = 0; it < ni; it++) {
-					uint64_t b = Tc - (uint64_t)it * s->slice_bytes;
-					cn->bytes[it] = (uint32_t)(b > s->slice_bytes ? s->slice_bytes : b);
+					uint64_t b = Tc - (uint64_t)it * slice;
+					cn->bytes[it] = (uint32_t)(b > slice ? slice : b);
 					/* up: wait for all children; down: root waits for all
 					 * children, others for the parent */
 					cn->deps[it] = (uint8_t)(dir == 0 || is_root ? nch : 1);
@@ -485,10 +482,11 @@ static void build_p2p(struct sim *sm, struct opinst *op, int i, int j)
 	int P = s->p2p_channels, n = op->cm->n;
 	op->nconn = P;
 	op->conns = xcalloc((size_t)P, sizeof *op->conns);
+	uint64_t slice = proto_slice(sm, op->proto);
 	for (int ch = 0; ch < P; ch++) {
 		struct conn *cn = &op->conns[ch];
 		uint64_t Tc = share(op->bytes, P, ch);
-		int ni = (int)((Tc + s->slice_bytes - 1) / s->slice_bytes);
+		int ni = (int)((Tc + slice - 1) / slice);
 		cn->op = op;
 		cn->ch = ch;
 		cn->from = 0;
@@ -496,12 +494,24 @@ static void build_p2p(struct sim *sm, struct opinst *op, int i, int j)
 		cn->qpc = op->cm->p2p_qpc[(ch * n + i) * n + j];
 		conn_alloc(cn, ni);
 		for (int it = 0; it < ni; it++) {
-			uint64_t b = Tc - (uint64_t)it * s->slice_bytes;
-			cn->bytes[it] = (uint32_t)(b > s->slice_bytes ? s->slice_bytes : b);
+			uint64_t b = Tc - (uint64_t)it * slice;
+			cn->bytes[it] = (uint32_t)(b > slice ? slice : b);
 		}
 		op->parts[0].pending += ni;
 		op->parts[1].pending += ni;
 	}
+}
+
+/* The items were cut in data bytes; LL and LL128 put their flags on the
+ * wire too (proto.c), and the fabric, the NIC's counters and the truth
+ * all see the wire bytes. */
+static void op_to_wire(struct opinst *op)
+{
+	if (op->proto == PROTO_SIMPLE)
+		return;
+	for (int c = 0; c < op->nconn; c++)
+		for (int it = 0; it < op->conns[c].nitems; it++)
+			op->conns[c].bytes[it] = (uint32_t)proto_wire(op->proto, op->conns[c].bytes[it]);
 }
 
 static struct opinst *op_new(struct sim *sm, struct comm *c, int type, uint64_t bytes, int root,
@@ -551,7 +561,9 @@ struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, 
 			op->parts[0].comm_rank = i;
 			op->parts[1].comm_rank = j;
 			op->intra = sm->ranks[c->ranks[i]].host == sm->ranks[c->ranks[j]].host;
+			op->proto = proto_pick(sm, op);
 			build_p2p(sm, op, i, j);
+			op_to_wire(op);
 			slot[kk] = op;
 		}
 		pt = &op->parts[snd ? 0 : 1];
@@ -575,15 +587,19 @@ struct part *op_call(struct sim *sm, struct rankst *rk, const struct instr *in, 
 			if (c->n >= 2 && !c->intra) {
 				if (in->type == PULSE_HOOK_OP_BROADCAST || in->type == PULSE_HOOK_OP_REDUCE) {
 					op->kind = OPK_CHAIN;
+					op->proto = proto_pick(sm, op);
 					build_chain(sm, op);
 				} else if (in->type == PULSE_HOOK_OP_ALLREDUCE && c->tree_up) {
 					op->kind = OPK_TREE;
 					op->algo = ALGO_TREE;
+					op->proto = proto_pick(sm, op);
 					build_tree(sm, op);
 				} else {
 					op->kind = OPK_RING;
+					op->proto = proto_pick(sm, op);
 					build_ring(sm, op);
 				}
+				op_to_wire(op);
 			}
 			c->coll[idx] = op;
 		}
@@ -624,9 +640,12 @@ static double proxy_ready(struct sim *sm, struct rankst *rk, double t)
 
 /* Posting one slice: the proxy's work (proxy_ns, slower on a throttled
  * CPU), done when its thread runs. */
-static double proxy_done_at(struct sim *sm, struct rankst *rk)
+static double proxy_done_at(struct sim *sm, struct rankst *rk, int proto)
 {
-	double t = proxy_ready(sm, rk, sm->now) + sm->s->proxy_ns * rk->proxy_f;
+	double post = sm->s->proxy_ns * rk->proxy_f;
+	if (proto != PROTO_SIMPLE)
+		post *= proto_latency_factor(proto);
+	double t = proxy_ready(sm, rk, sm->now) + post;
 	return proxy_ready(sm, rk, t);
 }
 
@@ -639,7 +658,13 @@ static void try_start_tx(struct sim *sm, struct conn *cn)
 	const struct qpc *q = &sm->qpcs[cn->qpc];
 	uint64_t b = cn->bytes[it];
 	if (q->inter && b > 0) {
-		net_start_flow(sm, cn, it, b, q->src_nic, q->dst_nic, q->sqpn);
+		struct opinst *op = cn->op;
+		double pace = 0;
+		if (op->proto != PROTO_SIMPLE)
+			pace = proto_max_rate(sm, op->proto,
+					      op->kind == OPK_P2P ? sm->s->p2p_channels : sm->s->channels,
+					      sm->nics[q->src_nic].cap);
+		net_start_flow(sm, cn, it, b, q->src_nic, q->dst_nic, q->sqpn, pace);
 	} else {
 		double d = q->inter ? 0 : (double)b / sm->bw_nvlink + 1000;
 		heap_push(&sm->q, sm->now + d, EV_INTRA_END, cn, (uint32_t)it, 0);
@@ -656,10 +681,11 @@ static void try_post(struct sim *sm, struct conn *cn)
 	if (cn->deps[cn->next_post])
 		return;
 	/* the receiver's proxy offers `slots` buffers once its call is posted */
-	if (!R->posted || cn->next_post >= cn->consumed + sm->s->slots)
+	int slots = cn->op->proto == PROTO_SIMPLE ? sm->s->slots : proto_slots(sm, cn->op->proto);
+	if (!R->posted || cn->next_post >= cn->consumed + slots)
 		return;
 	cn->proxy_busy = 1;
-	heap_push(&sm->q, proxy_done_at(sm, S->rk), EV_PROXY_DONE, cn, 0, 0);
+	heap_push(&sm->q, proxy_done_at(sm, S->rk, cn->op->proto), EV_PROXY_DONE, cn, 0, 0);
 }
 
 void conn_proxy_done(struct sim *sm, struct conn *cn)
@@ -682,9 +708,11 @@ void conn_flow_end(struct sim *sm, void *owner, int item, double first_t)
 			S->first_t = first_t;
 		S->last_t = sm->now;
 		S->bytes_sent += cn->bytes[item];
+		double lat = sm->s->net_latency_ns;
+		if (cn->op->proto != PROTO_SIMPLE)
+			lat *= proto_latency_factor(cn->op->proto);
 		if (!sm->nics[q->dst_nic].down)
-			heap_push(&sm->q, sm->now + sm->s->net_latency_ns, EV_ARRIVE, cn, (uint32_t)item,
-				  0);
+			heap_push(&sm->q, sm->now + lat, EV_ARRIVE, cn, (uint32_t)item, 0);
 	} else {
 		conn_arrive(sm, cn, item);
 	}

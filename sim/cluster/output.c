@@ -77,7 +77,7 @@ static int write_evs(struct sim *sm, const char *dir, int i, double end, struct 
 	size_t e = 0;
 	uint64_t k = 0;
 	for (;;) {
-		double tp = poll_time(sm, n->host, n->gpu, k);
+		double tp = poll_time(sm, n->host, n->gpu / sm->s->gpus_per_nic, k);
 		while (e < n->nev && n->ev[e].t < tp) {
 			struct pulse_evs_record r;
 			memset(&r, 0, sizeof r);
@@ -170,6 +170,11 @@ static void write_part(struct sim *sm, FILE *f, const struct part *pt)
 		"\"",
 		sm->hosts[rk->host].name, rk->gpu, rk->pid, rk->g, c->id, c->label, pt->comm_rank, c->n,
 		pt->hook_seq, op_name(pt->type), algo, pt->count, host_clock(sm, rk->host, pt->call_t));
+	/* only where the scenario chose protocols: older truth stays as it was */
+	if (sm->s->protocol != PROTO_SIMPLE)
+		fprintf(f, ",\"proto\":\"%s\"", proto_name(op->proto));
+	if (sm->s->gpus_per_nic > 1)
+		fprintf(f, ",\"nic\":\"%s\"", sm->nics[nic_of(sm, rk->g)].dev);
 	if (pt->bytes_sent)
 		fprintf(f, ",\"start_ns\":\"%" PRIu64 "\",\"end_ns\":\"%" PRIu64 "\"",
 			host_clock(sm, rk->host, pt->first_t), host_clock(sm, rk->host, pt->last_t));
@@ -281,7 +286,9 @@ static int write_cluster(struct sim *sm, const char *dir)
 			fprintf(f, "%s{\"pid\":%u,\"gpu\":%d}", g || rk->pid_old ? "," : "", rk->pid, g);
 		}
 		fprintf(f, "],\"nics\":[");
-		for (int g = 0; g < sm->ngpus; g++) {
+		/* a shared NIC is listed once, with the first of its GPUs: the
+		 * hook's QP records tell which process each QP belongs to */
+		for (int g = 0; g < sm->ngpus; g += s->gpus_per_nic) {
 			const struct nic *n = &sm->nics[h * sm->ngpus + g];
 			fprintf(f, "%s{\"dev\":\"%s\",\"gpu\":%d,\"gid\":\"%s\",\"gbps\":%g}", g ? "," : "",
 				n->dev, g, n->gidstr, s->nic_gbps);
@@ -545,6 +552,8 @@ int out_write_all(struct sim *sm, const char *dir, int pcap, struct sc_stats *st
 	if (write_cluster(sm, dir))
 		return -1;
 	for (int i = 0; i < sm->nranks; i++) {
+		if (!nic_used(sm, i))
+			continue;
 		if (write_evs(sm, dir, i, end, st))
 			return -1;
 		if (pcap) {

@@ -82,7 +82,7 @@ static void fail_activate(struct sim *sm, struct rankst *rk, int i)
 {
 	const struct sc_failure *f = fail_of(sm, i);
 	struct fail_rt *rt = &sm->frt[i];
-	int ni = rt->rank;
+	int ni = nic_of(sm, rt->rank);
 	struct nic *nic = &sm->nics[ni];
 	if (!rt->started)
 		rt->start = sm->now;
@@ -174,7 +174,7 @@ static void fail_deactivate(struct sim *sm, struct rankst *rk, int i)
 {
 	const struct sc_failure *f = fail_of(sm, i);
 	struct fail_rt *rt = &sm->frt[i];
-	int ni = rt->rank;
+	int ni = nic_of(sm, rt->rank);
 	struct nic *nic = &sm->nics[ni];
 	rt->on = 0;
 	if (rt->nep > 0 && rt->ep[rt->nep - 1][1] == 0)
@@ -576,14 +576,17 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 			struct nic *n = &sm->nics[i];
 			n->host = h;
 			n->gpu = g;
-			snprintf(n->dev, sizeof n->dev, "mlx5_%d", g);
+			/* a shared NIC is named after its place on the host, like the
+			 * devices of a host with fewer NICs than GPUs */
+			int d = g / s->gpus_per_nic;
+			snprintf(n->dev, sizeof n->dev, "mlx5_%d", d);
 			memset(n->gid, 0, 16);
 			n->gid[10] = n->gid[11] = 0xff;
 			n->gid[12] = 10;
 			n->gid[13] = (uint8_t)h;
-			n->gid[14] = (uint8_t)g;
+			n->gid[14] = (uint8_t)d;
 			n->gid[15] = (uint8_t)(1 + (h >> 8));
-			snprintf(n->gidstr, sizeof n->gidstr, "::ffff:10.%d.%d.%d", h & 255, g,
+			snprintf(n->gidstr, sizeof n->gidstr, "::ffff:10.%d.%d.%d", h & 255, d,
 				 1 + (h >> 8));
 			n->cap = s->nic_gbps / 8.0;
 			n->txf = n->rxf = 1;
@@ -617,8 +620,8 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 	sm->paths = xcalloc((size_t)maxp, sizeof *sm->paths);
 	for (int i = 0; i < s->npaths; i++) {
 		struct path *p = &sm->paths[sm->npaths++];
-		p->src = s->paths[i].src_host * s->gpus + s->paths[i].src_gpu;
-		p->dst = s->paths[i].dst_host * s->gpus + s->paths[i].dst_gpu;
+		p->src = nic_of(sm, s->paths[i].src_host * s->gpus + s->paths[i].src_gpu);
+		p->dst = nic_of(sm, s->paths[i].dst_host * s->gpus + s->paths[i].dst_gpu);
 		p->cap = sm->nics[p->src].cap * s->paths[i].frac;
 		p->factor = 1;
 	}
@@ -628,9 +631,9 @@ static void setup(struct sim *sm, const struct sc_scenario *s)
 		sm->frt[i].rank = f->host * s->gpus + f->gpu;
 		if (f->type != F_NET_CONGESTION && f->type != F_VED_BACKGROUND)
 			continue;
-		int src = sm->frt[i].rank;
+		int src = nic_of(sm, sm->frt[i].rank);
 		for (int d = 0; d < sm->nranks; d++) {
-			if (sm->nics[d].host == sm->nics[src].host)
+			if (sm->nics[d].host == sm->nics[src].host || !nic_used(sm, d))
 				continue;
 			struct path *p = &sm->paths[sm->npaths++];
 			p->src = f->ingress ? d : src;
@@ -838,7 +841,9 @@ int sc_run(const struct sc_scenario *s, const char *outdir, int pcap, struct sc_
 			n->down = 1;
 			n->down_t = sm->now;
 			n->txf = 0;
-			fail_stopped(sm, rank_fail_any(sm, (int)e.a, F_NIC_DOWN), sm->now);
+			/* the NIC of every GPU that shares it (the failure names one of them) */
+			for (int g = (int)e.a; g < sm->nranks && nic_of(sm, g) == (int)e.a; g++)
+				fail_stopped(sm, rank_fail_any(sm, g, F_NIC_DOWN), sm->now);
 			net_refresh_nic(sm, (int)e.a);
 			break;
 		}

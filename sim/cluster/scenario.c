@@ -160,6 +160,7 @@ static void defaults(struct sc_scenario *s)
 	s->workload = WL_GPT;
 	s->hosts = 2;
 	s->gpus = 2;
+	s->gpus_per_nic = 1;
 	s->nic_gbps = 400;
 	s->nvlink_gbps = 2400;
 	s->clock_offset_ns = 1e6;
@@ -261,6 +262,8 @@ struct key {
 static const char *const workload_names[] = { [WL_GPT] = "gpt", [WL_MOE] = "moe",
 					       [WL_STANDALONE] = "standalone", [WL_SIMAI] = "simai" };
 static const char *const algo_names[] = { [ALGO_RING] = "ring", [ALGO_TREE] = "tree" };
+static const char *const proto_names[] = { [PROTO_SIMPLE] = "simple", [PROTO_AUTO] = "auto",
+					   [PROTO_LL] = "ll", [PROTO_LL128] = "ll128" };
 static const char *const pattern_names[] = { [PAT_NEIGHBOR] = "neighbor_exchange",
 					     [PAT_ALL_TO_ONE] = "all_to_one",
 					     [PAT_ONE_TO_ALL] = "one_to_all",
@@ -300,6 +303,7 @@ static const struct key top_keys2[] = {
 static const struct key cluster_keys[] = {
 	INT("hosts", hosts, 1, SC_MAX_HOSTS),
 	INT("gpus_per_host", gpus, 1, SC_MAX_GPUS),
+	INT("gpus_per_nic", gpus_per_nic, 1, SC_MAX_GPUS_PER_NIC),
 	NUM("nic_gbps", nic_gbps, 1, 3200),
 	NUM("nvlink_gbps", nvlink_gbps, 1, 100000),
 	NUM("clock_offset_ns", clock_offset_ns, 0, 1e10),
@@ -314,6 +318,7 @@ static const struct key nccl_keys[] = {
 	INT("slots", slots, 1, 64),
 	INT("chunk_slices", chunk_slices, 1, 64),
 	ENUM("algo", algo, algo_names, "ring or tree"),
+	ENUM("protocol", protocol, proto_names, "auto, simple, ll or ll128"),
 	U64("slice_bytes", slice_bytes, 4096, 16u << 20),
 	NUM("proxy_ns", proxy_ns, 0, 1e8),
 	NUM("launch_ns", launch_ns, 0, 1e8),
@@ -729,6 +734,11 @@ int sc_scenario_parse(const char *text, size_t len, struct sc_scenario *s, char 
 		return -1;
 	if ((long)s->hosts * s->gpus > 4096) {
 		snprintf(err, errlen, "cluster: at most 4096 GPUs");
+		return -1;
+	}
+	if (s->gpus % s->gpus_per_nic) {
+		snprintf(err, errlen, "cluster.gpus_per_nic (%d) must divide cluster.gpus_per_host (%d)",
+			 s->gpus_per_nic, s->gpus);
 		return -1;
 	}
 	if (s->workload == WL_GPT && s->tp == s->gpus && s->pp * s->dp != s->hosts) {

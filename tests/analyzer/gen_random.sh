@@ -5,8 +5,9 @@
 # (60 of them) passes `run_cluster --check`; at least a quarter have no
 # failure; onsets include iteration 0 and late ones; names are valid; the
 # CLI's errors exit 2; tools/gen-scenarios.sh --random gives the same files;
-# --draws 1 leaves out the benign events and fault shapes that the default
-# (--draws 2) adds to the same draws, in failure and no-failure runs alike.
+# --draws 1 leaves out the benign events, fault shapes, NCCL protocols by
+# size and shared NICs that the default (--draws 2) adds to the same draws,
+# in failure and no-failure runs alike.
 # Skips (77) while the generator or the simulator is not built.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -114,12 +115,16 @@ fi
 # 5. --draws: 1 is the matrix without benign events and fault shapes; 2 (the
 # default, checked above) adds them on top of the same draws
 "$gen" --random 1 --count 60 --out "$tmp/d1" --draws 1 >/dev/null || err "--draws 1 failed"
-grep -q '"events"\|"failures"\|end_iteration\|on_iterations\|jitter_dist' "$tmp"/d1/*.json &&
-	err "--draws 1 wrote benign events or fault shapes"
+grep -q '"events"\|"failures"\|end_iteration\|on_iterations\|jitter_dist\|"protocol"\|gpus_per_nic' "$tmp"/d1/*.json &&
+	err "--draws 1 wrote benign events, fault shapes or NCCL-as-deployed keys"
+grep -q '"protocol":"auto"' "$tmp"/a/*.json || err "--draws 2 drew no NCCL protocols by size"
+grep -q '"gpus_per_nic":2' "$tmp"/a/*.json || err "--draws 2 drew no shared NIC"
 same_base=0
 for f in "$tmp"/d1/*.json; do
 	g="$tmp/a/$(basename "$f")"
-	[ "$(grep '"cluster"' "$f")" = "$(grep '"cluster"' "$g")" ] && same_base=$((same_base + 1))
+	# a shared NIC is the only draws-2 addition to the shape line
+	[ "$(grep '"cluster"' "$f")" = "$(grep '"cluster"' "$g" | sed 's/,"gpus_per_nic":2//')" ] &&
+		same_base=$((same_base + 1))
 done
 [ "$same_base" -eq 60 ] || err "--draws 1 and 2 differ in their shapes ($same_base of 60 alike)"
 grep -q '"events"' "$tmp"/a/*.json || err "--draws 2 (default): no benign events in 60 scenarios"

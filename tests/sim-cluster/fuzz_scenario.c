@@ -1,8 +1,8 @@
 /* libFuzzer target: the cluster simulator's scenario parser
  * (sim/cluster/scenario.c). Any input must give 0 and a scenario that
- * passes the cross-field checks (failures, benign events and TP across
- * hosts included), or -1 and a non-empty message; never a crash, a leak
- * or undefined behaviour. */
+ * passes the cross-field checks (failures, benign events, TP across hosts,
+ * NCCL protocols and shared NICs included), or -1 and a non-empty message;
+ * never a crash, a leak or undefined behaviour. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (f->on_iterations > 0) != (f->off_iterations > 0))
 				abort();
 		}
+		/* NCCL as deployed: a protocol, and GPUs sharing NICs evenly */
+		if (s.protocol < PROTO_SIMPLE || s.protocol > PROTO_LL128 || s.gpus_per_nic < 1 ||
+		    s.gpus_per_nic > SC_MAX_GPUS_PER_NIC || s.gpus % s.gpus_per_nic)
+			abort();
 		if (s.ev.seqlen_change_at >= s.iterations || s.ev.restart_after >= s.iterations ||
 		    s.ev.hiccup_prob < 0 || s.ev.hiccup_prob > 1)
 			abort();

@@ -108,7 +108,7 @@ static void test_one_flow(void **st)
 	(void)st;
 	struct sim *sm = fabric(4);
 	int owner;
-	net_start_flow(sm, &owner, 7, 1000000, 0, 1, 0x100);
+	net_start_flow(sm, &owner, 7, 1000000, 0, 1, 0x100, 0);
 	run(sm, 1e12);
 	assert_int_equal(nends, 1);
 	assert_ptr_equal(ends[0].owner, &owner);
@@ -132,8 +132,8 @@ static void test_tx_share(void **st)
 	(void)st;
 	struct sim *sm = fabric(4);
 	int a, b;
-	net_start_flow(sm, &a, 0, 1000000, 0, 1, 1);
-	net_start_flow(sm, &b, 0, 500000, 0, 2, 2);
+	net_start_flow(sm, &a, 0, 1000000, 0, 1, 1, 0);
+	net_start_flow(sm, &b, 0, 500000, 0, 2, 2, 0);
 	run(sm, 1e12);
 	assert_int_equal(nends, 2);
 	assert_ptr_equal(ends[0].owner, &b);
@@ -155,7 +155,7 @@ static void test_rx_share_and_slow_nic(void **st)
 	struct sim *sm = fabric(4);
 	int o[3];
 	for (int i = 0; i < 3; i++)
-		net_start_flow(sm, &o[i], i, 300000, i, 3, (uint32_t)(10 + i));
+		net_start_flow(sm, &o[i], i, 300000, i, 3, (uint32_t)(10 + i), 0);
 	run(sm, 1e12);
 	assert_int_equal(nends, 3);
 	for (int i = 0; i < 3; i++)
@@ -164,8 +164,8 @@ static void test_rx_share_and_slow_nic(void **st)
 
 	sm = fabric(4);
 	sm->nics[0].txf = 1.0 / 3;
-	net_start_flow(sm, &o[0], 0, 100000, 0, 1, 1);
-	net_start_flow(sm, &o[1], 1, 100000, 1, 2, 2);
+	net_start_flow(sm, &o[0], 0, 100000, 0, 1, 1, 0);
+	net_start_flow(sm, &o[1], 1, 100000, 1, 2, 2, 0);
 	run(sm, 1e12);
 	assert_int_equal(nends, 2);
 	assert_ptr_equal(ends[0].owner, &o[1]);
@@ -184,8 +184,8 @@ static void test_path(void **st)
 	sm->npaths = 1;
 	sm->paths[0] = (struct path){ .src = 0, .dst = 1, .cap = CAP / 2, .factor = 0.5 };
 	int a, b;
-	net_start_flow(sm, &a, 0, 100000, 0, 1, 1); /* on the path: CAP/2 * 0.5 */
-	net_start_flow(sm, &b, 0, 100000, 2, 3, 2); /* elsewhere: line rate */
+	net_start_flow(sm, &a, 0, 100000, 0, 1, 1, 0); /* on the path: CAP/2 * 0.5 */
+	net_start_flow(sm, &b, 0, 100000, 2, 3, 2, 0); /* elsewhere: line rate */
 	run(sm, 1e12);
 	assert_int_equal(nends, 2);
 	assert_ptr_equal(ends[0].owner, &b);
@@ -203,11 +203,11 @@ static void test_late_start_and_reuse(void **st)
 	(void)st;
 	struct sim *sm = fabric(4);
 	int a, b;
-	net_start_flow(sm, &a, 1, 1000000, 0, 1, 1);
+	net_start_flow(sm, &a, 1, 1000000, 0, 1, 1, 0);
 	run(sm, 10000); /* nothing ends before 20000 ns */
 	assert_int_equal(nends, 0);
 	sm->now = 10000;
-	net_start_flow(sm, &b, 2, 250000, 0, 2, 2);
+	net_start_flow(sm, &b, 2, 250000, 0, 2, 2, 0);
 	run(sm, 1e12);
 	assert_int_equal(nends, 2);
 	/* a: 500000 by 10000 ns; then both at CAP/2: b ends after 10000 ns more */
@@ -218,7 +218,7 @@ static void test_late_start_and_reuse(void **st)
 	struct flow *free1 = sm->flow_free;
 	assert_non_null(free1);
 	sm->now = ends[1].t_end;
-	net_start_flow(sm, &a, 3, 4096, 1, 0, 3);
+	net_start_flow(sm, &a, 3, 4096, 1, 0, 3, 0);
 	assert_ptr_not_equal(sm->flow_free, free1); /* taken from the free list */
 	run(sm, 1e12);
 	assert_int_equal(nends, 3);
@@ -226,10 +226,27 @@ static void test_late_start_and_reuse(void **st)
 	fabric_free(sm);
 }
 
+/* A paced flow (NCCL's LL protocols, proto.c) runs at its own cap even on
+ * an idle link, and leaves the rest of the link to the others' share. */
+static void test_paced_flow(void **st)
+{
+	(void)st;
+	struct sim *sm = fabric(4);
+	int a;
+	net_start_flow(sm, &a, 0, 1000000, 0, 1, 1, CAP / 4);
+	run(sm, 1e12);
+	assert_int_equal(nends, 1);
+	assert_near(ends[0].t_end, 4 * 1000000 / CAP);
+	int nlast;
+	assert_int_equal(tx_bytes(sm, 0, 1, &nlast), 1000000);
+	fabric_free(sm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_flow),
+		cmocka_unit_test(test_paced_flow),
 		cmocka_unit_test(test_tx_share),
 		cmocka_unit_test(test_rx_share_and_slow_nic),
 		cmocka_unit_test(test_path),
