@@ -94,6 +94,9 @@ static const struct an_method pulse_slow_methods[] = {
 	/* last: peaks of short transfers are noisy; what the others find
 	 * with their history comes first */
 	{ "comm-slow: capped peak", an_comm_slow_peak_cap, step_peak },
+	/* a slowdown below every instance's noise, persistent: nothing above
+	 * saw it */
+	{ "comp-slow: lateness shift", an_comp_slow_lateness, NULL },
 };
 
 /* d names one machine, and it is among those held names */

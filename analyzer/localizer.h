@@ -12,6 +12,8 @@
  *                    time, rank-level rate, a transfer's share)
  *   loc_comp_slow.c  computation fail-slow: delayed starts
  *   loc_cpu.c        computation fail-slow in the CPU (proxy threads)
+ *   loc_lateness.c   computation fail-slow below one instance's noise: a
+ *                    rank's lateness shifted, persistently
  *   diagnosis.c      building, comparing and keeping diagnoses
  *   window.c         the window around a trigger */
 #ifndef PULSE_ANALYZER_LOCALIZER_H
@@ -45,6 +47,9 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 /* an_rule_custom_rate: an_internal.h (the baseline uses it too) */
+
+/* loc_lateness.c */
+int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 
 /* loc_cpu.c */
 int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
