@@ -80,7 +80,7 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
  * in its sibling x: median over up to 16 operators before seq and before
  * t0. Returns 0 when it is not steady (not the same schedule). */
 static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
-		       uint64_t before, double *out, double *sd)
+		       double *out, double *sd)
 {
 	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
 	double off[16];
@@ -95,8 +95,6 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 		if (xi && xi->recs[k] && (xi->recs[k]->op != yi->recs[k]->op || xi->recs[k]->count != yi->recs[k]->count))
 			return 0;
 		uint64_t a = start_at(c, q, k, yi->recs[k]);
-		if (before && a >= before)
-			continue; /* confirming: the offsets from before the evidence (an_rec_base) */
 		uint64_t b = a ? start_at(x, q, k, yi->recs[k]) : 0;
 		if (a && b)
 			off[no++] = (double)a - (double)b;
@@ -139,7 +137,7 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 		struct an_comm *x = s->comms[sib[i]];
 		uint64_t sx = start_at(x, seq, k, like);
 		double off, sd;
-		if (!sx || !pair_offset(c, x, k, seq, t0, s->base_before, &off, &sd))
+		if (!sx || !pair_offset(c, x, k, seq, t0, &off, &sd))
 			continue;
 		ev[n] = (double)sx + off;
 		dv[n] = (double)mine - ev[n];
@@ -185,20 +183,14 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
 }
 
 /* The median, over up to 16 earlier instances of group c, of how much
- * later rank k started than the median of the others; when confirming a
- * verdict (before nonzero), over instances from before its evidence only,
- * as the other baselines are (an_rec_base): a fail-slow that persists has
- * entered the recent ones and would hide itself. */
-static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, uint8_t op, int by_call,
-				  uint64_t before, double *sd)
+ * later rank k started than the median of the others. */
+static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, uint8_t op, int by_call, double *sd)
 {
 	double v[16];
 	int nv = 0;
 	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= seq; back++) {
 		struct an_inst *y = an_inst_find(c, seq - back);
 		if (!y || !y->recs[k] || y->op != op || !rec_time(y->recs[k], by_call))
-			continue;
-		if (before && rec_time(y->recs[k], by_call) >= before)
 			continue;
 		double o[512];
 		int n = 0;
@@ -359,7 +351,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * makes some ranks late every time: that is the schedule, not an
 		 * onset) */
 		double usual_sd = 0;
-		double usual = inst_usual_lateness(c, in->seq, rk[hi], in->op, lone, s->base_before, &usual_sd);
+		double usual = inst_usual_lateness(c, in->seq, rk[hi], in->op, lone, &usual_sd);
 		if (isnan(usual))
 			continue; /* no history for this group yet */
 		int64_t dl = (int64_t)(st[hi] - med - usual);

@@ -3,22 +3,30 @@
  * A rank that computes a little slower arrives a little later at each of
  * its group's operators: in any one instance the delay stays inside the
  * instance's noise (no delayed start), but the rank's lateness has moved,
- * every time. The ranks of one instance are each other's baseline, as for
- * the delayed start; the rank's own lateness before the trigger's onset is
- * the baseline of the shift, and its measured spread the noise:
+ * and stays moved. The ranks of one instance are each other's baseline, as
+ * for the delayed start; the rank's own lateness before the change is the
+ * baseline of the shift, and its measured spread the noise:
  *
  *   lateness  a rank's arrival against the median arrival of the others in
  *             the same instance: its call in a built-in collective (a
  *             ring's first bytes wait for the ring), its first byte in an
  *             all-to-all of P2Ps (each rank's transfers start with its own
- *             kernel), as loc_comp_slow.c;
- *   shift     median lateness since the onset minus median before it,
- *             per group and rank;
- *   z         shift over the standard error of that median: 1.2533 (a
- *             median's efficiency) x 1.4826 MAD of the lateness before,
- *             over the square root of the instances since.
+ *             kernel), as loc_comp_slow.c; over the group's last LATE_MAX
+ *             instances, in order;
+ *   change    the split of that series whose later part (to now) has the
+ *             most significant upward shift of its median: z = shift over
+ *             the standard error of that median, 1.2533 (a median's
+ *             efficiency) x 1.4826 MAD of the part before, over the square
+ *             root of the instances after. No trigger onset is needed: a
+ *             warm-up trigger's onset can lie long before the fault.
  *
- * The largest z names its rank's host when it passes LATE_Z and no rank of
+ * The shift must exceed LATE_EFFECT_SDS times the rank's spread before
+ * (over enough instances any drift is "significant"; a slowdown is past the
+ * noise of one instance, as a delayed start must be), stand out from the other ranks' shifts at the same
+ * change point (peer_outlier: a new operator mix moves several ranks), and
+ * come with normal transmissions (transmits_slower: a rank whose NIC slowed
+ * finishes late and so arrives late too). The
+ * largest z names its rank's host when it passes LATE_Z and no rank of
  * another host comes within half of it (a cascade or a shared cause moves
  * several hosts alike: not one machine). A shift must also exceed two
  * epochs, the resolution of a first byte. Runs last in Pulse's table: it
@@ -33,10 +41,13 @@
 #include "localizer.h"
 #include "pulse/hook_record.h"
 
-#define LATE_Z 6.0          /* robust standard errors, as DELAY_SDS is robust SDs */
-#define LATE_MIN_BEFORE 8   /* instances before the onset: a spread to measure */
-#define LATE_MIN_AFTER 4    /* and after it: a median, not one instance */
-#define LATE_MAX 64         /* the most recent of each kept */
+#define LATE_Z 8.0          /* robust standard errors: 5 as DELAY_SDS, more for ~16 splits tried */
+#define LATE_MIN_BEFORE 8   /* instances before a change: a spread to measure */
+#define LATE_MIN_AFTER 8    /* and after it, to now: a median that a few data-loader
+			     * hiccups in a row cannot move */
+#define LATE_EFFECT_SDS 5.0 /* the shift against the spread of one instance, as a delayed
+			     * start's DELAY_SDS: a slowdown, not a drift */
+#define LATE_MAX 128        /* the most recent instances of a group kept */
 #define LATE_MAX_RANKS 512
 
 struct late_cand {
@@ -97,7 +108,6 @@ static void instance_lateness(const struct an_comm *c, const struct an_inst *in,
 struct late_inst {
 	const struct an_inst *in;
 	uint64_t t;
-	int after;
 };
 
 static int by_seq(const void *a, const void *b)
@@ -106,16 +116,15 @@ static int by_seq(const void *a, const void *b)
 	return x->in->seq < y->in->seq ? -1 : x->in->seq > y->in->seq;
 }
 
-/* The group's instances, oldest first, before and after the onset;
- * the most recent LATE_MAX of each. Every operator of the group together:
- * a rank's arrival against the others' does not depend on the operator
- * (an MoE layer's all-to-all sizes differ every time), and the spread
- * before measures what does. */
+/* The group's comparable instances up to now, oldest first, the most
+ * recent LATE_MAX. Every operator of the group together: a rank's arrival
+ * against the others' does not depend on the operator (an MoE layer's
+ * all-to-all sizes differ every time), and the spread before the change
+ * measures what does. */
 static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint64_t now,
-			struct late_inst *v, int *by_call, uint32_t *nbefore, uint32_t *nafter)
+			struct late_inst *v, int *by_call)
 {
 	uint32_t n = 0;
-	*nbefore = *nafter = 0;
 	for (uint32_t i = 0; i < AN_HIST; i++) {
 		const struct an_inst *in = &c->hist[i];
 		int bc;
@@ -130,40 +139,132 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 		*by_call = bc;
 		v[n].in = in;
 		v[n].t = t;
-		v[n].after = t >= w->onset;
 		n++;
 	}
 	qsort(v, n, sizeof *v, by_seq);
-	/* keep the last LATE_MAX of each side */
-	uint32_t kb = 0, ka = 0, m = 0;
-	for (uint32_t i = n; i-- > 0;) {
-		if (v[i].after ? ka++ >= LATE_MAX : kb++ >= LATE_MAX)
-			v[i].in = NULL;
+	if (n > LATE_MAX) {
+		memmove(v, v + (n - LATE_MAX), LATE_MAX * sizeof *v);
+		n = LATE_MAX;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i].in)
-			v[m++] = v[i];
-	for (uint32_t i = 0; i < m; i++) {
-		if (v[i].after)
-			(*nafter)++;
-		else
-			(*nbefore)++;
-	}
-	return m;
+	return n;
 }
 
-/* one group and signature: each rank's shift into the per-host bests */
+/* The most significant upward shift of series l[0..n-1] at a change point
+ * j (LATE_MIN_BEFORE <= j <= n - LATE_MIN_AFTER): z of the median after
+ * against the median and spread before. The series must end shifted: a
+ * fail-slow that is over is not this method's. */
+static double best_change(const double *l, uint32_t n, double ep, uint32_t *at, double *shift, double *base,
+			  double *sd_out)
+{
+	double b[LATE_MAX], a[LATE_MAX];
+	double best = 0;
+	uint32_t step = n / 16 ? n / 16 : 1;
+	for (uint32_t j = LATE_MIN_BEFORE; j + LATE_MIN_AFTER <= n; j += step) {
+		memcpy(b, l, j * sizeof *b);
+		double mb = an_median(b, j);
+		for (uint32_t i = 0; i < j; i++)
+			b[i] = fabs(l[i] - mb);
+		double sd = 1.4826 * an_median(b, j);
+		memcpy(a, l + j, (n - j) * sizeof *a);
+		double ma = an_median(a, n - j);
+		double sh = ma - mb;
+		if (sh <= 2 * ep || sh <= LATE_EFFECT_SDS * sd)
+			continue; /* within the resolution of a first byte, or within the
+				   * spread of one instance: over enough instances any
+				   * drift is "significant" */
+		double se = 1.2533 * sd / sqrt((double)(n - j));
+		double floor = ep / sqrt((double)(n - j)); /* no spread finer than an epoch */
+		double z = sh / (se > floor ? se : floor);
+		if (z > best) {
+			best = z;
+			*at = j;
+			*shift = sh;
+			*base = mb;
+			*sd_out = sd;
+		}
+	}
+	return best;
+}
+
+/* Rank k's shift at change point j stands out from the other ranks' shifts
+ * at the same point by PEER_SDS robust SDs (an epoch at least): a change of
+ * the operator mix or schedule moves the lateness of several ranks, a slow
+ * rank its own. */
+#define PEER_SDS 5.0
+static int peer_outlier(const double *lat, uint32_t n, int32_t nranks, int32_t k, uint32_t j, double shift,
+			double ep)
+{
+	double sh[LATE_MAX_RANKS], b[LATE_MAX], a[LATE_MAX];
+	int m = 0;
+	for (int32_t q = 0; q < nranks; q++) {
+		if (q == k)
+			continue;
+		for (uint32_t i = 0; i < j; i++)
+			b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+		for (uint32_t i = j; i < n; i++)
+			a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+		sh[m++] = an_median(a, n - j) - an_median(b, j);
+	}
+	double med = an_median(sh, (size_t)m);
+	for (int q = 0; q < m; q++)
+		sh[q] = fabs(sh[q] - med);
+	double sd = 1.4826 * an_median(sh, (size_t)m);
+	if (sd < ep)
+		sd = ep;
+	return shift - med > PEER_SDS * sd;
+}
+
+/* The rank's own transmissions at the change: the median of its records'
+ * active time (epochs with traffic) after j over the median before, against
+ * the other ranks' same ratio. A rank whose NIC or path slowed arrives late
+ * at the next operator too, having finished the last one late: when its
+ * active time grew past its peers' by PEER_SDS robust SDs (5% at least),
+ * the shift is communication's, not this method's. */
+static int transmits_slower(const struct late_inst *v, uint32_t n, int32_t nranks, int32_t k, uint32_t j)
+{
+	double ratio[LATE_MAX_RANKS], b[LATE_MAX], a[LATE_MAX];
+	double mine = NAN;
+	int m = 0;
+	for (int32_t q = 0; q < nranks; q++) {
+		uint32_t nb = 0, na = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct an_rec *r = v[i].in->recs[q];
+			if (!r || !r->active)
+				continue;
+			if (i < j)
+				b[nb++] = (double)r->active;
+			else
+				a[na++] = (double)r->active;
+		}
+		if (nb < 3 || na < 2)
+			continue;
+		double rb = an_median(b, nb);
+		if (rb <= 0)
+			continue;
+		double x = an_median(a, na) / rb;
+		if (q == k)
+			mine = x;
+		else
+			ratio[m++] = x;
+	}
+	if (isnan(mine) || m < 2)
+		return 0;
+	double med = an_median(ratio, (size_t)m);
+	for (int q = 0; q < m; q++)
+		ratio[q] = fabs(ratio[q] - med);
+	double sd = 1.4826 * an_median(ratio, (size_t)m);
+	if (sd < 0.01)
+		sd = 0.01;
+	return mine - med > PEER_SDS * sd;
+}
+
+/* one group: each rank's most significant shift into the per-host bests */
 static void judge_group(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
 			struct late_inst *v, struct late_cand *host_best)
 {
 	int by_call = 1;
-	uint32_t nb, na;
-	uint32_t n = collect(c, w, s->now_ns, v, &by_call, &nb, &na);
-	if (getenv("PULSE_ANALYZER_DEBUG2"))
-		fprintf(stderr, "  lateness group %016" PRIx64 ": %u before, %u after (by %s) onset %.3f t %.3f..%.3f\n", c->id, nb, na,
-			by_call ? "call" : "first byte", (double)(w->onset % 1000000000000ull) / 1e9,
-			n ? (double)(v[0].t % 1000000000000ull) / 1e9 : 0, n ? (double)(v[n - 1].t % 1000000000000ull) / 1e9 : 0);
-	if (nb < LATE_MIN_BEFORE || na < LATE_MIN_AFTER)
+	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
+	if (n < LATE_MIN_BEFORE + LATE_MIN_AFTER)
 		return;
 	double *lat = malloc((size_t)n * (size_t)c->nranks * sizeof *lat);
 	if (!lat)
@@ -172,47 +273,35 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 	for (uint32_t i = 0; i < n; i++)
 		instance_lateness(c, v[i].in, by_call, lat + (size_t)i * (size_t)c->nranks);
 	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
-	double b[2 * LATE_MAX], a[2 * LATE_MAX], dev[2 * LATE_MAX];
+	double l[LATE_MAX], tail[LATE_MAX];
 	for (int32_t k = 0; k < c->nranks; k++) {
-		uint32_t x = 0, y = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			double l = lat[(size_t)i * (size_t)c->nranks + (size_t)k];
-			if (v[i].after)
-				a[y++] = l;
-			else
-				b[x++] = l;
-		}
-		double mb = an_median(b, x);
-		for (uint32_t i = 0; i < x; i++)
-			dev[i] = fabs(b[i] - mb);
-		double sd = 1.4826 * an_median(dev, x);
-		double ma = an_median(a, y);
-		double shift = ma - mb;
-		if (shift <= 2 * ep)
-			continue; /* within the resolution of a first byte */
-		double se = 1.2533 * sd / sqrt((double)y);
-		if (se < ep / sqrt((double)y))
-			se = ep / sqrt((double)y); /* no spread measured finer than an epoch */
-		double z = shift / se;
-		const struct an_rec *r = NULL;
-		uint64_t onset = 0, seq = 0;
-		uint8_t op = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			if (!v[i].after)
-				continue;
-			const struct an_rec *q = v[i].in->recs[k];
-			if (!r) {
-				r = q;
-				seq = v[i].in->seq;
-				op = v[i].in->op;
+		for (uint32_t i = 0; i < n; i++)
+			l[i] = lat[(size_t)i * (size_t)c->nranks + (size_t)k];
+		/* cheap first look: the last instances against the whole series */
+		memcpy(tail, l, n * sizeof *tail);
+		double whole = an_median(tail, n);
+		memcpy(tail, l + (n - LATE_MIN_AFTER), LATE_MIN_AFTER * sizeof *tail);
+		if (an_median(tail, LATE_MIN_AFTER) - whole <= 2 * ep && l[n - 1] - whole <= 2 * ep)
+			continue;
+		uint32_t j = 0;
+		double shift = 0, base = 0, sd = 0;
+		double z = best_change(l, n, ep, &j, &shift, &base, &sd);
+		if (getenv("PULSE_ANALYZER_DEBUG3") && z > 3)
+			fprintf(stderr, "   late cand comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
+				c->id, k, v[n - 1].in->recs[k] ? an_node_host(s, v[n - 1].in->recs[k]->node) : "?", z,
+				shift / 1e6, sd / 1e6, j, n, peer_outlier(lat, n, c->nranks, k, j, shift, ep),
+				transmits_slower(v, n, c->nranks, k, j));
+		if (z <= 0 || !peer_outlier(lat, n, c->nranks, k, j, shift, ep) ||
+		    transmits_slower(v, n, c->nranks, k, j))
+			continue;
+		/* the change's first instance that left the spread before */
+		uint32_t first = j;
+		for (uint32_t i = j; i < n; i++)
+			if (l[i] - base > 3 * sd) {
+				first = i;
+				break;
 			}
-			if (!onset && lat[(size_t)i * (size_t)c->nranks + (size_t)k] - mb > 3 * sd) {
-				onset = arrival(q, by_call);
-				r = q;
-				seq = v[i].in->seq;
-				op = v[i].in->op;
-			}
-		}
+		const struct an_rec *r = v[first].in->recs[k];
 		if (!r || r->node < 0)
 			continue;
 		int host = s->nodes[r->node].host;
@@ -222,14 +311,14 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 		if (z > hb->z) {
 			hb->z = z;
 			hb->shift = shift;
-			hb->base = mb;
+			hb->base = base;
 			hb->node = r->node;
 			hb->rank = k;
 			hb->c = c;
-			hb->seq = seq;
-			hb->op = op;
-			hb->onset = onset ? onset : arrival(r, by_call);
-			hb->n_after = y;
+			hb->seq = v[first].in->seq;
+			hb->op = v[first].in->op;
+			hb->onset = arrival(r, by_call);
+			hb->n_after = n - j;
 		}
 	}
 	free(lat);
@@ -287,12 +376,12 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 	d->evidence_ranks = (uint32_t)b->c->nranks;
 	d->onset_ns = b->onset;
 	snprintf(d->why, sizeof d->why,
-		 "rank %d of the %s group 0x%016" PRIx64 " arrives %.2f ms later than the other ranks, "
-		 "relative to its own lateness before, over the last %u instances (%.1f standard errors; "
-		 "no other host's rank past half of that): the machine computes slowly",
+		 "rank %d of the %s group 0x%016" PRIx64 " arrives %.2f ms later against the other ranks "
+		 "than it used to, as the median of the last %u instances (%.1f standard errors; no other "
+		 "host's rank past half of that): the machine computes slowly",
 		 b->rank, an_par_label(b->c->par), b->c->id, b->shift / 1e6, b->n_after, b->z);
-	an_diag_step(d, "no per-instance outlier; per group and rank: the median lateness against the "
-			"other ranks since the onset, against its own before");
+	an_diag_step(d, "no per-instance outlier; per group and rank: the change in median lateness "
+			"against the other ranks, to now, against its own before");
 	found = 1;
 out:
 	free(host_best);
