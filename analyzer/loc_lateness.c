@@ -286,7 +286,7 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 		uint32_t j = 0;
 		double shift = 0, base = 0, sd = 0;
 		double z = best_change(l, n, ep, &j, &shift, &base, &sd);
-		if (getenv("PULSE_ANALYZER_DEBUG3") && z > 3)
+		if (getenv("PULSE_ANALYZER_DEBUG2") && z > 3)
 			fprintf(stderr, "   late cand comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
 				c->id, k, v[n - 1].in->recs[k] ? an_node_host(s, v[n - 1].in->recs[k]->node) : "?", z,
 				shift / 1e6, sd / 1e6, j, n, peer_outlier(lat, n, c->nranks, k, j, shift, ep),
