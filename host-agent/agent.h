@@ -261,6 +261,10 @@ void jsonl_event(const struct agent_nic *n, const char *event, const char *detai
  * or NULL (unlocked) when there is none. jsonl_end flushes and unlocks. */
 FILE *jsonl_begin(void);
 void jsonl_end(void);
+/* probe.c: one "link" line on the output (wire/host_event.c's form), as the
+ * link watcher writes it; --replay writes the recorded ones with it */
+struct pulse_link_event;
+void agent_link_line(const struct pulse_link_event *e);
 
 /* ---- qp_map.c ---- */
 #include "pulse/hook_record.h"

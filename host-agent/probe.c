@@ -98,9 +98,16 @@ static void link_line(struct probe *p, const char *ifname, const char *dev, cons
 	e.running = ev && (ev->flags & IFF_RUNNING);
 	e.operstate = ev ? ev->operstate : -1;
 	e.carrier = ev ? ev->carrier : -1;
-	char *s = pulse_link_event_to_json(&e);
-	if (!s)
+	agent_link_line(&e);
+}
+
+void agent_link_line(const struct pulse_link_event *e)
+{
+	char *s = pulse_link_event_to_json(e);
+	if (!s) {
+		LOGE("out of memory: a link line lost");
 		return;
+	}
 	FILE *o = jsonl_begin();
 	if (o) {
 		fputs(s, o);

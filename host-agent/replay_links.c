@@ -94,18 +94,7 @@ void replay_links_emit(struct replay_links *l, uint64_t until)
 		else
 			LOGI("link %s (%s): %s (recorded at host time %" PRIu64 ")", e->netdev,
 			     e->dev[0] ? e->dev : "no RDMA device", e->state, e->t_ns);
-		char *s = pulse_link_event_to_json(e);
-		if (!s) {
-			LOGE("out of memory: a link line lost");
-			continue;
-		}
-		FILE *o = jsonl_begin();
-		if (o) {
-			fputs(s, o);
-			fputc('\n', o);
-			jsonl_end();
-		}
-		free(s);
+		agent_link_line(e);
 	}
 }
 
