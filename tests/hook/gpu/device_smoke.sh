@@ -37,6 +37,7 @@ skipped=0
 set -o pipefail
 run
 run --collectives
+run --groups
 run --no-plugin --collectives
 run --no-hook
 if [ $rc -ne 0 ]; then echo "== device_smoke.sh: a run FAILED"; exit 1; fi

@@ -38,12 +38,15 @@ HOW = {1: "init_rank", 2: "init_rank_config", 3: "init_all", 4: "split", 5: "ini
 F_ANNOTATION = 1
 
 
-def workload(rank, world, port, n_allreduce, collectives=False):
+def workload(rank, world, port, n_allreduce, collectives=False, groups=False):
     """The training-side code: plain PyTorch, nothing of Pulse."""
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
+    # --groups: bound to its device at init (eager NCCL init), as split_group
+    # needs, and with which PyTorch makes new groups by ncclCommSplit
+    extra = {"device_id": torch.device("cuda", rank)} if groups else {}
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world, **extra)
     x = torch.ones(1 << 20, device="cuda")
     for _ in range(n_allreduce):
         dist.all_reduce(x)
@@ -75,6 +78,22 @@ def workload(rank, world, port, n_allreduce, collectives=False):
             and abs(b[0].item() - 7) < 1e-3 and (rank != 0 or abs(red[0].item() - world) < 1e-3) \
             and abs(a2a_out[-1].item() - (world - 1)) < 1e-3
         what += ", an all-gather, a reduce-scatter, a broadcast, a reduce and an all-to-all"
+    if groups:
+        # Communicators beyond the default one, as frameworks make them: a
+        # new group (its own communicator, or a split of the default one)
+        # and a split group, each used once.
+        g = dist.new_group(list(range(world)))
+        y = torch.ones(1 << 12, device="cuda")
+        dist.all_reduce(y, group=g)
+        made = 1
+        if hasattr(dist, "split_group"):
+            sg = dist.split_group(split_ranks=[list(range(world))])
+            if sg is not None:
+                dist.all_reduce(y, group=sg)
+                made += 1
+        torch.cuda.synchronize()
+        ok = ok and abs(y[0].item() - world ** made) < 1e-3
+        what += ", %d more group(s) with an all-reduce each" % made
     print("workload rank %d: %s done, results %s" % (rank, what, "correct" if ok else "WRONG"), flush=True)
     dist.destroy_process_group()
     return 0 if ok else 1
@@ -119,7 +138,8 @@ def run_children(args, build):
             procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", str(rank),
                                            "--world", str(args.world), "--port", str(port),
                                            "--allreduces", str(args.allreduces)]
-                                          + (["--collectives"] if args.collectives else []),
+                                          + (["--collectives"] if args.collectives else [])
+                                          + (["--groups"] if args.groups else []),
                                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     outs = []
     for p in procs:
@@ -150,6 +170,11 @@ def nccl_logged_calls(out):
     for m in re.finditer(r"NCCL INFO (\w+): opCount ", out):
         calls[NCCL_LOG_NAMES.get(m.group(1), m.group(1))] += 1
     return calls
+
+
+def nccl_logged_inits(out):
+    """Communicators NCCL says it made (NCCL_DEBUG=INFO, INIT: one '... Init COMPLETE' line each)."""
+    return len(re.findall(r"NCCL INFO \w+ comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init COMPLETE", out))
 
 
 def report(pid, rc, out, recs, args):
@@ -224,6 +249,12 @@ def report(pid, rc, out, recs, args):
                 print("    %-14s NCCL logged %3d, hook recorded %3d" % (name, logged[name], hook_ops[name]))
             check(all(hook_ops[n] >= logged[n] for n in logged),
                   "hook: every call NCCL logged was recorded (%d logged)" % sum(logged.values()))
+        inits = nccl_logged_inits(out) if not args.stand_in else 0
+        if inits:
+            hook_inits = sum(1 for r in hook if r["kind"] == "comm_init")
+            check(hook_inits == inits, "hook: every communicator NCCL made was recorded (NCCL %d, hook %d: %s)"
+                  % (inits, hook_inits, ", ".join(sorted(HOW.get(r["how"], str(r["how"])) for r in hook
+                                                         if r["kind"] == "comm_init"))))
         if args.collectives:
             for name in ("allgather", "reducescatter", "broadcast", "reduce"):
                 if logged and logged[name] == 0 and hook_ops[name] == 0:
@@ -278,16 +309,18 @@ def main():
     ap.add_argument("--collectives", action="store_true",
                     help="also one all-gather, reduce-scatter, broadcast, reduce and all-to-all (real NCCL only)")
     ap.add_argument("--stand-in", action="store_true", help="the stand-in NCCL instead of PyTorch (no GPU)")
+    ap.add_argument("--groups", action="store_true",
+                    help="also a new group and a split group, an all-reduce on each (real NCCL only)")
     ap.add_argument("--child-log", metavar="DIR", help="write each process's whole output to DIR/child-PID.log")
     ap.add_argument("--no-hook", action="store_true")
     ap.add_argument("--no-plugin", action="store_true")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.stand_in and args.collectives:
-        ap.error("--collectives needs the real NCCL (the stand-in's workload is fixed)")
+    if args.stand_in and (args.collectives or args.groups):
+        ap.error("--collectives and --groups need the real NCCL (the stand-in's workload is fixed)")
     if args.child is not None:
-        return workload(args.child, args.world, args.port, args.allreduces, args.collectives)
+        return workload(args.child, args.world, args.port, args.allreduces, args.collectives, args.groups)
     if not args.stand_in:
         try:
             import torch
