@@ -125,10 +125,11 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 			struct late_inst *v, int *by_call)
 {
 	uint32_t n = 0;
+	int mode = -1; /* a group with collectives and all-to-alls: one kind of arrival, the first seen */
 	for (uint32_t i = 0; i < AN_HIST; i++) {
 		const struct an_inst *in = &c->hist[i];
 		int bc;
-		if (!in->used || !peer_instance(c, in, &bc))
+		if (!in->used || !peer_instance(c, in, &bc) || (mode >= 0 && bc != mode))
 			continue;
 		uint64_t t = in->first_call ? in->first_call : in->last_end;
 		if (t > now)
@@ -136,6 +137,7 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 		if (w->excl.b && ((t >= w->excl.a && t <= w->excl.b) ||
 				  (c->id == w->excl.comm && in->seq == w->excl.seq)))
 			continue; /* left out to confirm a verdict */
+		mode = bc;
 		*by_call = bc;
 		v[n].in = in;
 		v[n].t = t;
