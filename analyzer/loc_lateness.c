@@ -105,15 +105,10 @@ static void instance_lateness(const struct an_comm *c, const struct an_inst *in,
 	}
 }
 
-struct late_inst {
-	const struct an_inst *in;
-	uint64_t t;
-};
-
 static int by_seq(const void *a, const void *b)
 {
-	const struct late_inst *x = a, *y = b;
-	return x->in->seq < y->in->seq ? -1 : x->in->seq > y->in->seq;
+	const struct an_inst *x = *(const struct an_inst *const *)a, *y = *(const struct an_inst *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The group's comparable instances up to now, oldest first, the most
@@ -122,7 +117,7 @@ static int by_seq(const void *a, const void *b)
  * all-to-all sizes differ every time), and the spread before the change
  * measures what does. */
 static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint64_t now,
-			struct late_inst *v, int *by_call)
+			const struct an_inst **v, int *by_call)
 {
 	uint32_t n = 0;
 	int mode = -1; /* a group with collectives and all-to-alls: one kind of arrival, the first seen */
@@ -139,8 +134,7 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 			continue; /* left out to confirm a verdict */
 		mode = bc;
 		*by_call = bc;
-		v[n].in = in;
-		v[n].t = t;
+		v[n] = in;
 		n++;
 	}
 	qsort(v, n, sizeof *v, by_seq);
@@ -175,8 +169,8 @@ static double best_change(const double *l, uint32_t n, double ep, uint32_t *at, 
 				   * spread of one instance: over enough instances any
 				   * drift is "significant" */
 		double se = 1.2533 * sd / sqrt((double)(n - j));
-		double floor = ep / sqrt((double)(n - j)); /* no spread finer than an epoch */
-		double z = sh / (se > floor ? se : floor);
+		double se_min = ep / sqrt((double)(n - j)); /* no spread finer than an epoch */
+		double z = sh / (se > se_min ? se : se_min);
 		if (z > best) {
 			best = z;
 			*at = j;
@@ -222,7 +216,7 @@ static int peer_outlier(const double *lat, uint32_t n, int32_t nranks, int32_t k
  * at the next operator too, having finished the last one late: when its
  * active time grew past its peers' by PEER_SDS robust SDs (5% at least),
  * the shift is communication's, not this method's. */
-static int transmits_slower(const struct late_inst *v, uint32_t n, int32_t nranks, int32_t k, uint32_t j)
+static int transmits_slower(const struct an_inst **v, uint32_t n, int32_t nranks, int32_t k, uint32_t j)
 {
 	double ratio[LATE_MAX_RANKS], b[LATE_MAX], a[LATE_MAX];
 	double mine = NAN;
@@ -230,7 +224,7 @@ static int transmits_slower(const struct late_inst *v, uint32_t n, int32_t nrank
 	for (int32_t q = 0; q < nranks; q++) {
 		uint32_t nb = 0, na = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			const struct an_rec *r = v[i].in->recs[q];
+			const struct an_rec *r = v[i]->recs[q];
 			if (!r || !r->active)
 				continue;
 			if (i < j)
@@ -262,7 +256,7 @@ static int transmits_slower(const struct late_inst *v, uint32_t n, int32_t nrank
 
 /* one group: each rank's most significant shift into the per-host bests */
 static void judge_group(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
-			struct late_inst *v, struct late_cand *host_best)
+			const struct an_inst **v, struct late_cand *host_best)
 {
 	int by_call = 1;
 	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
@@ -273,7 +267,7 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 		return;
 	/* lat[i * nranks + k]: rank k's lateness in instance i */
 	for (uint32_t i = 0; i < n; i++)
-		instance_lateness(c, v[i].in, by_call, lat + (size_t)i * (size_t)c->nranks);
+		instance_lateness(c, v[i], by_call, lat + (size_t)i * (size_t)c->nranks);
 	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
 	double l[LATE_MAX], tail[LATE_MAX];
 	for (int32_t k = 0; k < c->nranks; k++) {
@@ -290,7 +284,7 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 		double z = best_change(l, n, ep, &j, &shift, &base, &sd);
 		if (getenv("PULSE_ANALYZER_DEBUG2") && z > 3)
 			fprintf(stderr, "   late cand comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
-				c->id, k, v[n - 1].in->recs[k] ? an_node_host(s, v[n - 1].in->recs[k]->node) : "?", z,
+				c->id, k, v[n - 1]->recs[k] ? an_node_host(s, v[n - 1]->recs[k]->node) : "?", z,
 				shift / 1e6, sd / 1e6, j, n, peer_outlier(lat, n, c->nranks, k, j, shift, ep),
 				transmits_slower(v, n, c->nranks, k, j));
 		if (z <= 0 || !peer_outlier(lat, n, c->nranks, k, j, shift, ep) ||
@@ -303,7 +297,7 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 				first = i;
 				break;
 			}
-		const struct an_rec *r = v[first].in->recs[k];
+		const struct an_rec *r = v[first]->recs[k];
 		if (!r || r->node < 0)
 			continue;
 		int host = s->nodes[r->node].host;
@@ -317,8 +311,8 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 			hb->node = r->node;
 			hb->rank = k;
 			hb->c = c;
-			hb->seq = v[first].in->seq;
-			hb->op = v[first].in->op;
+			hb->seq = v[first]->seq;
+			hb->op = v[first]->op;
 			hb->onset = arrival(r, by_call);
 			hb->n_after = n - j;
 		}
@@ -332,7 +326,7 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 		return 0;
 	struct late_cand *host_best = calloc(s->nhosts, sizeof *host_best);
 	uint8_t *seen = calloc(s->ncomms ? s->ncomms : 1, 1);
-	struct late_inst *v = malloc(AN_HIST * sizeof *v);
+	const struct an_inst **v = malloc(AN_HIST * sizeof *v);
 	int found = 0;
 	if (!host_best || !seen || !v)
 		goto out;
