@@ -50,6 +50,20 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
+/* How many units of w/c a peer's volume is, rounded. */
+static uint64_t tree_units(uint64_t bytes, uint64_t c, uint64_t w)
+{
+	return (bytes * c + w / 2) / w;
+}
+
+/* The peer's expected volume: its whole units, one to c of them (more is
+ * the next operator's traffic in the window). */
+static uint64_t tree_expect(uint64_t bytes, uint64_t c, uint64_t w)
+{
+	uint64_t k = tree_units(bytes, c, w);
+	return (k == 0 ? 1 : k > c ? c : k) * w / c;
+}
+
 /* The ring's volume as it was sent: the data under the protocol whose
  * overhead the measured volume matches (else the data, a lower bound). */
 static uint64_t ring_wire(uint64_t ring, uint64_t measured, uint8_t *proto_out)
@@ -119,7 +133,7 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 			for (uint32_t i = 0; i < npeers && fits; i++) {
 				if (bytes[i] * 5 < max)
 					continue;
-				uint64_t k = (bytes[i] * c + w / 2) / w;
+				uint64_t k = tree_units(bytes[i], c, w);
 				uint64_t want = k * w / c;
 				fits = k >= 1 && k <= c && absdiff(bytes[i], want) <= w / 64;
 			}
@@ -142,8 +156,7 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 		for (uint32_t i = 0; i < npeers && simple_bound; i++) {
 			if (bytes[i] * 5 < max)
 				continue;
-			uint64_t k = (bytes[i] * 2 + n_bytes / 2) / n_bytes;
-			uint64_t want = (k == 0 ? 1 : k > 2 ? 2 : k) * n_bytes / 2;
+			uint64_t want = tree_expect(bytes[i], 2, n_bytes);
 			simple_bound = want <= bytes[i] && (bytes[i] - want) * 100 <= want * 8;
 		}
 		if (simple_bound) {
@@ -155,9 +168,7 @@ uint8_t as_infer_pattern(uint8_t type, int32_t nranks, uint64_t n_bytes, uint32_
 	for (uint32_t i = 0; i < npeers; i++) {
 		if (bytes[i] * 5 < max)
 			continue;
-		/* more than C units is the next operator's traffic in the window */
-		uint64_t k = (bytes[i] * den + nw / 2) / nw;
-		expected_out[i] = (k == 0 ? 1 : k > den ? den : k) * nw / den;
+		expected_out[i] = tree_expect(bytes[i], den, nw);
 	}
 	return PULSE_ALGO_TREE;
 }
