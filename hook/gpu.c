@@ -5,8 +5,6 @@
  * Otherwise CUDA_VISIBLE_DEVICES (first entry), else unknown. The PCI bus
  * id is cached per thread and device. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
