@@ -111,6 +111,11 @@ struct an_inst {
  * (the localizer's rule and the peer trigger) */
 #define AN_ACTIVE_OUTLIER 1.15
 
+/* the last caller (loc_lateness.c): the same rank in AN_LAST_K of a group's
+ * AN_LAST_N most recent collectives */
+#define AN_LAST_N 10
+#define AN_LAST_K 8
+
 struct an_sig {
 	int peer_node;           /* the node whose actual time stood out of its peers' in the last
 	                          * instance (-1 none), and that instance */
@@ -156,6 +161,9 @@ struct an_comm {
 	uint64_t xlo, xhi;       /* all of them within these seqs */
 	uint64_t xdue;           /* none of them is due before this data time (a lower bound:
 	                          * the checks are skipped until then) */
+	int32_t last_callers[AN_LAST_N]; /* the last caller (an_last_caller) of its most recent
+	                          * complete collectives, a ring; -1 none */
+	uint32_t nlast;          /* instances put in the ring */
 };
 
 /* Calls seen on hook_op lines, per process and communicator (the mapping
@@ -200,7 +208,10 @@ struct an_qpwin {
 	double mean_gbps;
 };
 
-enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2 };
+/* AN_TRIG_STRAGGLER: a rank every other rank waited for, persistently
+ * (trigger.c last_caller_check); its evidence spans AN_LAST_K instances, so
+ * the rest after a slow trigger's localization (slow_rearm) does not hold it */
+enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2, AN_TRIG_STRAGGLER = 3 };
 
 /* An iteration a confirmation leaves out: the instances first called in
  * [a, b], and the evidence's own instance (comm, seq: a P2P instance
@@ -391,6 +402,11 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 /* Delayed start (computation fail-slow): both localizers use it (OP-level
  * data suffices, as in the paper). Returns 1 with d filled. */
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+/* loc_lateness.c: the rank of a complete built-in collective that every
+ * other rank waited for (least slack between its call and its first byte,
+ * past the others' noise), or -1; its slack and the others' median */
+int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
+		       double *mine, double *others);
 /* Rank-level actual rate of custom collectives, averaged over each node's
  * last k records in the window (observed: the OP-level variant, volume /
  * duration). Returns 1 with d filled. */

@@ -385,3 +385,195 @@ out:
 	free(v);
 	return found;
 }
+
+/* The last caller. A collective cannot begin on a rank before that rank
+ * has called it, and it moves no data until the ranks it waits for have
+ * called it too: each rank's slack, its first byte minus its own call, is
+ * how long it waited for the others. The rank everyone waits for (a GPU or
+ * CPU that computes slowly) has the least slack. Both ends of the slack
+ * are read on one host's clock, so unlike arrivals compared across hosts,
+ * no clock offset enters it; it sees stragglers whose delay is inside the
+ * hosts' clock error.
+ *
+ * Per instance, the rank with the least slack is the last caller when its
+ * slack lies LAST_SDS robust SDs below the median of the others' (their
+ * MAD, leave-one-out: the candidate must not widen its own yardstick; an
+ * epoch at least, the resolution of a first byte). One instance proves
+ * nothing (a data-loader hiccup); the same rank, last caller in LAST_K of
+ * its group's LAST_N most recent instances, is a machine that computes
+ * slowly. Runs after the communication methods: a rank whose own NIC is
+ * slow arrives late too, and is also excluded by its transmissions
+ * (transmits_slower). */
+#define LAST_N AN_LAST_N
+#define LAST_K AN_LAST_K
+#define LAST_SDS 5.0
+
+struct last_cand {
+	int count, node;
+	int32_t rank;
+	const struct an_comm *c;
+	const struct an_inst *first;
+	double slack, others;
+};
+
+int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
+		       double *mine, double *others)
+{
+	double sl[LATE_MAX_RANKS], o[LATE_MAX_RANKS];
+	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
+	int by_call = 0;
+	if (!peer_instance(c, in, &by_call) || !by_call)
+		return -1;
+	int32_t lo = -1;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r->start || r->start < r->call)
+			return -1;
+		sl[k] = (double)(r->start - r->call);
+		if (lo < 0 || sl[k] < sl[lo])
+			lo = k;
+	}
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++)
+		if (k != lo)
+			o[n++] = sl[k];
+	double med = an_median(o, (size_t)n);
+	for (int k = 0; k < n; k++)
+		o[k] = fabs(o[k] - med);
+	double sd = 1.4826 * an_median(o, (size_t)n);
+	if (sd < ep)
+		sd = ep;
+	if (med - sl[lo] <= LAST_SDS * sd)
+		return -1;
+	*mine = sl[lo];
+	*others = med;
+	return lo;
+}
+
+/* The group's most recent instances, LAST_N at a time, each run of them
+ * ending inside the window's cause span or later: its best run, the
+ * rank named most often in it, into the per-host bests. A trigger is
+ * localized some time after its evidence; the run that fired it may have
+ * slid out of the last LAST_N by then. */
+static void judge_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
+			      const struct an_inst **v, struct last_cand *host_best)
+{
+	int by_call = 1;
+	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
+	if (!by_call || n < LAST_N)
+		return;
+	int32_t who[LATE_MAX];
+	double mine[LATE_MAX], others[LATE_MAX];
+	for (uint32_t i = 0; i < n; i++)
+		who[i] = an_last_caller(s, c, v[i], &mine[i], &others[i]);
+	int count[LATE_MAX_RANKS];
+	int best = 0;
+	int32_t k = -1;
+	uint32_t at = 0; /* the first instance of the best run */
+	for (uint32_t e = LAST_N - 1; e < n; e++) {
+		if (v[e]->first_call < w->cause0)
+			continue;
+		memset(count, 0, (size_t)c->nranks * sizeof count[0]);
+		for (uint32_t i = e + 1 - LAST_N; i <= e; i++)
+			if (who[i] >= 0)
+				count[who[i]]++;
+		for (int32_t q = 0; q < c->nranks; q++)
+			if (count[q] > best || (count[q] == best && q == k)) {
+				best = count[q];
+				k = q;
+				at = e + 1 - LAST_N;
+			}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG2") && k >= 0 && best >= LAST_K / 2)
+		fprintf(stderr, "   last caller comm %016" PRIx64 " rank %d in %d of %d\n", c->id, k, best, LAST_N);
+	if (k < 0 || best < LAST_K || transmits_slower(v, n, c->nranks, k, at))
+		return;
+	uint32_t f = at;
+	while (who[f] != k)
+		f++;
+	double ms[LAST_N], os[LAST_N];
+	int m = 0;
+	for (uint32_t i = at; i < at + LAST_N; i++)
+		if (who[i] == k) {
+			ms[m] = mine[i];
+			os[m++] = others[i];
+		}
+	const struct an_rec *r = v[f]->recs[k];
+	if (r->node < 0 || s->nodes[r->node].host < 0 || (uint32_t)s->nodes[r->node].host >= s->nhosts)
+		return;
+	struct last_cand *hb = &host_best[s->nodes[r->node].host];
+	if (best > hb->count) {
+		hb->count = best;
+		hb->node = r->node;
+		hb->rank = k;
+		hb->c = c;
+		hb->first = v[f];
+		hb->slack = an_median(ms, (size_t)m);
+		hb->others = an_median(os, (size_t)m);
+	}
+}
+
+int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	if (!s->nhosts || !w->n)
+		return 0;
+	struct last_cand *host_best = calloc(s->nhosts, sizeof *host_best);
+	uint8_t *seen = calloc(s->ncomms ? s->ncomms : 1, 1);
+	const struct an_inst **v = malloc(AN_HIST * sizeof *v);
+	int found = 0;
+	if (!host_best || !seen || !v)
+		goto out;
+	for (uint32_t i = 0; i < w->n; i++) {
+		int ci = w->comm[i];
+		if (seen[ci])
+			continue;
+		seen[ci] = 1;
+		const struct an_comm *c = s->comms[ci];
+		if (c->nranks < 3 || c->nranks > LATE_MAX_RANKS || c->retired)
+			continue;
+		judge_last_caller(s, c, w, v, host_best);
+	}
+	int best = -1, rivals = 0;
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		if (!host_best[h].count)
+			continue;
+		rivals++;
+		if (best < 0 || host_best[h].count > host_best[best].count)
+			best = (int)h;
+	}
+	if (best < 0)
+		goto out;
+	const struct last_cand *b = &host_best[best];
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "last caller: %s GPU %d comm %016" PRIx64 " in %d of %d (slack %.3f ms, others %.3f ms), %d hosts\n",
+			an_node_host(s, b->node), s->nodes[b->node].gpu, b->c->id, b->count, LAST_N, b->slack / 1e6,
+			b->others / 1e6, rivals);
+	if (rivals > 1)
+		goto out; /* two machines everyone waits for: not one culprit */
+	d->cls = AN_COMP_SLOW;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, b->node, b->rank);
+	d->comm_id = b->c->id;
+	d->seq = b->first->seq;
+	d->op = b->first->op;
+	snprintf(d->metric, sizeof d->metric, "launch_slack_ns");
+	d->value = b->slack;
+	d->median = b->others;
+	an_diag_margin(d, b->count, 0, LAST_K);
+	d->evidence_ranks = (uint32_t)b->c->nranks;
+	d->onset_ns = b->first->recs[b->rank]->call;
+	d->persistent = 1; /* LAST_K instances: no confirmation to wait for */
+	snprintf(d->why, sizeof d->why,
+		 "in %d of %d operators in a row of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
+		 "between its call and its first byte where the others waited %.2f ms: every rank waited "
+		 "for its call, it computes slowly",
+		 b->count, LAST_N, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
+	an_diag_step(d, "no communication outlier; per group: the last caller (least slack between a "
+			"rank's call and its first byte, on its own clock), persistent");
+	found = 1;
+out:
+	free(host_best);
+	free(seen);
+	free(v);
+	return found;
+}

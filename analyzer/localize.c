@@ -88,6 +88,7 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comm-slow: per-transfer rate", an_comm_slow_edge_rate, step_edge },
 	{ "comm-slow: actual-time outlier", an_comm_slow_active_outlier, step_active },
 	{ "comm-slow: rank-level rate", custom_rate, step_custom },
+	{ "comp-slow: last caller", an_comp_slow_last_caller, NULL },
 	{ "comp-slow: delayed start", an_rule_delayed_start, step_delayed },
 	{ "comp-slow: CPU", an_comp_slow_cpu, NULL },
 	{ "comm-slow: transfer share", an_comm_slow_xfer_shift, step_xfer },

@@ -13,7 +13,8 @@
  *   loc_comp_slow.c  computation fail-slow: delayed starts
  *   loc_cpu.c        computation fail-slow in the CPU (proxy threads)
  *   loc_lateness.c   computation fail-slow below one instance's noise: a
- *                    rank's lateness shifted, persistently
+ *                    rank's lateness shifted, persistently; the last
+ *                    caller (least slack between call and first byte)
  *   diagnosis.c      building, comparing and keeping diagnoses
  *   window.c         the window around a trigger */
 #ifndef PULSE_ANALYZER_LOCALIZER_H
@@ -50,6 +51,7 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 
 /* loc_lateness.c */
 int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
+int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
 
 /* loc_cpu.c */
 int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);

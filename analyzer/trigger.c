@@ -68,7 +68,7 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 	va_start(ap, fmt);
 	vsnprintf(t->why, sizeof t->why, fmt, ap);
 	va_end(ap);
-	if (kind == AN_TRIG_SLOW)
+	if (kind != AN_TRIG_HANG)
 		s->st.triggers_slow++;
 	else
 		s->st.triggers_hang++;
@@ -343,6 +343,35 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 		     pulse_op_type_name(in->op), in->seq, c->id, rk[hi], v[hi] / 1e6, med / 1e6, n);
 }
 
+/* The rank every other rank waited for, in AN_LAST_K of the group's
+ * AN_LAST_N most recent collectives (an_last_caller): a straggler whose
+ * delay may stay below every duration threshold. Fires when the count
+ * reaches AN_LAST_K. */
+static void last_caller_check(struct an_state *s, struct an_comm *c, const struct an_inst *in)
+{
+	double mine = 0, others = 0;
+	int32_t k = an_last_caller(s, c, in, &mine, &others);
+	if (!c->builtin || c->nranks < 3)
+		return;
+	if (!c->nlast)
+		for (int i = 0; i < AN_LAST_N; i++)
+			c->last_callers[i] = -1;
+	c->last_callers[c->nlast++ % AN_LAST_N] = k;
+	if (k < 0)
+		return;
+	int n = 0;
+	for (int i = 0; i < AN_LAST_N; i++)
+		n += c->last_callers[i] == k;
+	if (getenv("PULSE_ANALYZER_DEBUG2"))
+		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d\n", c->id, in->seq,
+			k, n, AN_LAST_N);
+	if (n == AN_LAST_K)
+		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call,
+		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": every rank waited for rank %d's call "
+		     "(%.2f ms from its call to its first byte, the others %.2f ms), in %d of the last %d",
+		     pulse_op_type_name(in->op), in->seq, c->id, k, mine / 1e6, others / 1e6, n, AN_LAST_N);
+}
+
 void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in)
 {
 	if (in->evaluated)
@@ -353,6 +382,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 			return;
 	skew_update(s, c, in);
 	peer_check(s, c, in);
+	last_caller_check(s, c, in);
 	struct an_sig *g = &c->sigs[in->sig];
 	uint64_t span = in->last_end > in->first_call && in->first_call ? in->last_end - in->first_call : 0;
 	double med, mad;

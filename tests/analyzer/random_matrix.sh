@@ -15,7 +15,7 @@
 # mixed faults, which the analyzer is not yet hardened against (issue 19).
 set -u
 cd "$(dirname "$0")/../.."
-floor=${RANDOM_MATRIX_FLOOR:-19}
+floor=${RANDOM_MATRIX_FLOOR:-20}
 gen=build/bin/pulse-gen-scenarios
 for need in sim/run_cluster build/bin/pulse-host-agent build/bin/pulse-analyzer build/bin/pulse-eval-score "$gen"; do
 	if [ ! -x "$need" ]; then echo "skip: $need not built"; exit 77; fi

@@ -242,6 +242,61 @@ static void test_comp_slow_all_equal(void **state)
 /* ---- computation fail-slow on a CPU (proxy): extended duration, normal
  * start and actual time; Pulse says computation, the OP-level baseline
  * misjudges it as communication (the paper's ◐) ---- */
+/* an_last_caller: the rank whose first byte followed its own call soonest,
+ * past the others' spread (leave-one-out), is the one everyone waited for;
+ * clocks do not enter (each slack is one host's difference) */
+static void test_last_caller(void **state)
+{
+	(void)state;
+	struct an_state *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	s->epoch_ns = 32000;
+	struct an_comm c;
+	memset(&c, 0, sizeof c);
+	c.nranks = 5;
+	c.builtin = 1;
+	struct an_rec r[5], *pr[5];
+	struct an_inst in;
+	memset(&in, 0, sizeof in);
+	in.op = PULSE_HOOK_OP_ALLREDUCE;
+	in.nrec = 5;
+	in.recs = pr;
+	/* each host's clock off by up to 3 ms: no effect on the slack */
+	const uint64_t clock_off[5] = { 0, 3000000, 1000000, 2500000, 500000 };
+	const uint64_t slack_us[5] = { 3000, 3100, 2950, 300, 3050 };
+	for (int k = 0; k < 5; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		r[k].rank = k;
+		r[k].status = PULSE_OP_COMPLETE;
+		r[k].op = PULSE_HOOK_OP_ALLREDUCE;
+		r[k].call = 1000000000ull + clock_off[k] + (uint64_t)k * 7000;
+		r[k].start = r[k].call + slack_us[k] * 1000;
+		pr[k] = &r[k];
+	}
+	double mine = 0, others = 0;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 3);
+	assert_true(fabs(mine - 300000) < 1);
+	assert_true(fabs(others - 3025000) < 1);
+	/* within the others' noise: nobody */
+	r[3].start = r[3].call + 2800000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	/* the others alike: no spread finer than an epoch, so 5 epochs (160 us) */
+	for (int k = 0; k < 5; k++)
+		r[k].start = r[k].call + 3000000;
+	r[3].start = r[3].call + 3000000 - 150000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	r[3].start = r[3].call + 3000000 - 170000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 3);
+	/* a rank that has not finished, or a P2P: not comparable */
+	r[3].start = r[3].call + 300000;
+	r[1].status = 0;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	r[1].status = PULSE_OP_COMPLETE;
+	in.op = PULSE_HOOK_OP_SEND;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	free(s);
+}
+
 static void test_comp_slow_cpu(void **state)
 {
 	(void)state;
@@ -1137,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_custom_stop),
 		cmocka_unit_test(test_comp_slow_delayed),
 		cmocka_unit_test(test_comp_slow_all_equal),
+		cmocka_unit_test(test_last_caller),
 		cmocka_unit_test(test_comp_slow_cpu),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),

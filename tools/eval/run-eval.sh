@@ -11,6 +11,8 @@
 #   EVAL_OUT=DIR       default build/eval
 #   EVAL_KEEP=1        keep the simulator's per-host output (and, in the
 #                      randomized matrix, the agents' output and truth-ops.jsonl)
+#   EVAL_KEEP=agent    keep only what pulse-analyzer --replay RUN/run needs
+#                      again: the agents' output and the hosts' link lines
 #   EVAL_NO_ABLATION=1 skip the ablation
 #   EVAL_SEED=S        the randomized matrix's seed (default: today, date +%Y%m%d)
 #   EVAL_COUNT=N       its runs (default 200)

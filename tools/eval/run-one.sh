@@ -30,6 +30,10 @@ fi
 # keep the agent output and reports, drop the bulky simulator output
 if [ -z "${EVAL_KEEP:-}" ]; then
 	rm -rf "$run/run/hosts"
+elif [ "$EVAL_KEEP" = agent ]; then
+	# what pulse-analyzer --replay needs again (agent/, the hosts' link lines)
+	find "$run/run/hosts" -type f ! -name links.jsonl -delete 2>/dev/null
+	rm -f "$run/run/truth-ops.jsonl"
 fi
 now=$(date +%s)
 verdict=""
