@@ -255,6 +255,103 @@ static void p2p_awaited(struct an_state *s, struct an_comm *c, const struct an_i
 		memset(awaited, 1, (size_t)c->nranks);
 }
 
+/* B for P2P operators (a group of sends and receives: each rank's counts
+ * differ by design): the k-th send from r to q carries as many elements as
+ * the k-th receive of q from r (NCCL pairs them in that order; an_call.pair).
+ * A pair whose counts differ is an inconsistent call; the rank that is one
+ * end of every such pair, with two partners at least (one pair alone does
+ * not tell which end is wrong), called it. Returns its rank, or -1; the
+ * counts of one of its pairs in *mine, *theirs. */
+struct p2p_call {
+	int32_t rank, peer;
+	uint32_t pair;
+	uint8_t op;
+	uint64_t count;
+};
+
+static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *c, uint64_t key, uint64_t *mine,
+				uint64_t *theirs)
+{
+	int32_t culprit = -1;
+	size_t n = 0, cap = 0;
+	struct p2p_call *v = NULL;
+	int *bad = calloc((size_t)c->nranks, sizeof *bad);
+	int32_t *partner = malloc((size_t)c->nranks * sizeof *partner);
+	if (!bad || !partner)
+		goto out;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->comm != c->id)
+			continue;
+		int32_t r = an_map_rank(s, p->host, p->pid, p->comm);
+		if (r < 0 || r >= c->nranks)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (an_call_key(p, x) != key || (x->op != PULSE_HOOK_OP_SEND && x->op != PULSE_HOOK_OP_RECV) ||
+			    x->peer < 0 || x->peer >= c->nranks || x->pair == UINT32_MAX)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				struct p2p_call *y = realloc(v, nc * sizeof *y);
+				if (!y)
+					goto out;
+				v = y;
+				cap = nc;
+			}
+			v[n++] = (struct p2p_call){ r, x->peer, x->pair, x->op, x->count };
+		}
+	}
+	int pairs = 0;
+	for (size_t a = 0; a < n; a++) {
+		if (v[a].op != PULSE_HOOK_OP_SEND)
+			continue;
+		for (size_t b = 0; b < n; b++)
+			if (v[b].op == PULSE_HOOK_OP_RECV && v[b].rank == v[a].peer && v[b].peer == v[a].rank &&
+			    v[b].pair == v[a].pair) {
+				if (v[b].count != v[a].count) {
+					pairs++;
+					bad[v[a].rank]++;
+					bad[v[b].rank]++;
+				}
+				break;
+			}
+	}
+	if (!pairs)
+		goto out;
+	int32_t k = 0;
+	for (int32_t q = 1; q < c->nranks; q++)
+		if (bad[q] > bad[k])
+			k = q;
+	if (bad[k] != pairs)
+		goto out; /* some mismatched pair without it: not one rank's call */
+	int npart = 0;
+	for (size_t a = 0; a < n; a++) {
+		if (v[a].op != PULSE_HOOK_OP_SEND)
+			continue;
+		for (size_t b = 0; b < n; b++)
+			if (v[b].op == PULSE_HOOK_OP_RECV && v[b].rank == v[a].peer && v[b].peer == v[a].rank &&
+			    v[b].pair == v[a].pair && v[b].count != v[a].count) {
+				int32_t other = v[a].rank == k ? v[b].rank : v[a].rank;
+				int known = 0;
+				for (int j = 0; j < npart; j++)
+					known |= partner[j] == other;
+				if (!known)
+					partner[npart++] = other;
+				*mine = v[a].rank == k ? v[a].count : v[b].count;
+				*theirs = v[a].rank == k ? v[b].count : v[a].count;
+				break;
+			}
+	}
+	if (npart >= 2)
+		culprit = k;
+out:
+	free(v);
+	free(bad);
+	free(partner);
+	return culprit;
+}
+
 /* Hang localization for one hung operator; 1 with d filled. */
 static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int oplevel,
 		    struct an_diagnosis *d)
@@ -367,6 +464,26 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		if (found) {
 			an_diag_step(d, "first hung operator: inconsistent calls");
 			snprintf(d->metric, sizeof d->metric, "call");
+			goto done;
+		}
+	} else {
+		uint64_t mine = 0, theirs = 0;
+		int32_t r = p2p_inconsistent(s, c, key, &mine, &theirs);
+		if (r >= 0 && m[r].node >= 0) {
+			d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_INCONSISTENT;
+			d->level = AN_LEVEL_MACHINE;
+			an_diag_suspect(s, d, m[r].node, r);
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " (%s group) hangs: rank %d's sends and receives carry %" PRIu64
+				 " elements where its peers' matching calls carry %" PRIu64 ": inconsistent operators",
+				 opn, key, an_par_label(c->par), r, mine, theirs);
+			an_diag_step(d, "first hung operator: P2P calls whose counts differ from their peers' "
+					"matching calls, all at one rank");
+			snprintf(d->metric, sizeof d->metric, "call");
+			d->value = (double)mine;
+			d->median = (double)theirs;
+			found = 1;
 			goto done;
 		}
 	}
