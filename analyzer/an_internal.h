@@ -106,6 +106,9 @@ struct an_inst {
  * the window's candidates for "first in time order" (window.c), and the
  * span within which a slow trigger's fires are one episode (trigger.c) */
 #define AN_CAUSE_PERIODS 4
+/* a confirmation takes a delayed start this many iterations after the
+ * evidence's at most (loc_comp_slow.c) */
+#define AN_CONFIRM_PERIODS 2
 
 /* actual time this much above its operator instance's median is an outlier
  * (the localizer's rule and the peer trigger) */

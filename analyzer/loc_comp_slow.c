@@ -240,6 +240,16 @@ int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
 	return w->excl.b && r->start >= w->excl.a && r->start <= w->excl.b;
 }
 
+/* A confirmation (w->excl) takes a delayed start from the operators right
+ * after the evidence only: a slow GPU or CPU delays them all, while noise
+ * (routing, a data-loader hiccup) delays some rank again somewhere later by
+ * chance, and the same rank by chance too in a small group */
+static int past_confirmation(const struct an_state *s, const struct an_window *w, const struct an_rec *r)
+{
+	uint64_t period = an_period_ns(s);
+	return w->excl.b && period && r->start > w->excl.b + AN_CONFIRM_PERIODS * period;
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -254,7 +264,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
-			if (!r || (r->call < w->cause0 && r->start < w->cause0) || an_rec_excluded(w, r))
+			if (!r || (r->call < w->cause0 && r->start < w->cause0) || an_rec_excluded(w, r) ||
+			    past_confirmation(s, w, r))
 				continue;
 			int nsib;
 			uint64_t ex = 0;
@@ -345,7 +356,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (st[j] > st[hi])
 				hi = j;
 		const struct an_rec *r = in->recs[rk[hi]];
-		if (an_rec_excluded(w, r))
+		if (an_rec_excluded(w, r) || past_confirmation(s, w, r))
 			continue;
 		/* against this rank's usual lateness in this group (uneven routing
 		 * makes some ranks late every time: that is the schedule, not an

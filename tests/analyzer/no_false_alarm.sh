@@ -15,7 +15,12 @@
 #   - benign events (issue 19): a MoE job killed and restarted 28 s later
 #     (seed 1919 #55: its old groups, unfinished, read as a rank that "has
 #     not started" for 29.7 s) and a ring broadcast paused by checkpoints
-#     (seed 5150 #69: its receive-only last rank read as a stopped GPU).
+#     (seed 5150 #69: its receive-only last rank read as a stopped GPU);
+#   - a 3-host MoE with routing skew 0.49 (seed 31337 #31) and a neighbor
+#     exchange with data-loader hiccups (seed 777001 #93, draws 2): one
+#     delayed start from noise, "confirmed" by another on the same rank
+#     iterations later, before confirmations judged only the two iterations
+#     after the evidence.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
