@@ -283,12 +283,14 @@ void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int s
 	sm->stat_flows++;
 	/* the new flow itself is on the TX list: it gets its rate there */
 	refresh_around(sm, src, dst, f->path);
-	if (a->arm_down && !a->down && bytes >= 65536) {
-		/* NIC down: it stops in the middle of this slice */
-		a->arm_down = 0;
+	/* NIC down: it stops in the middle of this slice, which it sends or
+	 * (a NIC that only receives, as a broadcast's leaves) receives */
+	int down = a->arm_down && !a->down ? src : b->arm_down && !b->down ? dst : -1;
+	if (down >= 0 && bytes >= 65536) {
+		sm->nics[down].arm_down = 0;
 		double t = f->rate > 0 ? f->total / f->rate : 1000;
 		heap_push(&sm->q, sm->now + t * sc_rng_range(&sm->rng, 0.2, 0.8), EV_NIC_DOWN, NULL,
-			  (uint32_t)src, 0);
+			  (uint32_t)down, 0);
 	}
 }
 
