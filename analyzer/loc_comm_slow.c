@@ -25,6 +25,33 @@
 
 #define RATE_OUTLIER 1.15   /* rank-level rate this much below the members' median */
 
+/* A slow NIC or link slows every transfer of its rank. A rank whose
+ * excess lies on its transfer to one peer while its transfers to the
+ * others took the usual time (within AN_ACTIVE_OUTLIER of the instance's
+ * median) waited on that peer (a receiver slow to free its buffers, a
+ * child of a tree slow to feed it): not this rank's outlier. */
+static int one_slow_transfer(const struct an_rec *r, double med)
+{
+	double o[256];
+	int n = 0, hi = -1;
+	for (uint32_t i = 0; i < r->npeers && n < 256; i++) {
+		const struct an_peer *q = &r->peers[i];
+		if (!q->expected || !q->active)
+			continue;
+		if (hi < 0 || q->active > r->peers[hi].active)
+			hi = (int)i;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	int m = 0;
+	for (uint32_t i = 0; i < r->npeers && m < 256; i++)
+		if ((int)i != hi && r->peers[i].expected && r->peers[i].active)
+			o[m++] = (double)r->peers[i].active;
+	double others = an_median(o, (size_t)m);
+	return (double)r->peers[hi].active > AN_ACTIVE_OUTLIER * others && others <= AN_ACTIVE_OUTLIER * med;
+}
+
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	int cap = (int)s->nnodes;
@@ -71,6 +98,8 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		if (!(v[hi] > AN_ACTIVE_OUTLIER * med && v[hi] - med > 2.0 * ep))
 			continue;
 		struct an_rec *r = in->recs[rk[hi]];
+		if (one_slow_transfer(r, med))
+			continue;
 		outl++;
 		votes[r->node]++;
 		if (r->call && (!first[r->node] || r->call < first[r->node]))
