@@ -9,13 +9,16 @@
  *   1. per transfer: actual rate, node common to the slow transfers;
  *   2. DP/TP groups: actual communication time outlier;
  *   3. EP/custom groups: lowest rank-level actual rate;
- *   4. computation: the first delayed start against sibling groups or the
+ *   4. computation: the rank every other rank waited for, persistently
+ *      (the last caller, loc_lateness.c);
+ *   5. computation: the first delayed start against sibling groups or the
  *      instance's peers (loc_comp_slow.c);
- *   5. computation in the CPU (proxy threads, loc_cpu.c);
- *   6. a transfer slower than its usual share of its operator instance
+ *   6. computation in the CPU (proxy threads, loc_cpu.c);
+ *   7. a transfer slower than its usual share of its operator instance
  *      (too small for the window's medians);
- *   7. peers only, no history: the transfers whose peak epoch stays below
- *      their instance's (a capped NIC or path, from the first iteration). */
+ *   8. peers only, no history: the transfers whose peak epoch stays below
+ *      their instance's (a capped NIC or path, from the first iteration);
+ *   9. a persistent shift of a rank's lateness (loc_lateness.c). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
