@@ -513,6 +513,97 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 	}
 }
 
+/* The median slack (first byte minus call) of node a's P2P sends to node b
+ * in pipeline groups, over the ones called in [t0, t1); NAN with fewer
+ * than three. */
+static double pp_send_slack(const struct an_state *s, int a, int b, uint64_t t0, uint64_t t1)
+{
+	double v[256];
+	int n = 0;
+	for (uint32_t ci = 0; ci < s->ncomms && n < 256; ci++) {
+		const struct an_comm *c = s->comms[ci];
+		if (c->par != PULSE_PAR_PP || !c->custom)
+			continue;
+		int32_t ra = -1;
+		for (int32_t r = 0; r < c->nranks && ra < 0; r++)
+			if (c->m[r].node == a)
+				ra = r;
+		if (ra < 0)
+			continue;
+		for (uint32_t i = 0; i < AN_HIST && n < 256; i++) {
+			const struct an_inst *in = &c->hist[i];
+			const struct an_rec *r = in->used && in->recs ? in->recs[ra] : NULL;
+			if (!r || r->status != PULSE_OP_COMPLETE || !r->call || !r->start || r->start < r->call ||
+			    r->call < t0 || r->call >= t1)
+				continue;
+			for (uint32_t p = 0; p < r->npeers; p++)
+				if (r->peers[p].node == b && r->peers[p].expected) {
+					v[n++] = (double)(r->start - r->call);
+					break;
+				}
+		}
+	}
+	return n >= 3 ? an_median(v, (size_t)n) : NAN;
+}
+
+/* A pipeline cascades a straggler: the neighbour stage waits for it, then
+ * calls its own group's collectives late and is their last caller. Who
+ * waits for whom shows in their P2P transfers: a send cannot start before
+ * its receiver has posted its receive, so the slack of node's sends to a
+ * pipeline neighbour rises when that neighbour comes late. From t (the
+ * start of the last-caller run) on, against as long before it: when
+ * node's sends to a neighbour waited longer by more than the neighbour's
+ * sends to node did (two epochs more at least), node was held up by it;
+ * the neighbour replaces it, hop by hop. Returns the node at the end. */
+static int pp_root(const struct an_state *s, int node, uint64_t t, int *hops)
+{
+	uint64_t now = s->now_ns, span = now > t ? now - t : 0;
+	uint64_t t0 = t > span ? t - span : 0;
+	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
+	int seen[8];
+	int ns = 0;
+	*hops = 0;
+	while (ns < 8) {
+		seen[ns++] = node;
+		int next = -1;
+		double best = 0;
+		for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+			const struct an_comm *c = s->comms[ci];
+			if (c->par != PULSE_PAR_PP || !c->custom)
+				continue;
+			int mine = 0;
+			for (int32_t r = 0; r < c->nranks; r++)
+				mine |= c->m[r].node == node;
+			if (!mine)
+				continue;
+			for (int32_t r = 0; r < c->nranks; r++) {
+				int p = c->m[r].node;
+				if (p < 0 || p == node)
+					continue;
+				double out = pp_send_slack(s, node, p, t, now + 1) - pp_send_slack(s, node, p, t0, t);
+				double in = pp_send_slack(s, p, node, t, now + 1) - pp_send_slack(s, p, node, t0, t);
+				if (isnan(out) || isnan(in))
+					continue;
+				if (out - in > 2 * ep && out - in > best) {
+					best = out - in;
+					next = p;
+				}
+			}
+		}
+		int again = 0;
+		for (int j = 0; j < ns; j++)
+			again |= seen[j] == next;
+		if (next < 0 || again)
+			break;
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "last caller: %s GPU %d waited %.3f ms more on %s GPU %d (pipeline)\n",
+				an_node_host(s, node), s->nodes[node].gpu, best / 1e6, an_node_host(s, next), s->nodes[next].gpu);
+		node = next;
+		(*hops)++;
+	}
+	return node;
+}
+
 int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	if (!s->nhosts || !w->n)
@@ -550,9 +641,11 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 			b->others / 1e6, rivals);
 	if (rivals > 1)
 		goto out; /* two machines everyone waits for: not one culprit */
+	int hops = 0;
+	int root = pp_root(s, b->node, b->first->first_call, &hops);
 	d->cls = AN_COMP_SLOW;
 	d->level = AN_LEVEL_MACHINE;
-	an_diag_suspect(s, d, b->node, b->rank);
+	an_diag_suspect(s, d, root, root == b->node ? b->rank : -1);
 	d->comm_id = b->c->id;
 	d->seq = b->first->seq;
 	d->op = b->first->op;
@@ -568,6 +661,12 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 		 "between its call and its first byte where the others waited %.2f ms: every rank waited "
 		 "for its call, it computes slowly",
 		 b->count, LAST_N, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
+	if (root != b->node)
+		snprintf(d->why, sizeof d->why,
+			 "%s GPU %d (rank %d) was the last caller in %d of %d operators in a row of its %s group, "
+			 "held up by its pipeline: %s GPU %d, %d stage%s away, posted its receives late; it computes slowly",
+			 an_node_host(s, b->node), s->nodes[b->node].gpu, b->rank, b->count, LAST_N,
+			 an_par_label(b->c->par), an_node_host(s, root), s->nodes[root].gpu, hops, hops > 1 ? "s" : "");
 	an_diag_step(d, "no communication outlier; per group: the last caller (least slack between a "
 			"rank's call and its first byte, on its own clock), persistent");
 	found = 1;
