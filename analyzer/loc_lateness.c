@@ -256,8 +256,9 @@ static int transmits_slower(const struct an_inst **v, uint32_t n, int32_t nranks
 
 /* one group: each rank's most significant shift into the per-host bests */
 static void judge_group(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
-			const struct an_inst **v, struct late_cand *host_best)
+			const struct an_inst **v, void *bests)
 {
+	struct late_cand *host_best = bests;
 	int by_call = 1;
 	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
 	if (n < LATE_MIN_BEFORE + LATE_MIN_AFTER)
@@ -320,16 +321,20 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 	free(lat);
 }
 
-int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+/* Runs judge once on each group of the window with three ranks or more
+ * (v: scratch for collect, per-host bests: the judge's); -1 without
+ * memory. */
+typedef void (*group_judge)(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
+			    const struct an_inst **v, void *bests);
+static int each_group(const struct an_state *s, const struct an_window *w, group_judge judge, void *bests)
 {
-	if (!s->nhosts || !w->n)
-		return 0;
-	struct late_cand *host_best = calloc(s->nhosts, sizeof *host_best);
 	uint8_t *seen = calloc(s->ncomms ? s->ncomms : 1, 1);
 	const struct an_inst **v = malloc(AN_HIST * sizeof *v);
-	int found = 0;
-	if (!host_best || !seen || !v)
-		goto out;
+	if (!seen || !v) {
+		free(seen);
+		free(v);
+		return -1;
+	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		int ci = w->comm[i];
 		if (seen[ci])
@@ -338,8 +343,21 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 		const struct an_comm *c = s->comms[ci];
 		if (c->nranks < 3 || c->nranks > LATE_MAX_RANKS || c->retired)
 			continue;
-		judge_group(s, c, w, v, host_best);
+		judge(s, c, w, v, bests);
 	}
+	free(seen);
+	free(v);
+	return 0;
+}
+
+int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
+{
+	if (!s->nhosts || !w->n)
+		return 0;
+	struct late_cand *host_best = calloc(s->nhosts, sizeof *host_best);
+	int found = 0;
+	if (!host_best || each_group(s, w, judge_group, host_best) < 0)
+		goto out;
 	int best = -1;
 	for (uint32_t h = 0; h < s->nhosts; h++)
 		if (host_best[h].z > 0 && (best < 0 || host_best[h].z > host_best[best].z))
@@ -381,8 +399,6 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 	found = 1;
 out:
 	free(host_best);
-	free(seen);
-	free(v);
 	return found;
 }
 
@@ -456,8 +472,9 @@ int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const 
  * localized some time after its evidence; the run that fired it may have
  * slid out of the last LAST_N by then. */
 static void judge_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
-			      const struct an_inst **v, struct last_cand *host_best)
+			      const struct an_inst **v, void *bests)
 {
+	struct last_cand *host_best = bests;
 	int by_call = 1;
 	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
 	if (!by_call || n < LAST_N)
@@ -609,21 +626,9 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 	if (!s->nhosts || !w->n)
 		return 0;
 	struct last_cand *host_best = calloc(s->nhosts, sizeof *host_best);
-	uint8_t *seen = calloc(s->ncomms ? s->ncomms : 1, 1);
-	const struct an_inst **v = malloc(AN_HIST * sizeof *v);
 	int found = 0;
-	if (!host_best || !seen || !v)
+	if (!host_best || each_group(s, w, judge_last_caller, host_best) < 0)
 		goto out;
-	for (uint32_t i = 0; i < w->n; i++) {
-		int ci = w->comm[i];
-		if (seen[ci])
-			continue;
-		seen[ci] = 1;
-		const struct an_comm *c = s->comms[ci];
-		if (c->nranks < 3 || c->nranks > LATE_MAX_RANKS || c->retired)
-			continue;
-		judge_last_caller(s, c, w, v, host_best);
-	}
 	int best = -1, rivals = 0;
 	for (uint32_t h = 0; h < s->nhosts; h++) {
 		if (!host_best[h].count)
@@ -672,7 +677,5 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 	found = 1;
 out:
 	free(host_best);
-	free(seen);
-	free(v);
 	return found;
 }
