@@ -269,6 +269,18 @@ struct p2p_call {
 	uint64_t count;
 };
 
+static int cmp_p2p_call(const void *pa, const void *pb)
+{
+	const struct p2p_call *a = pa, *b = pb;
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->peer != b->peer)
+		return a->peer < b->peer ? -1 : 1;
+	return a->pair < b->pair ? -1 : a->pair > b->pair;
+}
+
 static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *c, uint64_t key, uint64_t *mine,
 				uint64_t *theirs)
 {
@@ -302,47 +314,46 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 			v[n++] = (struct p2p_call){ r, x->peer, x->pair, x->op, x->count };
 		}
 	}
+	/* each send against its receive: sorted by (op, rank, peer, pair), the
+	 * receive of q from r for the pair-th send r -> q is found by search */
+	if (!n)
+		goto out;
+	qsort(v, n, sizeof *v, cmp_p2p_call);
+	size_t *mis = malloc(n * 2 * sizeof *mis);
+	if (!mis)
+		goto out;
 	int pairs = 0;
 	for (size_t a = 0; a < n; a++) {
 		if (v[a].op != PULSE_HOOK_OP_SEND)
 			continue;
-		for (size_t b = 0; b < n; b++)
-			if (v[b].op == PULSE_HOOK_OP_RECV && v[b].rank == v[a].peer && v[b].peer == v[a].rank &&
-			    v[b].pair == v[a].pair) {
-				if (v[b].count != v[a].count) {
-					pairs++;
-					bad[v[a].rank]++;
-					bad[v[b].rank]++;
-				}
-				break;
-			}
+		struct p2p_call want = { v[a].peer, v[a].rank, v[a].pair, PULSE_HOOK_OP_RECV, 0 };
+		const struct p2p_call *r = bsearch(&want, v, n, sizeof *v, cmp_p2p_call);
+		if (!r || r->count == v[a].count)
+			continue;
+		mis[2 * pairs] = a;
+		mis[2 * pairs + 1] = (size_t)(r - v);
+		pairs++;
+		bad[v[a].rank]++;
+		bad[r->rank]++;
 	}
-	if (!pairs)
-		goto out;
 	int32_t k = 0;
 	for (int32_t q = 1; q < c->nranks; q++)
 		if (bad[q] > bad[k])
 			k = q;
-	if (bad[k] != pairs)
-		goto out; /* some mismatched pair without it: not one rank's call */
 	int npart = 0;
-	for (size_t a = 0; a < n; a++) {
-		if (v[a].op != PULSE_HOOK_OP_SEND)
-			continue;
-		for (size_t b = 0; b < n; b++)
-			if (v[b].op == PULSE_HOOK_OP_RECV && v[b].rank == v[a].peer && v[b].peer == v[a].rank &&
-			    v[b].pair == v[a].pair && v[b].count != v[a].count) {
-				int32_t other = v[a].rank == k ? v[b].rank : v[a].rank;
-				int known = 0;
-				for (int j = 0; j < npart; j++)
-					known |= partner[j] == other;
-				if (!known)
-					partner[npart++] = other;
-				*mine = v[a].rank == k ? v[a].count : v[b].count;
-				*theirs = v[a].rank == k ? v[b].count : v[a].count;
-				break;
-			}
+	/* some mismatched pair without k: not one rank's call */
+	for (int i = 0; pairs && bad[k] == pairs && i < pairs; i++) {
+		const struct p2p_call *x = &v[mis[2 * i]], *y = &v[mis[2 * i + 1]];
+		int32_t other = x->rank == k ? y->rank : x->rank;
+		int known = 0;
+		for (int j = 0; j < npart; j++)
+			known |= partner[j] == other;
+		if (!known)
+			partner[npart++] = other;
+		*mine = x->rank == k ? x->count : y->count;
+		*theirs = x->rank == k ? y->count : x->count;
 	}
+	free(mis);
 	if (npart >= 2)
 		culprit = k;
 out:

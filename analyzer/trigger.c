@@ -349,10 +349,10 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
  * reaches AN_LAST_K. */
 static void last_caller_check(struct an_state *s, struct an_comm *c, const struct an_inst *in)
 {
-	double mine = 0, others = 0;
-	int32_t k = an_last_caller(s, c, in, &mine, &others);
 	if (!c->builtin || c->nranks < 3)
 		return;
+	double mine = 0, others = 0;
+	int32_t k = an_last_caller(s, c, in, &mine, &others);
 	if (!c->nlast)
 		for (int i = 0; i < AN_LAST_N; i++)
 			c->last_callers[i] = -1;

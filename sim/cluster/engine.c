@@ -283,9 +283,10 @@ void net_start_flow(struct sim *sm, void *owner, int item, uint64_t bytes, int s
 	sm->stat_flows++;
 	/* the new flow itself is on the TX list: it gets its rate there */
 	refresh_around(sm, src, dst, f->path);
-	/* NIC down: it stops in the middle of this slice, which it sends or
-	 * (a NIC that only receives, as a broadcast's leaves) receives */
-	int down = a->arm_down && !a->down ? src : b->arm_down && !b->down ? dst : -1;
+	/* NIC down: it stops in the middle of this slice, which it sends or,
+	 * on a NIC that has sent nothing (a one-to-all's or broadcast's leaf,
+	 * which only receives), receives */
+	int down = a->arm_down && !a->down ? src : b->arm_down && !b->down && !b->nev ? dst : -1;
 	if (down >= 0 && bytes >= 65536) {
 		sm->nics[down].arm_down = 0;
 		double t = f->rate > 0 ? f->total / f->rate : 1000;
