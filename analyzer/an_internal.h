@@ -165,7 +165,7 @@ struct an_comm {
 	uint64_t xdue;           /* none of them is due before this data time (a lower bound:
 	                          * the checks are skipped until then) */
 	int32_t last_callers[AN_LAST_N]; /* the last caller (an_last_caller) of its most recent
-	                          * complete collectives, a ring; -1 none */
+	                          * complete collectives, a ring: rank + 1, 0 none */
 	uint32_t nlast;          /* instances put in the ring */
 };
 
@@ -385,7 +385,6 @@ struct an_window {
 	uint64_t t0, t1;
 	uint64_t cause0;         /* the earliest a cause may start: a few iterations before the
 	                          * onset (t0 reaches further back, for the baselines) */
-	uint64_t onset;          /* the trigger's first evidence */
 	struct an_excl excl;     /* a confirmation: records that start in [a, b] are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);

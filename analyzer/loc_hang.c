@@ -287,10 +287,9 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 	int32_t culprit = -1;
 	size_t n = 0, cap = 0;
 	struct p2p_call *v = NULL;
-	int *bad = calloc((size_t)c->nranks, sizeof *bad);
-	int32_t *partner = malloc((size_t)c->nranks * sizeof *partner);
-	if (!bad || !partner)
-		goto out;
+	int *bad = calloc((size_t)c->nranks, sizeof *bad); /* mismatched pairs per rank */
+	if (!bad)
+		return -1;
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		const struct an_proc *p = &s->procs[i];
 		if (p->comm != c->id)
@@ -314,15 +313,13 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 			v[n++] = (struct p2p_call){ r, x->peer, x->pair, x->op, x->count };
 		}
 	}
-	/* each send against its receive: sorted by (op, rank, peer, pair), the
-	 * receive of q from r for the pair-th send r -> q is found by search */
 	if (!n)
 		goto out;
+	/* each send against its receive: sorted by (op, rank, peer, pair), the
+	 * receive of q from r for the pair-th send r -> q is found by search */
 	qsort(v, n, sizeof *v, cmp_p2p_call);
-	size_t *mis = malloc(n * 2 * sizeof *mis);
-	if (!mis)
-		goto out;
 	int pairs = 0;
+	const struct p2p_call *fs = NULL, *fr = NULL; /* a mismatched pair, for the report */
 	for (size_t a = 0; a < n; a++) {
 		if (v[a].op != PULSE_HOOK_OP_SEND)
 			continue;
@@ -330,36 +327,35 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 		const struct p2p_call *r = bsearch(&want, v, n, sizeof *v, cmp_p2p_call);
 		if (!r || r->count == v[a].count)
 			continue;
-		mis[2 * pairs] = a;
-		mis[2 * pairs + 1] = (size_t)(r - v);
+		if (!fs) {
+			fs = &v[a];
+			fr = r;
+		}
 		pairs++;
 		bad[v[a].rank]++;
 		bad[r->rank]++;
 	}
+	if (!pairs)
+		goto out;
 	int32_t k = 0;
 	for (int32_t q = 1; q < c->nranks; q++)
 		if (bad[q] > bad[k])
 			k = q;
+	if (bad[k] != pairs)
+		goto out; /* some mismatched pair without k: not one rank's call */
+	/* every mismatched pair has k at one end: its partners are the others
+	 * with a mismatch */
 	int npart = 0;
-	/* some mismatched pair without k: not one rank's call */
-	for (int i = 0; pairs && bad[k] == pairs && i < pairs; i++) {
-		const struct p2p_call *x = &v[mis[2 * i]], *y = &v[mis[2 * i + 1]];
-		int32_t other = x->rank == k ? y->rank : x->rank;
-		int known = 0;
-		for (int j = 0; j < npart; j++)
-			known |= partner[j] == other;
-		if (!known)
-			partner[npart++] = other;
-		*mine = x->rank == k ? x->count : y->count;
-		*theirs = x->rank == k ? y->count : x->count;
-	}
-	free(mis);
-	if (npart >= 2)
-		culprit = k;
+	for (int32_t q = 0; q < c->nranks; q++)
+		npart += q != k && bad[q] > 0;
+	if (npart < 2)
+		goto out;
+	culprit = k;
+	*mine = fs->rank == k ? fs->count : fr->count;
+	*theirs = fs->rank == k ? fr->count : fs->count;
 out:
 	free(v);
 	free(bad);
-	free(partner);
 	return culprit;
 }
 

@@ -353,15 +353,12 @@ static void last_caller_check(struct an_state *s, struct an_comm *c, const struc
 		return;
 	double mine = 0, others = 0;
 	int32_t k = an_last_caller(s, c, in, &mine, &others);
-	if (!c->nlast)
-		for (int i = 0; i < AN_LAST_N; i++)
-			c->last_callers[i] = -1;
-	c->last_callers[c->nlast++ % AN_LAST_N] = k;
+	c->last_callers[c->nlast++ % AN_LAST_N] = k + 1;
 	if (k < 0)
 		return;
 	int n = 0;
 	for (int i = 0; i < AN_LAST_N; i++)
-		n += c->last_callers[i] == k;
+		n += c->last_callers[i] == k + 1;
 	if (getenv("PULSE_ANALYZER_DEBUG2"))
 		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d\n", c->id, in->seq,
 			k, n, AN_LAST_N);

@@ -69,7 +69,6 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 	memset(w, 0, sizeof *w);
 	uint64_t back = lookback_ns(s);
 	uint64_t onset = t->onset_ns ? t->onset_ns : t->fired_ns;
-	w->onset = onset;
 	w->t0 = onset > back ? onset - back : 0;
 	uint64_t cback = cause_lookback_ns(s);
 	w->cause0 = !cback ? w->t0 : onset > cback ? onset - cback : 0;
