@@ -172,6 +172,14 @@ int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 	int hung = an_localize_hang(s, t, 0);
 	if (hung || t->kind == AN_TRIG_HANG)
 		return hung;
-	return an_run_methods(s, t, "pulse", pulse_slow_methods,
-			      sizeof pulse_slow_methods / sizeof *pulse_slow_methods);
+	size_t n = sizeof pulse_slow_methods / sizeof *pulse_slow_methods;
+	/* A straggler trigger is evidence for the last caller alone: the
+	 * communication methods before it still explain a rank that is late
+	 * because its NIC is slow, the methods after it would read the same
+	 * records again for a verdict of their own, from no new evidence. */
+	if (t->kind == AN_TRIG_STRAGGLER)
+		for (size_t i = 0; i < n; i++)
+			if (pulse_slow_methods[i].localize == an_comp_slow_last_caller)
+				n = i + 1;
+	return an_run_methods(s, t, "pulse", pulse_slow_methods, n);
 }

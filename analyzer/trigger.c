@@ -257,15 +257,17 @@ static int is_iteration_sig(const struct an_state *s, const struct an_sig *g)
 	return mine >= 0.9 * best;
 }
 
-/* The node common to an instance's transfers whose peak epoch stayed
- * AN_ACTIVE_OUTLIER below the instance's median peak (their sender, else
- * their receiver), -1 when none or no one node. */
-static int capped_node(const struct an_comm *c, const struct an_inst *in)
+/* The node at one end of every transfer of an instance whose peak epoch
+ * stayed AN_ACTIVE_OUTLIER below the instance's median peak, -1 when none
+ * or no one node. A capped NIC or PCIe link caps what it sends and, less,
+ * what it receives, so its capped transfers can run both ways; where one
+ * transfer alone is capped, its sender. */
+static int capped_node(const struct an_state *s, const struct an_comm *c, const struct an_inst *in)
 {
 	double med;
 	if (an_inst_peak_median(in, c, &med))
 		return -1;
-	int snd = -1, rcv = -1;
+	int a = -1, b = -1, n = 0; /* the ends every capped transfer so far shares */
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
 		if (!r || r->status != PULSE_OP_COMPLETE)
@@ -276,11 +278,23 @@ static int capped_node(const struct an_comm *c, const struct an_inst *in)
 				continue;
 			if (r->node < 0 || q->node < 0)
 				return -1; /* an end not known: no one node */
-			snd = snd == -1 || snd == r->node ? r->node : -2;
-			rcv = rcv == -1 || rcv == q->node ? q->node : -2;
+			if (n++ == 0) {
+				a = r->node;
+				b = q->node;
+				continue;
+			}
+			if (a != r->node && a != q->node)
+				a = -1;
+			if (b != r->node && b != q->node)
+				b = -1;
+			if (a < 0 && b < 0)
+				return -1;
 		}
 	}
-	return snd >= 0 ? snd : rcv >= 0 ? rcv : -1;
+	if (getenv("PULSE_ANALYZER_DEBUG2") && n)
+		fprintf(stderr, "capped: %016" PRIx64 " #%" PRIu64 " %d capped transfers, common end %s\n", c->id,
+			in->seq, n, a >= 0 ? an_node_host(s, a) : b >= 0 ? an_node_host(s, b) : "-");
+	return a >= 0 ? a : b;
 }
 
 /* Peers before history: the ranks of a built-in collective move the same
@@ -295,7 +309,7 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 	if (in->sig < 0)
 		return;
 	struct an_sig *g = &c->sigs[in->sig];
-	int cap = capped_node(c, in);
+	int cap = capped_node(s, c, in);
 	int cap_again = cap >= 0 && g->cap_node == cap && in->seq > g->cap_seq;
 	g->cap_node = cap;
 	g->cap_seq = in->seq;
