@@ -115,9 +115,13 @@ struct an_inst {
 #define AN_ACTIVE_OUTLIER 1.15
 
 /* the last caller (loc_lateness.c): the same rank in AN_LAST_K of a group's
- * AN_LAST_N most recent collectives */
+ * AN_LAST_N most recent collectives; in a group of sends and receives,
+ * those AN_LAST_K spanning AN_LAST_PERIODS iterations at least (an MoE
+ * iteration's all-to-alls all wait on the same routing: its heaviest
+ * expert is their last caller in every layer, forward and backward) */
 #define AN_LAST_N 10
 #define AN_LAST_K 8
+#define AN_LAST_PERIODS 2
 
 struct an_sig {
 	int peer_node;           /* the node whose actual time stood out of its peers' in the last
@@ -166,7 +170,9 @@ struct an_comm {
 	                          * the checks are skipped until then) */
 	int32_t last_callers[AN_LAST_N]; /* the last caller (an_last_caller) of its most recent
 	                          * complete collectives, a ring: rank + 1, 0 none */
+	uint64_t last_t[AN_LAST_N]; /* their first calls */
 	uint32_t nlast;          /* instances put in the ring */
+	int last_fired;          /* the ring's last count passed the trigger's bar */
 };
 
 /* Calls seen on hook_op lines, per process and communicator (the mapping

@@ -112,7 +112,8 @@ static int by_seq(const void *a, const void *b)
 }
 
 /* The group's comparable instances up to now, oldest first, the most
- * recent LATE_MAX. Every operator of the group together: a rank's arrival
+ * recent LATE_MAX (*by_call 2 on entry: its groups of sends and receives,
+ * whatever their pattern). Every operator of the group together: a rank's arrival
  * against the others' does not depend on the operator (an MoE layer's
  * all-to-all sizes differ every time), and the spread before the change
  * measures what does. */
@@ -124,8 +125,15 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 	for (uint32_t i = 0; i < AN_HIST; i++) {
 		const struct an_inst *in = &c->hist[i];
 		int bc;
-		if (!in->used || !peer_instance(c, in, &bc) || (mode >= 0 && bc != mode))
+		if (!in->used)
 			continue;
+		if (*by_call == 2) { /* every group of sends and receives (the last caller's) */
+			if (!c->custom || in->op != PULSE_OP_GROUP)
+				continue;
+			bc = 2;
+		} else if (!peer_instance(c, in, &bc) || (mode >= 0 && bc != mode)) {
+			continue;
+		}
 		uint64_t t = in->first_call ? in->first_call : in->last_end;
 		if (t > now)
 			continue;
@@ -432,34 +440,125 @@ struct last_cand {
 	double slack, others;
 };
 
+/* The index of the least of v[0..n), when it lies LAST_SDS robust SDs
+ * below the median of the others (their MAD, leave-one-out: it must not
+ * widen its own yardstick; an epoch at least), -1 none. */
+static int32_t lowest_apart(const double *v, int32_t n, double ep, double *med_out)
+{
+	double o[LATE_MAX_RANKS];
+	int32_t lo = -1;
+	for (int32_t k = 0; k < n; k++)
+		if (!isnan(v[k]) && (lo < 0 || v[k] < v[lo]))
+			lo = k;
+	int m = 0;
+	for (int32_t k = 0; k < n; k++)
+		if (k != lo && !isnan(v[k]))
+			o[m++] = v[k];
+	if (lo < 0 || m < 2)
+		return -1;
+	double med = an_median(o, (size_t)m);
+	for (int k = 0; k < m; k++)
+		o[k] = fabs(o[k] - med);
+	double sd = 1.4826 * an_median(o, (size_t)m);
+	if (sd < ep)
+		sd = ep;
+	if (med - v[lo] <= LAST_SDS * sd)
+		return -1;
+	*med_out = med;
+	return lo;
+}
+
+/* The last caller of a group of sends and receives in which every rank
+ * sends and receives (a neighbour exchange, an all-to-all): a send moves
+ * no byte before its receiver has posted the receive, so what waits for a
+ * rank that calls late is every transfer into it, while its own
+ * transfers find their receivers ready. Per rank, the median wait (first
+ * byte minus the sender's call, one host's clock) of its own transfers
+ * minus that of the transfers into it: the late rank's lies apart below
+ * the others'. Else the rank whose GPU comes late (below). *mine above
+ * *others: the latter. */
+#define P2P_IN_MAX 8 /* transfers into a rank kept for its median */
+static int32_t p2p_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
+			       double *mine, double *others)
+{
+	double w_in[LATE_MAX_RANKS][P2P_IN_MAX], out_w[LATE_MAX_RANKS], in_w[LATE_MAX_RANKS], d[LATE_MAX_RANKS];
+	double t[256];
+	int n_in[LATE_MAX_RANKS];
+	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
+	if (!c->custom || in->op != PULSE_OP_GROUP || c->nranks < 3 || c->nranks > LATE_MAX_RANKS || in->hung ||
+	    in->nrec != (uint32_t)c->nranks)
+		return -1;
+	memset(n_in, 0, (size_t)c->nranks * sizeof n_in[0]);
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE || !r->call)
+			return -1;
+		int m = 0;
+		for (uint32_t p = 0; p < r->npeers && m < 256; p++) {
+			const struct an_peer *q = &r->peers[p];
+			if (!q->expected || !q->start || q->start < r->call || q->rank < 0 || q->rank >= c->nranks ||
+			    q->rank == k)
+				continue;
+			t[m++] = (double)(q->start - r->call);
+			if (n_in[q->rank] < P2P_IN_MAX)
+				w_in[q->rank][n_in[q->rank]++] = t[m - 1];
+		}
+		if (!m)
+			return -1; /* a rank that only receives: not this pattern */
+		out_w[k] = an_median(t, (size_t)m);
+	}
+	for (int32_t k = 0; k < c->nranks; k++) {
+		if (!n_in[k])
+			return -1; /* a rank that only sends */
+		in_w[k] = an_median(w_in[k], (size_t)n_in[k]);
+		d[k] = out_w[k] - in_w[k];
+	}
+	double med;
+	int32_t lo = lowest_apart(d, c->nranks, ep, &med);
+	if (lo >= 0) {
+		*mine = out_w[lo];
+		*others = in_w[lo];
+		return lo;
+	}
+	/* A rank that called in time but whose GPU reaches the group late (a
+	 * receive is posted at the call, a send starts with the kernel): its
+	 * own first byte follows its call by more than its peers' do; inside
+	 * one group no send waits on another, so no peer's does the same. */
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r->start || r->start < r->call)
+			return -1;
+		d[k] = -(double)(r->start - r->call);
+	}
+	lo = lowest_apart(d, c->nranks, ep, &med);
+	if (lo < 0)
+		return -1;
+	*mine = -d[lo];
+	*others = -med;
+	return lo;
+}
+
+/* The last caller of a built-in collective (above), or of a group of
+ * sends and receives (p2p_last_caller); -1 none. */
 int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
 		       double *mine, double *others)
 {
-	double sl[LATE_MAX_RANKS], o[LATE_MAX_RANKS];
+	double sl[LATE_MAX_RANKS];
 	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
 	int by_call = 0;
+	if (c->custom && in->op == PULSE_OP_GROUP)
+		return p2p_last_caller(s, c, in, mine, others);
 	if (!peer_instance(c, in, &by_call) || !by_call)
 		return -1;
-	int32_t lo = -1;
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
 		if (!r->start || r->start < r->call)
 			return -1;
 		sl[k] = (double)(r->start - r->call);
-		if (lo < 0 || sl[k] < sl[lo])
-			lo = k;
 	}
-	int n = 0;
-	for (int32_t k = 0; k < c->nranks; k++)
-		if (k != lo)
-			o[n++] = sl[k];
-	double med = an_median(o, (size_t)n);
-	for (int k = 0; k < n; k++)
-		o[k] = fabs(o[k] - med);
-	double sd = 1.4826 * an_median(o, (size_t)n);
-	if (sd < ep)
-		sd = ep;
-	if (med - sl[lo] <= LAST_SDS * sd)
+	double med;
+	int32_t lo = lowest_apart(sl, c->nranks, ep, &med);
+	if (lo < 0)
 		return -1;
 	*mine = sl[lo];
 	*others = med;
@@ -475,12 +574,13 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 			      const struct an_inst **v, void *bests)
 {
 	struct last_cand *host_best = bests;
-	int by_call = 1;
+	int by_call = c->builtin ? 1 : 2;
 	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
 	if (!by_call || n < LAST_N)
 		return;
 	int32_t who[LATE_MAX];
 	double mine[LATE_MAX], others[LATE_MAX];
+	uint64_t span = c->custom ? AN_LAST_PERIODS * an_period_ns(s) : 0;
 	for (uint32_t i = 0; i < n; i++)
 		who[i] = an_last_caller(s, c, v[i], &mine[i], &others[i]);
 	int count[LATE_MAX_RANKS];
@@ -494,12 +594,21 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 		for (uint32_t i = e + 1 - LAST_N; i <= e; i++)
 			if (who[i] >= 0)
 				count[who[i]]++;
-		for (int32_t q = 0; q < c->nranks; q++)
-			if (count[q] > best || (count[q] == best && q == k)) {
-				best = count[q];
-				k = q;
-				at = e + 1 - LAST_N;
-			}
+		for (int32_t q = 0; q < c->nranks; q++) {
+			if (count[q] < best || (count[q] == best && q != k))
+				continue;
+			uint64_t t0 = UINT64_MAX, t1 = 0;
+			for (uint32_t i = e + 1 - LAST_N; i <= e; i++)
+				if (who[i] == q) {
+					t0 = v[i]->first_call < t0 ? v[i]->first_call : t0;
+					t1 = v[i]->first_call > t1 ? v[i]->first_call : t1;
+				}
+			if (count[q] >= LAST_K && t1 - t0 < span)
+				continue; /* one iteration's operators: one wait, seen several times */
+			best = count[q];
+			k = q;
+			at = e + 1 - LAST_N;
+		}
 	}
 	if (getenv("PULSE_ANALYZER_DEBUG2") && k >= 0 && best >= LAST_K / 2)
 		fprintf(stderr, "   last caller comm %016" PRIx64 " rank %d in %d of %d\n", c->id, k, best, LAST_N);
@@ -661,11 +770,18 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 	d->evidence_ranks = (uint32_t)b->c->nranks;
 	d->onset_ns = b->first->recs[b->rank]->call;
 	d->persistent = 1; /* LAST_K instances: no confirmation to wait for */
-	snprintf(d->why, sizeof d->why,
-		 "in %d of %d operators in a row of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
-		 "between its call and its first byte where the others waited %.2f ms: every rank waited "
-		 "for its call, it computes slowly",
-		 b->count, LAST_N, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
+	if (b->slack <= b->others)
+		snprintf(d->why, sizeof d->why,
+			 "in %d of %d operators in a row of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
+			 "between its call and its first byte where the others waited %.2f ms: every rank waited "
+			 "for its call, it computes slowly",
+			 b->count, LAST_N, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
+	else
+		snprintf(d->why, sizeof d->why,
+			 "in %d of %d groups of sends and receives in a row on 0x%016" PRIx64 " (%s), rank %d sent its "
+			 "first byte %.2f ms after its call where its peers did %.2f ms after theirs: its GPU reaches "
+			 "them late, it computes slowly",
+			 b->count, LAST_N, b->c->id, an_par_label(b->c->par), b->rank, b->slack / 1e6, b->others / 1e6);
 	if (root != b->node)
 		snprintf(d->why, sizeof d->why,
 			 "%s GPU %d (rank %d) was the last caller in %d of %d operators in a row of its %s group, "

@@ -358,25 +358,34 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 }
 
 /* The rank every other rank waited for, in AN_LAST_K of the group's
- * AN_LAST_N most recent collectives (an_last_caller): a straggler whose
- * delay may stay below every duration threshold. Fires when the count
- * reaches AN_LAST_K. */
+ * AN_LAST_N most recent collectives over AN_LAST_PERIODS iterations
+ * (an_last_caller): a straggler whose delay may stay below every duration
+ * threshold. Fires when that becomes true. */
 static void last_caller_check(struct an_state *s, struct an_comm *c, const struct an_inst *in)
 {
-	if (!c->builtin || c->nranks < 3)
+	if ((!c->builtin && !c->custom) || c->nranks < 3)
 		return;
 	double mine = 0, others = 0;
 	int32_t k = an_last_caller(s, c, in, &mine, &others);
+	c->last_t[c->nlast % AN_LAST_N] = in->first_call;
 	c->last_callers[c->nlast++ % AN_LAST_N] = k + 1;
+	int was = c->last_fired;
+	c->last_fired = 0;
 	if (k < 0)
 		return;
 	int n = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
 	for (int i = 0; i < AN_LAST_N; i++)
-		n += c->last_callers[i] == k + 1;
+		if (c->last_callers[i] == k + 1) {
+			n++;
+			t0 = c->last_t[i] < t0 ? c->last_t[i] : t0;
+			t1 = c->last_t[i] > t1 ? c->last_t[i] : t1;
+		}
+	c->last_fired = n >= AN_LAST_K && (!c->custom || t1 - t0 >= AN_LAST_PERIODS * an_period_ns(s));
 	if (getenv("PULSE_ANALYZER_DEBUG2"))
-		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d\n", c->id, in->seq,
-			k, n, AN_LAST_N);
-	if (n == AN_LAST_K)
+		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d over %.1f ms (period %.1f ms)\n",
+			c->id, in->seq, k, n, AN_LAST_N, (double)(t1 - t0) / 1e6, (double)an_period_ns(s) / 1e6);
+	if (c->last_fired && !was)
 		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": every rank waited for rank %d's call "
 		     "(%.2f ms from its call to its first byte, the others %.2f ms), in %d of the last %d",

@@ -297,6 +297,76 @@ static void test_last_caller(void **state)
 	free(s);
 }
 
+/* an_last_caller on a group of sends and receives (a 2 x 2 neighbour
+ * exchange: rank k sends to k ^ 1 and k ^ 2): a rank that calls late
+ * makes every send into it wait for its receive, its own find theirs
+ * posted; a rank whose GPU comes late sends its own first bytes late and
+ * holds nobody up inside the group */
+static void test_p2p_last_caller(void **state)
+{
+	(void)state;
+	struct an_state *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	s->epoch_ns = 32000;
+	struct an_comm c;
+	memset(&c, 0, sizeof c);
+	c.nranks = 4;
+	c.custom = 1;
+	struct an_rec r[4], *pr[4];
+	struct an_peer peers[4][2];
+	struct an_inst in;
+	memset(&in, 0, sizeof in);
+	in.op = PULSE_OP_GROUP;
+	in.nrec = 4;
+	in.recs = pr;
+	const uint64_t clock_off[4] = { 0, 2000000, 700000, 1500000 };
+	for (int k = 0; k < 4; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		r[k].rank = k;
+		r[k].status = PULSE_OP_COMPLETE;
+		r[k].op = PULSE_OP_GROUP;
+		r[k].call = 1000000000ull + clock_off[k];
+		r[k].start = r[k].call + 700000;
+		r[k].npeers = 2;
+		r[k].peers = peers[k];
+		for (int p = 0; p < 2; p++) {
+			memset(&peers[k][p], 0, sizeof peers[k][p]);
+			peers[k][p].rank = k ^ (p + 1);
+			peers[k][p].node = k ^ (p + 1);
+			peers[k][p].expected = 64u << 20;
+			peers[k][p].start = r[k].start;
+		}
+		pr[k] = &r[k];
+	}
+	double mine = 0, others = 0;
+	/* nobody apart */
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	/* rank 2 calls 1.5 ms late: its partners' sends to it (1 ^ ... : ranks
+	 * 3 and 0) wait 1.5 ms more after their calls */
+	peers[0][1].start = r[0].call + 2200000; /* 0 -> 2 */
+	peers[3][0].start = r[3].call + 2200000; /* 3 -> 2 */
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 2);
+	assert_true(mine < others);
+	/* rank 1's GPU comes 0.6 ms late instead: its own first bytes */
+	peers[0][1].start = r[0].start;
+	peers[3][0].start = r[3].start;
+	r[1].start = r[1].call + 1300000;
+	peers[1][0].start = peers[1][1].start = r[1].start;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 1);
+	assert_true(mine > others);
+	assert_true(fabs(mine - 1300000) < 1);
+	/* within five epochs of the others: nobody */
+	r[1].start = r[1].call + 700000 + 150000;
+	peers[1][0].start = peers[1][1].start = r[1].start;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	/* a rank that only receives (an all-to-one's root): not this pattern */
+	r[1].start = r[1].call + 1300000;
+	peers[1][0].start = peers[1][1].start = r[1].start;
+	r[2].npeers = 0;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	free(s);
+}
+
 static void test_comp_slow_cpu(void **state)
 {
 	(void)state;
@@ -1193,6 +1263,7 @@ int main(void)
 		cmocka_unit_test(test_comp_slow_delayed),
 		cmocka_unit_test(test_comp_slow_all_equal),
 		cmocka_unit_test(test_last_caller),
+		cmocka_unit_test(test_p2p_last_caller),
 		cmocka_unit_test(test_comp_slow_cpu),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),
