@@ -153,12 +153,6 @@ struct an_diagnosis {
 	 * later operator): a stall, not a hang. The class becomes the
 	 * fail-slow one and this is how long it stood still (0: none). */
 	uint64_t stall_ns;
-	/* The other end of the evidence, where the rule cannot tell the two
-	 * apart (a ring: a rank sends to one peer only, so a slow link out of
-	 * it is as much its receiver's); a later method that names it alone
-	 * replaces the verdict (localize.c). Empty: none. */
-	char alt_host[PULSE_OP_HOST_LEN];
-	int32_t alt_gpu;
 	/* issue 16 (analyzer/answers.h) */
 	struct an_share share;
 	struct an_episode ep;

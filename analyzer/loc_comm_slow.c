@@ -52,22 +52,6 @@ static int one_slow_transfer(const struct an_rec *r, double med)
 	return (double)r->peers[hi].active > AN_ACTIVE_OUTLIER * others && others <= AN_ACTIVE_OUTLIER * med;
 }
 
-/* The node every transfer of r went to (a ring's next rank), -1 when it
- * sent to several or to one not known. */
-static int sole_receiver(const struct an_rec *r)
-{
-	int to = -1;
-	for (uint32_t i = 0; i < r->npeers; i++) {
-		const struct an_peer *q = &r->peers[i];
-		if (!q->expected || !q->active)
-			continue;
-		if (q->node < 0 || (to >= 0 && q->node != to))
-			return -1;
-		to = q->node;
-	}
-	return to;
-}
-
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	int cap = (int)s->nnodes;
@@ -172,11 +156,6 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
 		d->onset_ns = ev->call;
 		d->slow_from_ns = first[best];
-		int to = sole_receiver(ev);
-		if (to >= 0 && s->nodes[to].host != s->nodes[best].host) {
-			snprintf(d->alt_host, sizeof d->alt_host, "%s", an_node_host(s, to));
-			d->alt_gpu = s->nodes[to].gpu;
-		}
 		snprintf(d->why, sizeof d->why,
 			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
 			 "with a non-zero rate) against a median of %.2f ms; it was the outlier in %d of %d "

@@ -103,16 +103,11 @@ static const struct an_method pulse_slow_methods[] = {
 	{ "comp-slow: lateness shift", an_comp_slow_lateness, NULL },
 };
 
-/* d names one machine, and it is among those held names; for a verdict
- * with another end (alt_host), that end's GPU, in the same class (a slow
- * link into it: its receiving side, not its computation) */
+/* d names one machine, and it is among those held names */
 static int one_of(const struct an_diagnosis *d, const struct an_diagnosis *held)
 {
 	if (d->nsuspects != 1 || d->level != AN_LEVEL_MACHINE)
 		return 0;
-	if (held->alt_host[0])
-		return d->cls == held->cls && !strcmp(d->suspects[0].host, held->alt_host) &&
-		       d->suspects[0].gpu == held->alt_gpu;
 	for (uint32_t i = 0; i < held->nsuspects; i++)
 		if (!strcmp(d->suspects[0].host, held->suspects[i].host))
 			return 1;
@@ -128,10 +123,9 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 	count_groups(s, &w, g);
 	int added = 0;
 	/* A verdict that names several machines (the two ends of a slow
-	 * transfer), or one with another end it cannot rule out (alt_host),
-	 * is held while the later methods may tell them apart: one of them
-	 * named alone, by any method, is taken instead; anything else leaves
-	 * the held one. */
+	 * transfer) is held while the later methods may tell them apart: one
+	 * of them named alone, by any method, is taken instead; anything else
+	 * leaves the held one. */
 	struct an_diagnosis held;
 	int holding = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -154,7 +148,7 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 			m[i].step(s, g, &d);
 		if (holding && !one_of(&d, &held))
 			continue;
-		if (!holding && (d.nsuspects > 1 || d.alt_host[0]) && d.level == AN_LEVEL_MACHINE && i + 1 < n) {
+		if (!holding && d.nsuspects > 1 && d.level == AN_LEVEL_MACHINE && i + 1 < n) {
 			held = d;
 			holding = 1;
 			continue;
