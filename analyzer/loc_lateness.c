@@ -105,6 +105,17 @@ static void instance_lateness(const struct an_comm *c, const struct an_inst *in,
 	}
 }
 
+/* The median of v[0..n) and its spread: 1.4826 x their MAD (a normal
+ * SD), floor at least. Overwrites v. */
+static double robust_sd(double *v, size_t n, double floor, double *med)
+{
+	*med = an_median(v, n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - *med);
+	double sd = 1.4826 * an_median(v, n);
+	return sd < floor ? floor : sd;
+}
+
 static int by_seq(const void *a, const void *b)
 {
 	const struct an_inst *x = *(const struct an_inst *const *)a, *y = *(const struct an_inst *const *)b;
@@ -209,12 +220,7 @@ static int peer_outlier(const double *lat, uint32_t n, int32_t nranks, int32_t k
 			a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
 		sh[m++] = an_median(a, n - j) - an_median(b, j);
 	}
-	double med = an_median(sh, (size_t)m);
-	for (int q = 0; q < m; q++)
-		sh[q] = fabs(sh[q] - med);
-	double sd = 1.4826 * an_median(sh, (size_t)m);
-	if (sd < ep)
-		sd = ep;
+	double med, sd = robust_sd(sh, (size_t)m, ep, &med);
 	return shift - med > PEER_SDS * sd;
 }
 
@@ -253,12 +259,7 @@ static int transmits_slower(const struct an_inst **v, uint32_t n, int32_t nranks
 	}
 	if (isnan(mine) || m < 2)
 		return 0;
-	double med = an_median(ratio, (size_t)m);
-	for (int q = 0; q < m; q++)
-		ratio[q] = fabs(ratio[q] - med);
-	double sd = 1.4826 * an_median(ratio, (size_t)m);
-	if (sd < 0.01)
-		sd = 0.01;
+	double med, sd = robust_sd(ratio, (size_t)m, 0.01, &med);
 	return mine - med > PEER_SDS * sd;
 }
 
@@ -456,12 +457,7 @@ static int32_t lowest_apart(const double *v, int32_t n, double ep, double *med_o
 			o[m++] = v[k];
 	if (lo < 0 || m < 2)
 		return -1;
-	double med = an_median(o, (size_t)m);
-	for (int k = 0; k < m; k++)
-		o[k] = fabs(o[k] - med);
-	double sd = 1.4826 * an_median(o, (size_t)m);
-	if (sd < ep)
-		sd = ep;
+	double med, sd = robust_sd(o, (size_t)m, ep, &med);
 	if (med - v[lo] <= LAST_SDS * sd)
 		return -1;
 	*med_out = med;

@@ -245,22 +245,31 @@ static void test_comp_slow_all_equal(void **state)
 /* an_last_caller: the rank whose first byte followed its own call soonest,
  * past the others' spread (leave-one-out), is the one everyone waited for;
  * clocks do not enter (each slack is one host's difference) */
-static void test_last_caller(void **state)
+/* a state with 32 us epochs, and a communicator of n ranks with one
+ * instance of op over pr, for an_last_caller */
+static struct an_state *last_caller_setup(struct an_comm *c, struct an_inst *in, int32_t n, uint8_t op,
+					  struct an_rec **pr)
 {
-	(void)state;
 	struct an_state *s = calloc(1, sizeof *s);
 	assert_non_null(s);
 	s->epoch_ns = 32000;
+	memset(c, 0, sizeof *c);
+	c->nranks = n;
+	memset(in, 0, sizeof *in);
+	in->op = op;
+	in->nrec = (uint32_t)n;
+	in->recs = pr;
+	return s;
+}
+
+static void test_last_caller(void **state)
+{
+	(void)state;
 	struct an_comm c;
-	memset(&c, 0, sizeof c);
-	c.nranks = 5;
-	c.builtin = 1;
 	struct an_rec r[5], *pr[5];
 	struct an_inst in;
-	memset(&in, 0, sizeof in);
-	in.op = PULSE_HOOK_OP_ALLREDUCE;
-	in.nrec = 5;
-	in.recs = pr;
+	struct an_state *s = last_caller_setup(&c, &in, 5, PULSE_HOOK_OP_ALLREDUCE, pr);
+	c.builtin = 1;
 	/* each host's clock off by up to 3 ms: no effect on the slack */
 	const uint64_t clock_off[5] = { 0, 3000000, 1000000, 2500000, 500000 };
 	const uint64_t slack_us[5] = { 3000, 3100, 2950, 300, 3050 };
@@ -305,20 +314,12 @@ static void test_last_caller(void **state)
 static void test_p2p_last_caller(void **state)
 {
 	(void)state;
-	struct an_state *s = calloc(1, sizeof *s);
-	assert_non_null(s);
-	s->epoch_ns = 32000;
 	struct an_comm c;
-	memset(&c, 0, sizeof c);
-	c.nranks = 4;
-	c.custom = 1;
 	struct an_rec r[4], *pr[4];
 	struct an_peer peers[4][2];
 	struct an_inst in;
-	memset(&in, 0, sizeof in);
-	in.op = PULSE_OP_GROUP;
-	in.nrec = 4;
-	in.recs = pr;
+	struct an_state *s = last_caller_setup(&c, &in, 4, PULSE_OP_GROUP, pr);
+	c.custom = 1;
 	const uint64_t clock_off[4] = { 0, 2000000, 700000, 1500000 };
 	for (int k = 0; k < 4; k++) {
 		memset(&r[k], 0, sizeof r[k]);
