@@ -78,9 +78,12 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
 
 /* The usual offset between the starts of rank k's operators in comm c and
  * in its sibling x: median over up to 16 operators before seq and before
- * t0. Returns 0 when it is not steady (not the same schedule). */
+ * t0. Returns 0 when it is not steady (not the same schedule), or when
+ * it exceeds an iteration (period, 0: not known): siblings run side by
+ * side, and a communicator of the same shape seconds apart is one from
+ * before a restart, whose checkpoints fell elsewhere in its schedule. */
 static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
-		       double *out, double *sd)
+		       uint64_t period, double *out, double *sd)
 {
 	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
 	double off[16];
@@ -107,7 +110,7 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 	for (int q = 0; q < no; q++)
 		t[q] = fabs(off[q] - med);
 	double mad = an_median(t, (size_t)no);
-	if (mad > 1e6)
+	if (mad > 1e6 || (period && fabs(med) > (double)period))
 		return 0;
 	*out = med;
 	*sd = 1.4826 * mad;
@@ -133,11 +136,12 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 	int ns = siblings(s, c, sib, 64);
 	double dv[64], ev[64], sv[64];
 	int n = 0;
+	uint64_t period = an_period_ns(s);
 	for (int i = 0; i < ns; i++) {
 		struct an_comm *x = s->comms[sib[i]];
 		uint64_t sx = start_at(x, seq, k, like);
 		double off, sd;
-		if (!sx || !pair_offset(c, x, k, seq, t0, &off, &sd))
+		if (!sx || !pair_offset(c, x, k, seq, t0, period, &off, &sd))
 			continue;
 		ev[n] = (double)sx + off;
 		dv[n] = (double)mine - ev[n];
