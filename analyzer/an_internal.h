@@ -169,7 +169,8 @@ struct an_comm {
 	uint64_t xdue;           /* none of them is due before this data time (a lower bound:
 	                          * the checks are skipped until then) */
 	int32_t last_callers[AN_LAST_N]; /* the last caller (an_last_caller) of its most recent
-	                          * complete collectives, a ring: rank + 1, 0 none */
+	                          * complete collectives or groups of sends and receives, a
+	                          * ring: rank + 1, 0 none */
 	uint64_t last_t[AN_LAST_N]; /* their first calls */
 	uint32_t nlast;          /* instances put in the ring */
 	int last_fired;          /* the ring's last count passed the trigger's bar */
