@@ -179,9 +179,25 @@ struct an_comm {
 /* Calls seen on hook_op lines, per process and communicator (the mapping
  * may come later than the calls: resolved when used). */
 #define AN_CALLS 64
+/* The group seqs of one rank's n-th, (n+1)-th... send to (receive from)
+ * one peer, as arithmetic runs: a schedule repeats, so a few runs hold a
+ * long history (a one-to-all root's sends to one receiver: 0, 6, 12...). */
+#define AN_KEY_RUNS 8
+struct an_key_run {
+	uint64_t x0, y0;         /* pair ordinal x0 + i is in group y0 + i dy */
+	int64_t dy;
+	uint32_t n;
+};
+struct an_key_runs {
+	struct an_key_run r[AN_KEY_RUNS];
+	uint32_t n, pos;         /* runs kept; the newest is r[(pos + AN_KEY_RUNS - 1) % AN_KEY_RUNS] */
+};
+
 struct an_call {
 	uint64_t seq, t, group_id, count;
-	uint64_t key;            /* the instance: a group's first member's seq */
+	uint64_t key;            /* its group: the group's first member's seq */
+	uint64_t ikey;           /* the instance, when ikey_set (state.c group_instance) */
+	uint8_t ikey_set;
 	uint8_t op;
 	uint8_t head;            /* the first call of its group (or alone) */
 	int32_t peer;
@@ -196,6 +212,7 @@ struct an_proc {
 	uint64_t max_seq, last_t;
 	int any;
 	uint32_t *pairs;         /* [2 peer + (receive)]: calls so far, state.c pair_next */
+	struct an_key_runs *runs; /* [as pairs]: the group of each of those calls */
 	uint32_t npairs;
 };
 

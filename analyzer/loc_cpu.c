@@ -174,6 +174,54 @@ static int cpu_by_recv_post(const struct an_state *s, const struct an_window *w,
 	return ok;
 }
 
+/* An instance in which one rank alone transmits (a one-to-all root's
+ * group of sends): that rank, when its transfers to two receivers or more
+ * stretched alike, their wire times within two epochs of each other (a
+ * receiver that posts its buffers late holds back its own transfer
+ * alone); -1 otherwise. */
+static int single_sender(const struct an_state *s, const struct an_comm *c, const struct an_inst *in)
+{
+	uint64_t ep = s->epoch_ns ? s->epoch_ns : 32000;
+	int32_t who = -1;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (r && r->start && r->end > r->start)
+			who = k;
+	}
+	if (who < 0 || !c->custom)
+		return -1;
+	const struct an_rec *r = in->recs[who];
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t m = 0;
+	for (uint32_t p = 0; p < r->npeers; p++) {
+		const struct an_peer *q = &r->peers[p];
+		if (!q->expected || !q->start || q->end <= q->start)
+			continue;
+		uint64_t dd = q->end - q->start;
+		lo = dd < lo ? dd : lo;
+		hi = dd > hi ? dd : hi;
+		m++;
+	}
+	return m >= 2 && hi - lo <= 2 * ep ? who : -1;
+}
+
+/* The host of every sole sender's vote (single_sender); -1 without votes
+ * or when they fall on two hosts. */
+static int solo_host(const struct an_state *s, const int *svote, int nsolo, int cap)
+{
+	int h = -1;
+	if (!nsolo)
+		return -1;
+	for (int j = 0; j < cap; j++) {
+		if (!svote[j])
+			continue;
+		if (h >= 0 && s->nodes[j].host != h)
+			return -1;
+		h = s->nodes[j].host;
+	}
+	return h;
+}
+
 /* Extended durations with normal start and actual time: CPU (proxy). */
 int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
@@ -184,12 +232,14 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	int cap = (int)s->nnodes;
 	int *late = calloc((size_t)cap + 1, sizeof *late);
 	int *pvote = calloc((size_t)cap + 1, sizeof *pvote);
-	int npvote = 0;
+	int *svote = calloc((size_t)cap + 1, sizeof *svote);
+	int npvote = 0, nsolo = 0;
 	char *ecomm = calloc((size_t)s->ncomms + 1, 1);
-	if (!late || !ecomm || !pvote) {
+	if (!late || !ecomm || !pvote || !svote) {
 		free(late);
 		free(ecomm);
 		free(pvote);
+		free(svote);
 		return 0;
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
@@ -216,7 +266,8 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			    (double)r->active - amed > (double)s->cfg.min_slow_ns)
 				actnorm = 0;
 		}
-		if (n < 2)
+		int solo = n == 1 ? single_sender(s, c, in) : -1;
+		if (n < 2 && solo < 0)
 			continue;
 		memcpy(t, ratios, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
@@ -261,6 +312,11 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			wc = c;
 		}
 		ecomm[w->comm[i]] = 1;
+		if (solo >= 0 && in->recs[solo]->node >= 0 && in->recs[solo]->node < cap) {
+			svote[in->recs[solo]->node]++;
+			nsolo++;
+			continue; /* no other first bytes to place it among */
+		}
 		/* the slow proxy posts its first slice late: the rank whose first
 		 * byte is later than its usual place in this group's start order */
 		int hi = -1;
@@ -290,6 +346,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		free(late);
 		free(ecomm);
 		free(pvote);
+		free(svote);
 		return 0;
 	}
 	/* the node common to the groups whose operators extended: a slow
@@ -353,6 +410,20 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			 wratio, pv, npvote, s->hosts[pbest].name);
 		an_diag_step(d, "extended durations with normal actual time: CPU; the rank whose first byte "
 				"comes later than usual pinpoints the node");
+	} else if (solo_host(s, svote, nsolo, cap) >= 0) {
+		int h = solo_host(s, svote, nsolo, cap);
+		d->level = AN_LEVEL_MACHINE;
+		for (int j = 0; j < cap; j++)
+			if (svote[j] && s->nodes[j].host == h)
+				an_diag_suspect(s, d, j, -1);
+		an_diag_evidence(d, wc, ev, "extended_sole_sender", nsolo, nsolo, wc->nranks);
+		an_diag_margin(d, wratio, 1.0, s->cfg.slow_factor);
+		snprintf(d->why, sizeof d->why,
+			 "operators %.1fx longer on the wire, actual time normal (CPU proxy): %.40s's rank, "
+			 "the one sender in %d of them, stretched its transfers to every receiver alike",
+			 wratio, s->hosts[h].name, nsolo);
+		an_diag_step(d, "extended durations with normal actual time: CPU; one sender whose transfers "
+				"to all receivers stretched alike pinpoints the node");
 	} else if (best >= 0 && ngroups >= 2 && late[best] == ngroups && (second < 0 || late[second] < late[best])) {
 		d->level = AN_LEVEL_MACHINE;
 		an_diag_suspect(s, d, best, -1);
@@ -382,5 +453,6 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	free(late);
 	free(ecomm);
 	free(pvote);
+	free(svote);
 	return 1;
 }

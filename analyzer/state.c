@@ -414,8 +414,10 @@ void an_state_free(struct an_state *s)
 	free(s->diags);
 	free(s->qpw);
 	free(s->hmap);
-	for (uint32_t i = 0; i < s->nprocs; i++)
+	for (uint32_t i = 0; i < s->nprocs; i++) {
 		free(s->procs[i].pairs);
+		free(s->procs[i].runs);
+	}
 	free(s->procs);
 	free(s->qps);
 	an_dir_free_all(s);
@@ -645,7 +647,68 @@ static struct an_proc *proc_get(struct an_state *s, int host, uint32_t pid, uint
  * a receive is then judged by its record alone) */
 #define AN_PAIRS_BUDGET (64u << 20)
 
-static uint32_t pair_next(struct an_state *s, struct an_proc *p, uint8_t op, int32_t peer)
+static void key_run_add(struct an_key_runs *k, uint64_t x, uint64_t y)
+{
+	if (k->n) {
+		struct an_key_run *r = &k->r[(k->pos + AN_KEY_RUNS - 1) % AN_KEY_RUNS];
+		if (x == r->x0 + r->n) {
+			if (r->n == 1) {
+				r->dy = (int64_t)(y - r->y0);
+				r->n = 2;
+				return;
+			}
+			if (y == r->y0 + (uint64_t)r->dy * r->n) {
+				r->n++;
+				return;
+			}
+		}
+	}
+	k->r[k->pos] = (struct an_key_run){ .x0 = x, .y0 = y, .dy = 0, .n = 1 };
+	k->pos = (k->pos + 1) % AN_KEY_RUNS;
+	if (k->n < AN_KEY_RUNS)
+		k->n++;
+}
+
+/* the group of pair ordinal x; 0 when no run kept holds it */
+static int key_run_find(const struct an_key_runs *k, uint64_t x, uint64_t *y)
+{
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct an_key_run *r = &k->r[(k->pos + AN_KEY_RUNS - 1 - i) % AN_KEY_RUNS];
+		if (x >= r->x0 && x < r->x0 + r->n) {
+			*y = r->y0 + (uint64_t)r->dy * (x - r->x0);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* the first pair ordinal in group y; 0 when none kept */
+static int key_run_first(const struct an_key_runs *k, uint64_t y, uint64_t *x)
+{
+	int found = 0;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct an_key_run *r = &k->r[i];
+		uint64_t at;
+		if (r->dy == 0 || r->n == 1) {
+			if (y != r->y0)
+				continue;
+			at = r->x0;
+		} else {
+			if (r->dy < 0 || y < r->y0 || (y - r->y0) % (uint64_t)r->dy)
+				continue;
+			uint64_t i2 = (y - r->y0) / (uint64_t)r->dy;
+			if (i2 >= r->n)
+				continue;
+			at = r->x0 + i2;
+		}
+		if (!found || at < *x)
+			*x = at;
+		found = 1;
+	}
+	return found;
+}
+
+static uint32_t pair_next(struct an_state *s, struct an_proc *p, uint8_t op, int32_t peer, uint64_t key)
 {
 	if ((op != PULSE_HOOK_OP_SEND && op != PULSE_HOOK_OP_RECV) || peer < 0 || peer >= AN_MAX_RANKS)
 		return UINT32_MAX;
@@ -654,17 +717,25 @@ static uint32_t pair_next(struct an_state *s, struct an_proc *p, uint8_t op, int
 		uint32_t cap = p->npairs ? p->npairs : 16;
 		while (cap < need)
 			cap *= 2;
-		if (s->pairs_bytes + (uint64_t)(cap - p->npairs) * sizeof *p->pairs > AN_PAIRS_BUDGET)
+		uint64_t each = sizeof *p->pairs + sizeof *p->runs;
+		if (s->pairs_bytes + (uint64_t)(cap - p->npairs) * each > AN_PAIRS_BUDGET)
 			return UINT32_MAX;
 		uint32_t *x = realloc(p->pairs, cap * sizeof *x);
 		if (!x)
 			return UINT32_MAX;
-		memset(x + p->npairs, 0, (cap - p->npairs) * sizeof *x);
-		s->pairs_bytes += (uint64_t)(cap - p->npairs) * sizeof *x;
 		p->pairs = x;
+		struct an_key_runs *kr = realloc(p->runs, cap * sizeof *kr);
+		if (!kr)
+			return UINT32_MAX;
+		p->runs = kr;
+		memset(x + p->npairs, 0, (cap - p->npairs) * sizeof *x);
+		memset(kr + p->npairs, 0, (cap - p->npairs) * sizeof *kr);
+		s->pairs_bytes += (uint64_t)(cap - p->npairs) * each;
 		p->npairs = cap;
 	}
-	return p->pairs[2 * (uint32_t)peer + (op == PULSE_HOOK_OP_RECV)]++;
+	uint32_t i = 2 * (uint32_t)peer + (op == PULSE_HOOK_OP_RECV);
+	key_run_add(&p->runs[i], p->pairs[i], key);
+	return p->pairs[i]++;
 }
 
 static const struct an_proc *proc_find(const struct an_state *s, int host, uint32_t pid, uint64_t comm)
@@ -680,7 +751,52 @@ static const struct an_proc *proc_find(const struct an_state *s, int host, uint3
 uint64_t an_call_key(const struct an_proc *p, const struct an_call *k)
 {
 	(void)p;
-	return k->key;
+	return k->ikey_set ? k->ikey : k->key;
+}
+
+/* The instance of a receiving rank's group: one number on every rank of
+ * it. A group's seq is its first call's on that rank, and the ranks count
+ * differently: a one-to-all root calls a send per receiver where each
+ * receiver calls one receive, so the root's groups are seq 0, 6, 12... and
+ * the receivers' 0, 1, 2 (an all-to-one root the other way round). NCCL
+ * pairs the n-th send from A to B with the n-th receive on B from A
+ * (pair_next); the group of a rank that only ever receives on the
+ * communicator takes the lowest seq of the groups that made its sends. A
+ * rank that sends too keeps its own seqs (a pipeline stage's receives
+ * renumbered by its neighbours' would collide with its own sends), as do
+ * groups whose sends are not known (no hook lines, a sender not heard
+ * from, a run no longer kept). The group's calls still kept take the
+ * instance (an_call_key): the hang checks find its record by it. */
+static uint64_t group_instance(struct an_state *s, const struct an_comm *c, int host, uint32_t pid, int32_t rank,
+			       uint64_t seq)
+{
+	struct an_proc *p = (struct an_proc *)proc_find(s, host, pid, c->id);
+	if (!p || !p->runs || rank < 0 || rank >= c->nranks)
+		return seq;
+	for (uint32_t i = 0; i < p->npairs; i += 2)
+		if (p->pairs[i])
+			return seq; /* it sends too: its seqs are its own schedule's */
+	uint64_t best = UINT64_MAX;
+	for (uint32_t peer = 0; 2 * peer + 1 < p->npairs && peer < (uint32_t)c->nranks; peer++) {
+		uint64_t x = 0, y = 0;
+		if (!key_run_first(&p->runs[2 * peer + 1], seq, &x))
+			continue;
+		if (c->m[peer].node < 0)
+			return seq;
+		const struct an_node *pn = &s->nodes[c->m[peer].node];
+		const struct an_proc *q = proc_find(s, pn->host, pn->pid, c->id);
+		if (!q || 2 * (uint32_t)rank >= q->npairs || !q->runs || !key_run_find(&q->runs[2 * rank], x, &y))
+			return seq;
+		best = y < best ? y : best;
+	}
+	if (best == UINT64_MAX || best == seq)
+		return seq;
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->calls[k].key == seq) {
+			p->calls[k].ikey = best;
+			p->calls[k].ikey_set = 1;
+		}
+	return best;
 }
 
 const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone)
@@ -715,7 +831,7 @@ int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint6
 		return 1;
 	for (uint32_t k = 0; k < p->n; k++) {
 		const struct an_call *x = &p->calls[k];
-		if (x->key != key)
+		if (an_call_key(p, x) != key)
 			continue;
 		if (x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
 		    x->peer == rank || c->m[x->peer].node < 0)
@@ -732,7 +848,7 @@ int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint6
 			if (y->op != PULSE_HOOK_OP_SEND || y->peer != rank || y->pair != x->pair)
 				continue;
 			int gone;
-			const struct an_rec *sr = an_call_record(c, x->peer, y->key, &gone);
+			const struct an_rec *sr = an_call_record(c, x->peer, an_call_key(q, y), &gone);
 			if (!gone && (!sr || sr->status != PULSE_OP_COMPLETE))
 				return 0;
 		}
@@ -846,7 +962,7 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 		k->count = (uint64_t)v;
 	if (!num_of(o, "root_peer", -1, 1 << 24, &v))
 		k->peer = (int32_t)v;
-	k->pair = pair_next(s, p, k->op, k->peer);
+	k->pair = pair_next(s, p, k->op, k->peer, key);
 	if (seq > p->max_seq || !p->any)
 		p->max_seq = seq;
 	p->any = 1;
@@ -1024,6 +1140,8 @@ static int ingest_op_rec(struct an_state *s, int host, const struct pulse_op_rec
 
 	/* the instance */
 	uint64_t key = r->seq;
+	if (r->op == PULSE_OP_GROUP || an_is_p2p(r->op))
+		key = group_instance(s, c, host, r->pid, r->rank, r->seq);
 	struct an_inst *in = &c->hist[key % AN_HIST];
 	if (in->used && in->seq != key) {
 		if (in->seq > key) {

@@ -966,6 +966,88 @@ static struct an_state *hang_from_calls(int never_called, int slow_sender)
 	return st;
 }
 
+/* A one-to-all: the root calls three sends per group (its groups are seq
+ * 0, 3, 6...), each receiver one receive (0, 1, 2...). Every hook line of
+ * the poll comes before the records, as an agent's poll delivers them;
+ * each group must still be one instance with all four ranks' records. */
+static void test_one_to_all_instances(void **state)
+{
+	(void)state;
+	const uint64_t MB = 1000000, comm = 0xa11ull;
+	const int iters = 12;
+	struct an_state *st = an_state_new(NULL);
+	char h[16], line[512];
+	for (int r = 0; r < 4; r++) {
+		snprintf(h, sizeof h, "host%d", r);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
+			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
+			 200 + r, (unsigned long long)comm, r);
+		feed_line(st, h, line);
+	}
+	for (int it = 0; it < iters; it++)
+		for (int r = 0; r < 4; r++) {
+			snprintf(h, sizeof h, "host%d", r);
+			for (int k = 0; k < (r ? 1 : 3); k++) {
+				snprintf(line, sizeof line,
+					 "{\"type\":\"hook_op\",\"t_ns\":%llu,\"pid\":%d,\"tid\":1,\"comm_id\":\"0x%016llx\","
+					 "\"seq\":%d,\"op\":\"%s\",\"count\":%llu,\"group_id\":%d,\"root_peer\":%d}",
+					 (unsigned long long)(SYN_T0 + (uint64_t)it * 10 * MB + (uint64_t)k * 1000), 200 + r,
+					 (unsigned long long)comm, r ? it : 3 * it + k, r ? "recv" : "send",
+					 (unsigned long long)MB, it + 1, r ? 0 : k + 1);
+				feed_line(st, h, line);
+			}
+		}
+	for (int it = 0; it < iters; it++)
+		for (int r = 0; r < 4; r++) {
+			struct pulse_op_record o;
+			memset(&o, 0, sizeof o);
+			snprintf(o.host, sizeof o.host, "host%d", r);
+			o.pid = (uint32_t)(200 + r);
+			o.comm_id = comm;
+			o.rank = r;
+			o.nranks = 4;
+			o.seq = (uint64_t)(r ? it : 3 * it);
+			o.group_id = (uint64_t)it + 1;
+			o.op = PULSE_OP_GROUP;
+			o.epoch_ns = 32000;
+			o.call_ns = SYN_T0 + (uint64_t)it * 10 * MB;
+			if (r) {
+				o.status = PULSE_OP_NO_TRAFFIC;
+			} else {
+				o.status = PULSE_OP_COMPLETE;
+				o.start_ns = o.call_ns + MB;
+				o.end_ns = o.start_ns + 4 * MB;
+				o.duration_ns = 4 * MB;
+				o.expected_bytes = o.actual_bytes = 6 * MB;
+				o.active_ns = o.rank_active_ns = 4 * MB;
+				o.npeers = 3;
+				for (int q = 0; q < 3; q++) {
+					o.peers[q].rank = q + 1;
+					o.peers[q].expected_bytes = o.peers[q].actual_bytes = 2 * MB;
+				}
+			}
+			char *j = pulse_op_record_to_json(&o);
+			snprintf(h, sizeof h, "host%d", r);
+			feed_line(st, h, j);
+			free(j);
+		}
+	const struct an_comm *c = an_comm_find(st, comm);
+	assert_non_null(c);
+	int whole = 0, parts = 0;
+	for (uint32_t i = 0; i < AN_HIST; i++) {
+		if (!c->hist[i].used)
+			continue;
+		if (c->hist[i].nrec == 4)
+			whole++;
+		else
+			parts++;
+	}
+	assert_int_equal(whole, iters);
+	assert_int_equal(parts, 0);
+	an_state_free(st);
+}
+
 static void test_hang_from_calls(void **state)
 {
 	(void)state;
@@ -1284,6 +1366,7 @@ int main(void)
 		cmocka_unit_test(test_hang_link_down),
 		cmocka_unit_test(test_map_gpu_both_forms),
 		cmocka_unit_test(test_peak_cap_from_start),
+		cmocka_unit_test(test_one_to_all_instances),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
