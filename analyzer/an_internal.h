@@ -409,6 +409,7 @@ struct an_window {
 	uint64_t t0, t1;
 	uint64_t cause0;         /* the earliest a cause may start: a few iterations before the
 	                          * onset (t0 reaches further back, for the baselines) */
+	uint64_t onset;          /* the trigger's */
 	struct an_excl excl;     /* a confirmation: records that start in [a, b] are no evidence */
 };
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w);

@@ -198,6 +198,80 @@ static int edge_end_before(int a, int b, const int *slow, const int *tot)
  * which the paper's SOTA reaches machine level, §D.11/D.12): a
  * point-to-point transfer's rate is its volume over its operator's
  * duration (call to end), what an operator-level logger sees; no µs data. */
+static int by_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return x->rec->start < y->rec->start ? -1 : x->rec->start > y->rec->start;
+}
+
+/* When a node's link slows every transfer it is an end of, and it is an
+ * end of every transfer of its groups (the root of an all-to-one under an
+ * incast), the transfers are each other's only peers and slow together:
+ * none is slower than the window's median. Each transfer is then judged
+ * against itself: its median actual rate from the trigger's onset on
+ * against its median before the causes' look-back (w->cause0; three
+ * transfers before and two after at least). When at least AN_EDGE_MIN
+ * transfers, two thirds of those with both, slowed by AN_ACTIVE_OUTLIER
+ * and one node is an end of every one of them, that node is returned, -1
+ * otherwise. Sorts e. A slowdown of the whole network has no common end;
+ * one slow sender among several into one root slows one transfer. */
+static int edge_common_end(const struct an_state *s, const struct an_window *w, struct edge *e, uint32_t n,
+			   int *nslowed, double *before, double *after)
+{
+	if (!w->onset || w->cause0 >= w->onset)
+		return -1;
+	qsort(e, n, sizeof *e, by_edge);
+	double *b = malloc(n * sizeof *b), *a = malloc(n * sizeof *a);
+	int nn = (int)s->nnodes;
+	int *ends = calloc((size_t)nn + 1, sizeof *ends);
+	int judged = 0, slowed = 0, found = -1;
+	double sb = 0, sa = 0;
+	if (!a || !b || !ends)
+		goto out;
+	for (uint32_t i = 0, j; i < n; i = j) {
+		uint32_t nb = 0, na = 0;
+		for (j = i; j < n && e[j].from == e[i].from && e[j].to == e[i].to; j++) {
+			if (e[j].rec->start < w->cause0)
+				b[nb++] = e[j].rate;
+			else if (e[j].rec->start >= w->onset)
+				a[na++] = e[j].rate;
+		}
+		if (nb < 3 || na < 2 || e[i].from < 0 || e[i].to < 0 || e[i].from >= nn || e[i].to >= nn)
+			continue;
+		judged++;
+		double mb = an_median(b, nb), ma = an_median(a, na);
+		if (ma * AN_ACTIVE_OUTLIER >= mb)
+			continue;
+		slowed++;
+		sb += mb;
+		sa += ma;
+		ends[e[i].from]++;
+		ends[e[i].to]++;
+	}
+	if (slowed < AN_EDGE_MIN || 3 * slowed < 2 * judged)
+		goto out;
+	for (int k = 0; k < nn; k++)
+		if (ends[k] == slowed)
+			found = found < 0 ? k : -2;
+	if (found < 0)
+		found = -1;
+	*nslowed = slowed;
+	*before = sb / slowed;
+	*after = sa / slowed;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "edges against themselves: %d of %d slowed (%.1f -> %.1f Gb/s), common end %s\n", slowed,
+			judged, *before, *after, found >= 0 ? an_node_host(s, found) : "-");
+out:
+	free(a);
+	free(b);
+	free(ends);
+	return found;
+}
+
 int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed)
 {
 	uint32_t cap = 0, n = 0;
@@ -286,8 +360,33 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 			if (slow[j])
 				fprintf(stderr, "  %s GPU %d: %d slow of %d\n", an_node_host(s, j), s->nodes[j].gpu, slow[j], tot[j]);
 	}
-	if (nslow < 2)
+	if (nslow < 2) {
+		int ns = 0;
+		double rb = 0, ra = 0;
+		int end = observed ? -1 : edge_common_end(s, w, e, n, &ns, &rb, &ra);
+		if (end < 0)
+			goto out;
+		const struct edge *ev = NULL;
+		for (uint32_t i = 0; i < n; i++)
+			if ((e[i].from == end || e[i].to == end) && e[i].rec->start >= w->onset &&
+			    (!ev || e[i].rate < ev->rate))
+				ev = &e[i];
+		if (!ev)
+			goto out;
+		d->cls = AN_COMM_SLOW;
+		d->level = AN_LEVEL_MACHINE;
+		an_diag_suspect(s, d, end, -1);
+		an_diag_evidence(d, ev->c, ev->rec, "actual_rate_gbps", ra, rb, (uint32_t)ns);
+		an_diag_margin(d, ra, rb, rb / AN_ACTIVE_OUTLIER);
+		d->onset_ns = ev->rec->call;
+		snprintf(d->why, sizeof d->why,
+			 "%s GPU %d is an end of every one of the %d transfers that slowed against their own rate "
+			 "before (%.0f against %.0f Gb/s while active, gaps excluded), all of its groups' transfers "
+			 "alike: its NIC, PCIe or path",
+			 an_node_host(s, end), s->nodes[end].gpu, ns, ra, rb);
+		ok = 1;
 		goto out;
+	}
 	int best = -1, second = -1;
 	for (int j = 0; j < nn; j++) {
 		if (slow[j] * 2 < nslow)

@@ -73,6 +73,7 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 	uint64_t cback = cause_lookback_ns(s);
 	w->cause0 = !cback ? w->t0 : onset > cback ? onset - cback : 0;
 	w->t1 = s->now_ns;
+	w->onset = onset;
 	w->excl = t->excl;
 	uint32_t cap = 0;
 	for (uint32_t i = 0; i < s->ncomms; i++)
