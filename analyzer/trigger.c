@@ -624,7 +624,14 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone = 0;
-			if (c && (an_call_record(c, rank, key, &gone) || gone || an_member_silent(c, rank, x->op, x->count)))
+			const struct an_rec *r = c ? an_call_record(c, rank, key, &gone) : NULL;
+			/* a call of receives only is recorded "no traffic" at the
+			 * agent's next poll whether its data came or not: it is
+			 * over when the sends it receives are (an_rec_done; a
+			 * one-to-all root that never called its sends) */
+			if (r && r->status == PULSE_OP_NO_TRAFFIC && !an_rec_done(s, c, rank, key, r))
+				r = NULL;
+			if (c && (r || gone || an_member_silent(c, rank, x->op, x->count)))
 				continue; /* recorded (complete, or hung: handled there), or long ago, or a
 					   * member with nothing to show for it */
 			fire(s, AN_TRIG_HANG, c, key, x->t,
