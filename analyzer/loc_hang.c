@@ -360,6 +360,29 @@ out:
 }
 
 /* Hang localization for one hung operator; 1 with d filled. */
+/* Several ranks called a collective and never started it: its kernels
+ * wait on each other, and which of them is stuck does not show there. The
+ * host's CPU issues calls ahead of its GPU, so the next operator of the
+ * group tells: the one rank that never called it while every other did
+ * (at least two) stopped issuing operators; -1 when that is not one rank. */
+static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t key)
+{
+	struct an_inst *in = an_inst_find(c, key + 1);
+	int32_t quit = -1, called = 0;
+	for (int32_t r = 0; r < c->nranks; r++) {
+		struct hmember x;
+		member_state(s, c, in, key + 1, r, &x);
+		if (x.called) {
+			called++;
+		} else {
+			if (quit >= 0)
+				return -1;
+			quit = r;
+		}
+	}
+	return called >= 2 ? quit : -1;
+}
+
 static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int oplevel,
 		    struct an_diagnosis *d)
 {
@@ -496,12 +519,32 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	}
 	/* C: the first missing start: called, has data to send, never started */
 	{
-		int pick = -1;
+		int pick = -1, npick = 0;
 		for (int32_t r = 0; r < n; r++) {
 			if (!m[r].called || m[r].complete || !m[r].sends || m[r].started || m[r].node < 0)
 				continue;
+			npick++;
 			if (pick < 0 || s->nodes[m[r].node].last_end < s->nodes[m[pick].node].last_end)
 				pick = r;
+		}
+		int32_t quit = npick > 1 && an_is_builtin(op) ? next_not_called(s, c, key) : -1;
+		if (quit >= 0 && m[quit].node >= 0) {
+			d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_NOT_ENTERED;
+			d->level = AN_LEVEL_MACHINE;
+			an_diag_suspect(s, d, m[quit].node, quit);
+			snprintf(d->metric, sizeof d->metric, "call");
+			d->value = 0;
+			d->onset_ns = s->nodes[m[quit].node].last_end;
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " (%s group, %d ranks) hangs with %d ranks that called it and never "
+				 "started; every other rank called the next operator, rank %d never did: it stopped "
+				 "issuing operators (computation)",
+				 opn, key, an_par_label(c->par), n, npick, quit);
+			an_diag_step(d, "first hung operator in time order: several missing starts; the member "
+					"that never called the next one");
+			found = 1;
+			goto done;
 		}
 		if (pick >= 0 && (nstarted > 0 || an_is_p2p(op))) {
 			d->cls = AN_COMP_STOP;
