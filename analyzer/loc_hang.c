@@ -383,6 +383,50 @@ static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t k
 	return called >= 2 ? quit : -1;
 }
 
+/* The rank the P2P calls of instance key wait for by NCCL's pairing (the
+ * n-th send from A to B with the n-th receive on B from A, an_call.pair):
+ * a peer that never made the matching call and is in no call itself
+ * stopped issuing operators. Ranks of a P2P communicator number their
+ * calls each on their own, so the peer's calls at the same seq say
+ * nothing. -1 unless every such peer is one rank. */
+static int32_t p2p_unmatched_peer(struct an_state *s, const struct an_comm *c, uint64_t key)
+{
+	int32_t who = -1;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct an_proc *p = &s->procs[i];
+		if (p->comm != c->id)
+			continue;
+		int32_t r = an_map_rank(s, p->host, p->pid, p->comm);
+		if (r < 0 || r >= c->nranks)
+			continue;
+		for (uint32_t k = 0; k < p->n; k++) {
+			const struct an_call *x = &p->calls[k];
+			if (an_call_key(p, x) != key || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
+			    x->peer == r || (x->op != PULSE_HOOK_OP_SEND && x->op != PULSE_HOOK_OP_RECV))
+				continue;
+			int node = c->m[x->peer].node;
+			if (node < 0)
+				continue;
+			const struct an_node *pn = &s->nodes[node];
+			const struct an_proc *q = NULL;
+			for (uint32_t j = 0; j < s->nprocs && !q; j++)
+				if (s->procs[j].host == pn->host && s->procs[j].pid == pn->pid && s->procs[j].comm == c->id)
+					q = &s->procs[j];
+			/* the peer's calls of the other kind to r so far */
+			uint32_t idx = 2 * (uint32_t)r + (x->op == PULSE_HOOK_OP_SEND);
+			uint32_t made = q && idx < q->npairs ? q->pairs[idx] : 0;
+			if (made > x->pair)
+				continue; /* it made it: waiting elsewhere */
+			if (node_in_call(s, node))
+				continue; /* waiting itself: a link of the chain, not its end */
+			if (who >= 0 && who != x->peer)
+				return -1;
+			who = x->peer;
+		}
+	}
+	return who;
+}
+
 static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int oplevel,
 		    struct an_diagnosis *d)
 {
@@ -453,6 +497,22 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 			}
 			found = 1;
 		}
+	if (!found && !an_is_builtin(op)) {
+		int32_t r = p2p_unmatched_peer(s, c, key);
+		if (r >= 0 && m[r].node >= 0) {
+			d->cls = AN_COMP_STOP;
+			d->hang_kind = AN_HANG_NOT_ENTERED;
+			d->level = AN_LEVEL_MACHINE;
+			an_diag_suspect(s, d, m[r].node, r);
+			snprintf(d->why, sizeof d->why,
+				 "%s #%" PRIu64 " (%s group, %d ranks) hangs: its callers' sends and receives wait for "
+				 "rank %d, which never made the matching calls and is in no call: it stopped issuing "
+				 "operators (computation)",
+				 opn, key, an_par_label(c->par), n, r);
+			d->onset_ns = s->nodes[m[r].node].last_end;
+			found = 1;
+		}
+	}
 	if (found) {
 		an_diag_step(d, "first hung operator in time order: a member never called it");
 		d->value = 0;
