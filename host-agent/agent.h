@@ -68,6 +68,7 @@ struct agent_opts {
 	int replay_child;          /* a child of replay_fork.c: the parent made --out fresh */
 	uint64_t hang_ns;          /* --hang: the association's hang bound (0: its default) */
 	const char *sim_clock;     /* --sim-clock FILE: a simulated host's clock (cluster server) */
+	const char *sim_links;     /* --sim-links FILE: its link events (cluster server) */
 	double clock_rate;         /* host-clock ns per wall ns (1; --sim-clock: its rate) */
 	int epoch_set, poll_set;   /* --epoch / --poll given explicitly */
 	const char *sysfs_root;    /* --sysfs-root DIR (NULL: /sys) */
@@ -463,6 +464,8 @@ int agent_replay_fork(struct agent *a, int (*one)(struct agent *a));
 void agent_replay_pace(struct agent *a, uint64_t t_ns);
 
 /* ---- the agent ---- */
+struct replay_links;
+
 struct agent {
 	struct agent_opts opt;
 	int nnics;
@@ -478,6 +481,7 @@ struct agent {
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */
+	struct replay_links *sim_links; /* --sim-links: a simulated host's link events; NULL: none */
 	struct pulse_bus *bus;      /* --bus: the publisher (include/pulse/bus.h); NULL: none */
 	uint64_t bus_seq;           /* the last poll sequence handed to the bus */
 	uint64_t pace_wall0, pace_t0; /* --speed: monotonic wall and host time of the replay's start */

@@ -19,6 +19,7 @@
 #include "agent.h"
 #include "analyzer_link.h"
 #include "probe.h"
+#include "replay_links.h"
 
 static void handle_signals(struct agent *a)
 {
@@ -74,6 +75,10 @@ int agent_run(struct agent *a)
 		pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 		/* the calls and QPs first, so the association knows them when the
 		 * windows that carry their traffic arrive */
+		/* a simulated host's link events up to its clock's now, as the
+		 * link watcher gives a real host's as they come */
+		if (a->sim_links)
+			replay_links_emit(a->sim_links, agent_realtime_ns());
 		if (a->hooks && !agent_sig_term)
 			hooks_poll(a, a->hooks);
 		if (!agent_sig_term)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "replay_links.h"
 #include "analyzer_link.h"
 #include "pulse/bus.h"
 #include "assoc.h"
@@ -207,6 +208,17 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	static struct replay_links sim_links;
+	if (a->opt.sim_links) {
+		if (replay_links_load(&sim_links, a->opt.sim_links, a->host_name)) {
+			status = 2;
+			goto out;
+		}
+		a->sim_links = &sim_links;
+		LOGI("--sim-links %s: %u link events of simulated host %s, given out on its clock%s",
+		     a->opt.sim_links, sim_links.n, a->host_name,
+		     sim_links.bad ? " (lines skipped: see above)" : "");
+	}
 	if (!a->opt.no_hooks) {
 		if (hooks_init(&hooks, a->opt.hook_dir, err, sizeof err) == 0) {
 			a->hooks = &hooks;
@@ -308,6 +320,10 @@ out:
 		a->alink = NULL;
 	}
 	agent_bus_close(a, agent_realtime_ns());
+	if (a->sim_links) {
+		replay_links_free(a->sim_links);
+		a->sim_links = NULL;
+	}
 	for (int i = 0; i < a->nnics; i++)
 		nic_close(&a->nics[i]);
 	retention_free(&a->ret);

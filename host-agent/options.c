@@ -65,6 +65,10 @@ static const char usage[] =
 "                      FILE): host times come from it and the poll period is in its\n"
 "                      time, so a cluster replayed at N x real time is polled N x\n"
 "                      as often in wall time\n"
+"  --sim-links FILE    with --sim-clock: this simulated host's link events (the\n"
+"                      \"link\" lines pulse-cluster-serve writes, on that clock), given\n"
+"                      out when the clock reaches them, as the link watcher gives a\n"
+"                      real host's: a simulated NIC has no netdev to watch\n"
 "  --hang DUR          an operator not complete this long after its call (or first\n"
 "                      byte) is reported hung (default 5s); a replay can only report\n"
 "                      hangs its recording covers, so short runs need a short bound\n"
@@ -164,7 +168,7 @@ static int bad(const char *opt, const char *val, const char *why)
 enum {
 	O_SIM = 256, O_DEVICE, O_POLL, O_EPOCH, O_PAGE, O_TIMEOUT, O_OUT, O_LOG, O_METRICS,
 	O_RETAIN, O_RETAIN_MEM, O_DUMP, O_CONTROL, O_LOCKDIR, O_EXIT_AFTER, O_MAX_POLLS, O_NOWIN,
-	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_SPEED, O_HANG, O_SIM_CLOCK,
+	O_HOOK_DIR, O_NO_HOOKS, O_REPLAY, O_HOST, O_HOST_NAME, O_ANALYZER, O_JOB, O_BUS, O_SPEED, O_HANG, O_SIM_CLOCK, O_SIM_LINKS,
 	O_LIST_DEVICES, O_SYSFS_ROOT, O_NETDEV, O_NO_NETLINK, O_SERIES_QUERY, O_SERIES_OUT
 };
 
@@ -201,6 +205,7 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		{"speed", required_argument, 0, O_SPEED},
 		{"hang", required_argument, 0, O_HANG},
 		{"sim-clock", required_argument, 0, O_SIM_CLOCK},
+		{"sim-links", required_argument, 0, O_SIM_LINKS},
 		{"list-devices", no_argument, 0, O_LIST_DEVICES},
 		{"sysfs-root", required_argument, 0, O_SYSFS_ROOT},
 		{"netdev", required_argument, 0, O_NETDEV},
@@ -367,6 +372,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 				return bad("--sim-clock", "''", "empty path");
 			o->sim_clock = optarg;
 			break;
+		case O_SIM_LINKS:
+			if (!*optarg)
+				return bad("--sim-links", "''", "empty path");
+			o->sim_links = optarg;
+			break;
 		case O_HANG:
 			if (agent_parse_duration(optarg, 1000000000, &v) || v < 1000000 ||
 			    v > 3600000000000ull)
@@ -438,6 +448,11 @@ int agent_parse_options(struct agent_opts *o, int argc, char **argv)
 		return 2;
 	}
 	o->clock_rate = 1;
+	if (o->sim_links && !o->sim_clock) {
+		fprintf(stderr, "pulse-host-agent: --sim-links is for a simulated host: it needs --sim-clock, "
+				"whose clock its times are on\n");
+		return 2;
+	}
 	if (o->sim_clock) {
 		char err[400];
 		if (o->replay_dir) {

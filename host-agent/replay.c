@@ -791,9 +791,9 @@ static int replay_host(struct agent *a, struct run *run, struct rhost *rh, struc
 		return 1;
 	}
 	struct replay_links links;
-	char host_dir[4300];
-	snprintf(host_dir, sizeof host_dir, "%s/hosts/%s", run->dir, rh->name);
-	if (replay_links_load(&links, host_dir, rh->name))
+	char links_path[4400];
+	snprintf(links_path, sizeof links_path, "%s/hosts/%s/links.jsonl", run->dir, rh->name);
+	if (replay_links_load(&links, links_path, rh->name))
 		status = 1;
 	if (links.bad)
 		run->errors++;

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* A recorded host's link events for --replay (replay_links.h). The file
+/* A recorded host's link events for --replay and --sim-links (replay_links.h). The file
  * holds the wire's own "link" lines (wire/host_event.c), so they are read
  * with the decoder the analyzer uses and written back with the encoder the
  * live agent uses. */
@@ -20,11 +20,9 @@ static int by_time(const void *a, const void *b)
 	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 
-int replay_links_load(struct replay_links *l, const char *host_dir, const char *host)
+int replay_links_load(struct replay_links *l, const char *path, const char *host)
 {
 	memset(l, 0, sizeof *l);
-	char path[4400];
-	snprintf(path, sizeof path, "%s/links.jsonl", host_dir);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return errno == ENOENT ? 0 : (LOGE("%s: %s", path, strerror(errno)), -1);

@@ -18,6 +18,7 @@
 #include "cluster_serve.h"
 #include "pulse/clock_ns.h"
 #include "pulse/hook_ring.h"
+#include "pulse/host_event.h"
 #include "util.h"
 
 #define CS_MAX_HOSTS 256
@@ -38,8 +39,10 @@ static const char usage[] =
 "  --at DIR           where the hosts are served (created): DIR/<host>/<dev>.sock,\n"
 "                     DIR/<host>/hooks/ (the host's rings, for the agent's\n"
 "                     --hook-dir), DIR/<host>/clock (the host's clock, for the\n"
-"                     agent's --sim-clock), DIR/<host>/agent.args (the agent's\n"
-"                     options for that host), DIR/run.json, then DIR/ready\n"
+"                     agent's --sim-clock), DIR/<host>/links.jsonl (the host's\n"
+"                     recorded link events on that clock, for the agent's\n"
+"                     --sim-links), DIR/<host>/agent.args (the agent's options\n"
+"                     for that host), DIR/run.json, then DIR/ready\n"
 "  --speed X          simulated seconds per wall second, 0.01..100 (default 1)\n"
 "  --lead DUR         wall time between ready and the run's t = 0, for the agents\n"
 "                     to start (default 2s)\n"
@@ -237,7 +240,66 @@ static int mkdirs(const char *p)
 	return mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-/* DIR/<host>/{clock,agent.args,hooks/}: what the host's agent is given */
+/* DIR/<host>/links.jsonl: the run's link events of the host (what its
+ * rtnetlink reported: RUN/hosts/<host>/links.jsonl, the simulator writes
+ * one when a NIC goes down) on the live host clock, for the agent's
+ * --sim-links: a simulated NIC has no netdev to watch. Always written
+ * (empty without events); a line that is not a link event is an error. */
+static int write_links(struct cs *c, int hi, const char *dir, char *err, size_t errlen)
+{
+	const struct cs_host *h = &c->hosts[hi];
+	char in[PATH_MAX + 64], out[PATH_MAX + 64];
+	snprintf(in, sizeof in, "%s/hosts/%s/links.jsonl", c->run, h->name);
+	snprintf(out, sizeof out, "%s/links.jsonl", dir);
+	FILE *fi = fopen(in, "r");
+	if (!fi && errno != ENOENT) {
+		snprintf(err, errlen, "%s: %s", in, strerror(errno));
+		return -1;
+	}
+	FILE *fo = fopen(out, "w");
+	if (!fo) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		if (fi)
+			fclose(fi);
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0;
+	int rc = 0;
+	while (fi && rc == 0 && (len = getline(&line, &cap, fi)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len)
+			continue;
+		struct pulse_link_event e;
+		char why[160];
+		if (pulse_link_event_from_json(line, (size_t)len, &e, why, sizeof why)) {
+			snprintf(err, errlen, "%s:%u: not a link event (%s)", in, lineno, why);
+			rc = -1;
+			break;
+		}
+		e.t_ns = (uint64_t)((int64_t)e.t_ns + c->clk.shift);
+		char *j = pulse_link_event_to_json(&e);
+		if (!j || fprintf(fo, "%s\n", j) < 0) {
+			snprintf(err, errlen, "%s: %s", out, j ? strerror(errno) : "out of memory");
+			rc = -1;
+		}
+		free(j);
+	}
+	free(line);
+	if (fi)
+		fclose(fi);
+	if (fclose(fo) && !rc) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+/* DIR/<host>/{clock,agent.args,links.jsonl,hooks/}: what the host's agent is given */
 static int write_host(struct cs *c, int hi, char *err, size_t errlen)
 {
 	const struct cs_host *h = &c->hosts[hi];
@@ -259,10 +321,11 @@ static int write_host(struct cs *c, int hi, char *err, size_t errlen)
 		 (uint64_t)((int64_t)c->clk.real_w0 + llround(h->off_ns)), c->clk.w0,
 		 c->clk.speed * (1 + h->drift_ppm * 1e-6), phase);
 	snprintf(p, sizeof p, "%s/clock", dir);
-	if (write_text(p, text, err, errlen))
+	if (write_text(p, text, err, errlen) || write_links(c, hi, dir, err, errlen))
 		return -1;
-	size_t o = (size_t)snprintf(text, sizeof text, "--host-name %s --sim-clock %s/clock --hook-dir %s/hooks",
-				    h->name, dir, dir);
+	size_t o = (size_t)snprintf(text, sizeof text,
+				    "--host-name %s --sim-clock %s/clock --sim-links %s/links.jsonl --hook-dir %s/hooks",
+				    h->name, dir, dir, dir);
 	for (int i = 0; i < c->nnics && o < sizeof text; i++)
 		if (c->nics[i].host == hi)
 			o += (size_t)snprintf(text + o, sizeof text - o, " --sim %s=%s", c->nics[i].dev,

@@ -36,7 +36,7 @@ INSTALL_BINS += $(BUILD)/bin/pulse-run-trace
 # the serving loop of run_trace --serve, the hook's own ring writer.
 CLUSTER_SERVE_SRCS := sim/cluster_serve.c sim/serve_evs.c sim/serve_ranks.c
 $(BUILD)/bin/pulse-cluster-serve: $(call objs,obj,$(CLUSTER_SERVE_SRCS)) $(RUN_TRACE_LIBS) \
-		$(BUILD)/lib/libpulse_hookring.a
+		$(BUILD)/lib/libpulse_hookring.a $(BUILD)/lib/libpulse_wire.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(SIM_LDLIBS) -lrt
 ALL += $(BUILD)/bin/pulse-cluster-serve
