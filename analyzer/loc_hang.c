@@ -288,8 +288,12 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 	size_t n = 0, cap = 0;
 	struct p2p_call *v = NULL;
 	int *bad = calloc((size_t)c->nranks, sizeof *bad); /* mismatched pairs per rank */
-	if (!bad)
+	int *good = calloc((size_t)c->nranks, sizeof *good); /* matched ones */
+	if (!bad || !good) {
+		free(bad);
+		free(good);
 		return -1;
+	}
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		const struct an_proc *p = &s->procs[i];
 		if (p->comm != c->id)
@@ -325,8 +329,13 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 			continue;
 		struct p2p_call want = { v[a].peer, v[a].rank, v[a].pair, PULSE_HOOK_OP_RECV, 0 };
 		const struct p2p_call *r = bsearch(&want, v, n, sizeof *v, cmp_p2p_call);
-		if (!r || r->count == v[a].count)
+		if (!r)
 			continue;
+		if (r->count == v[a].count) {
+			good[v[a].rank]++;
+			good[r->rank]++;
+			continue;
+		}
 		if (!fs) {
 			fs = &v[a];
 			fr = r;
@@ -345,17 +354,31 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 		goto out; /* some mismatched pair without k: not one rank's call */
 	/* every mismatched pair has k at one end: its partners are the others
 	 * with a mismatch */
-	int npart = 0;
+	int npart = 0, part = -1;
 	for (int32_t q = 0; q < c->nranks; q++)
-		npart += q != k && bad[q] > 0;
-	if (npart < 2)
+		if (q != k && bad[q] > 0) {
+			npart++;
+			part = q;
+		}
+	/* one pair alone: the end whose calls agree with two partners or more
+	 * is not the one that called wrong (a one-to-all root and the one
+	 * receiver that called another count), when the other end agrees with
+	 * none */
+	if (npart == 1 && pairs == 1) {
+		if (good[k] >= 2 && !good[part])
+			k = part;
+		else if (!(good[part] >= 2 && !good[k]))
+			goto out;
+	} else if (npart < 2) {
 		goto out;
+	}
 	culprit = k;
 	*mine = fs->rank == k ? fs->count : fr->count;
 	*theirs = fs->rank == k ? fr->count : fs->count;
 out:
 	free(v);
 	free(bad);
+	free(good);
 	return culprit;
 }
 
