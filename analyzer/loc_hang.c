@@ -281,19 +281,14 @@ static int cmp_p2p_call(const void *pa, const void *pb)
 	return a->pair < b->pair ? -1 : a->pair > b->pair;
 }
 
-static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *c, uint64_t key, uint64_t *mine,
-				uint64_t *theirs)
+/* The sends and receives of instance key on communicator c, every rank's
+ * (from the hook lines: a rank's record does not list its calls), with
+ * their NCCL pairing ordinal, into *out (malloc'd). Their number; 0 with
+ * none or without memory. */
+static size_t p2p_calls_at(const struct an_state *s, const struct an_comm *c, uint64_t key, struct p2p_call **out)
 {
-	int32_t culprit = -1;
 	size_t n = 0, cap = 0;
 	struct p2p_call *v = NULL;
-	int *bad = calloc((size_t)c->nranks, sizeof *bad); /* mismatched pairs per rank */
-	int *good = calloc((size_t)c->nranks, sizeof *good); /* matched ones */
-	if (!bad || !good) {
-		free(bad);
-		free(good);
-		return -1;
-	}
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		const struct an_proc *p = &s->procs[i];
 		if (p->comm != c->id)
@@ -304,19 +299,34 @@ static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *
 		for (uint32_t k = 0; k < p->n; k++) {
 			const struct an_call *x = &p->calls[k];
 			if (an_call_key(p, x) != key || (x->op != PULSE_HOOK_OP_SEND && x->op != PULSE_HOOK_OP_RECV) ||
-			    x->peer < 0 || x->peer >= c->nranks || x->pair == UINT32_MAX)
+			    x->peer < 0 || x->peer >= c->nranks || x->peer == r || x->pair == UINT32_MAX)
 				continue;
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 64;
 				struct p2p_call *y = realloc(v, nc * sizeof *y);
-				if (!y)
-					goto out;
+				if (!y) {
+					free(v);
+					*out = NULL;
+					return 0;
+				}
 				v = y;
 				cap = nc;
 			}
 			v[n++] = (struct p2p_call){ r, x->peer, x->pair, x->op, x->count };
 		}
 	}
+	*out = v;
+	return n;
+}
+
+static int32_t p2p_inconsistent(const struct an_state *s, const struct an_comm *c, uint64_t key, uint64_t *mine,
+				uint64_t *theirs)
+{
+	int32_t culprit = -1;
+	struct p2p_call *v = NULL;
+	int *bad = calloc((size_t)c->nranks, sizeof *bad); /* mismatched pairs per rank */
+	int *good = calloc((size_t)c->nranks, sizeof *good); /* matched ones */
+	size_t n = bad && good ? p2p_calls_at(s, c, key, &v) : 0;
 	if (!n)
 		goto out;
 	/* each send against its receive: sorted by (op, rank, peer, pair), the
@@ -415,38 +425,31 @@ static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t k
 static int32_t p2p_unmatched_peer(struct an_state *s, const struct an_comm *c, uint64_t key)
 {
 	int32_t who = -1;
-	for (uint32_t i = 0; i < s->nprocs; i++) {
-		const struct an_proc *p = &s->procs[i];
-		if (p->comm != c->id)
+	struct p2p_call *v = NULL;
+	size_t n = p2p_calls_at(s, c, key, &v);
+	for (size_t i = 0; i < n; i++) {
+		int node = c->m[v[i].peer].node;
+		if (node < 0)
 			continue;
-		int32_t r = an_map_rank(s, p->host, p->pid, p->comm);
-		if (r < 0 || r >= c->nranks)
-			continue;
-		for (uint32_t k = 0; k < p->n; k++) {
-			const struct an_call *x = &p->calls[k];
-			if (an_call_key(p, x) != key || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
-			    x->peer == r || (x->op != PULSE_HOOK_OP_SEND && x->op != PULSE_HOOK_OP_RECV))
-				continue;
-			int node = c->m[x->peer].node;
-			if (node < 0)
-				continue;
-			const struct an_node *pn = &s->nodes[node];
-			const struct an_proc *q = NULL;
-			for (uint32_t j = 0; j < s->nprocs && !q; j++)
-				if (s->procs[j].host == pn->host && s->procs[j].pid == pn->pid && s->procs[j].comm == c->id)
-					q = &s->procs[j];
-			/* the peer's calls of the other kind to r so far */
-			uint32_t idx = 2 * (uint32_t)r + (x->op == PULSE_HOOK_OP_SEND);
-			uint32_t made = q && idx < q->npairs ? q->pairs[idx] : 0;
-			if (made > x->pair)
-				continue; /* it made it: waiting elsewhere */
-			if (node_in_call(s, node))
-				continue; /* waiting itself: a link of the chain, not its end */
-			if (who >= 0 && who != x->peer)
-				return -1;
-			who = x->peer;
+		const struct an_node *pn = &s->nodes[node];
+		const struct an_proc *q = NULL;
+		for (uint32_t j = 0; j < s->nprocs && !q; j++)
+			if (s->procs[j].host == pn->host && s->procs[j].pid == pn->pid && s->procs[j].comm == c->id)
+				q = &s->procs[j];
+		/* the peer's calls of the other kind to this rank so far */
+		uint32_t idx = 2 * (uint32_t)v[i].rank + (v[i].op == PULSE_HOOK_OP_SEND);
+		uint32_t made = q && idx < q->npairs ? q->pairs[idx] : 0;
+		if (made > v[i].pair)
+			continue; /* it made it: waiting elsewhere */
+		if (node_in_call(s, node))
+			continue; /* waiting itself: a link of the chain, not its end */
+		if (who >= 0 && who != v[i].peer) {
+			who = -1;
+			break;
 		}
+		who = v[i].peer;
 	}
+	free(v);
 	return who;
 }
 
