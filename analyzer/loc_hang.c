@@ -30,6 +30,15 @@ struct hmember {
 	const struct an_rec *rec;
 };
 
+/* d: computation fail-stop of one machine, the member node (rank r) */
+static void name_stop(const struct an_state *s, struct an_diagnosis *d, int kind, int node, int32_t r)
+{
+	d->cls = AN_COMP_STOP;
+	d->hang_kind = kind;
+	d->level = AN_LEVEL_MACHINE;
+	an_diag_suspect(s, d, node, r);
+}
+
 static double hfrac(const struct hmember *m)
 {
 	return m->exp ? (double)m->vol / (double)m->exp : (double)m->vol;
@@ -510,10 +519,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		    (an_is_builtin(op) ||
 		     (!node_in_call(s, m[r].node) &&
 		      !(quiet_only && s->nodes[m[r].node].last_call + half_period > first_call)))) {
-			d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_NOT_ENTERED;
-			d->level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, d, m[r].node, r);
+			name_stop(s, d, AN_HANG_NOT_ENTERED, m[r].node, r);
 			if (!found) {
 				snprintf(d->why, sizeof d->why,
 					 "%s #%" PRIu64 " (%s group, %d ranks) hangs: %d ranks called it, rank %d never "
@@ -526,10 +532,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	if (!found && !an_is_builtin(op)) {
 		int32_t r = p2p_unmatched_peer(s, c, key);
 		if (r >= 0 && m[r].node >= 0) {
-			d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_NOT_ENTERED;
-			d->level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, d, m[r].node, r);
+			name_stop(s, d, AN_HANG_NOT_ENTERED, m[r].node, r);
 			snprintf(d->why, sizeof d->why,
 				 "%s #%" PRIu64 " (%s group, %d ranks) hangs: its callers' sends and receives wait for "
 				 "rank %d, which never made the matching calls and is in no call: it stopped issuing "
@@ -563,10 +566,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		for (int32_t r = 0; maj >= 0 && r < n; r++)
 			if (m[r].has_sig && (m[r].op != m[maj].op || m[r].count != m[maj].count) && m[r].node >= 0 &&
 			    best * 2 > n) {
-				d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_INCONSISTENT;
-				d->level = AN_LEVEL_MACHINE;
-				an_diag_suspect(s, d, m[r].node, r);
+				name_stop(s, d, AN_HANG_INCONSISTENT, m[r].node, r);
 				if (!found)
 					snprintf(d->why, sizeof d->why,
 						 "%s #%" PRIu64 " (%s group) hangs: rank %d called %s of %" PRIu64
@@ -586,10 +586,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		uint64_t mine = 0, theirs = 0;
 		int32_t r = p2p_inconsistent(s, c, key, &mine, &theirs);
 		if (r >= 0 && m[r].node >= 0) {
-			d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_INCONSISTENT;
-			d->level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, d, m[r].node, r);
+			name_stop(s, d, AN_HANG_INCONSISTENT, m[r].node, r);
 			snprintf(d->why, sizeof d->why,
 				 "%s #%" PRIu64 " (%s group) hangs: rank %d's sends and receives carry %" PRIu64
 				 " elements where its peers' matching calls carry %" PRIu64 ": inconsistent operators",
@@ -615,10 +612,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 		}
 		int32_t quit = npick > 1 && an_is_builtin(op) ? next_not_called(s, c, key) : -1;
 		if (quit >= 0 && m[quit].node >= 0) {
-			d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_NOT_ENTERED;
-			d->level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, d, m[quit].node, quit);
+			name_stop(s, d, AN_HANG_NOT_ENTERED, m[quit].node, quit);
 			snprintf(d->metric, sizeof d->metric, "call");
 			d->value = 0;
 			d->onset_ns = s->nodes[m[quit].node].last_end;
@@ -633,10 +627,7 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 			goto done;
 		}
 		if (pick >= 0 && (nstarted > 0 || an_is_p2p(op))) {
-			d->cls = AN_COMP_STOP;
-			d->hang_kind = AN_HANG_NOT_ENTERED;
-			d->level = AN_LEVEL_MACHINE;
-			an_diag_suspect(s, d, m[pick].node, pick);
+			name_stop(s, d, AN_HANG_NOT_ENTERED, m[pick].node, pick);
 			snprintf(d->metric, sizeof d->metric, "start_ns");
 			d->value = 0;
 			d->median = (double)m[pick].call_t;
