@@ -185,8 +185,11 @@ static int single_sender(const struct an_state *s, const struct an_comm *c, cons
 	int32_t who = -1;
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
-		if (r && r->start && r->end > r->start)
-			who = k;
+		if (!r || !r->start || r->end <= r->start)
+			continue;
+		if (who >= 0)
+			return -1; /* two ranks transmit (one without history yet): not a sole sender */
+		who = k;
 	}
 	if (who < 0 || !c->custom)
 		return -1;
