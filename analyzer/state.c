@@ -811,6 +811,30 @@ int an_rec_finished(const struct an_rec *r)
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
 }
 
+/* A "no traffic" record (a call of receives only) whose matching send the
+ * sender never made (its sends to this rank so far do not reach the
+ * pair): positive evidence that the call is still waiting. A sender's
+ * record not in yet, or lost to a gap, is not: live data has gaps. */
+int an_rec_send_unmade(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t key,
+		       const struct an_rec *r)
+{
+	if (!r || r->status != PULSE_OP_NO_TRAFFIC || r->node < 0)
+		return 0;
+	const struct an_node *nd = &s->nodes[r->node];
+	const struct an_proc *p = proc_find(s, nd->host, nd->pid, c->id);
+	for (uint32_t k = 0; p && k < p->n; k++) {
+		const struct an_call *x = &p->calls[k];
+		if (an_call_key(p, x) != key || x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 ||
+		    x->peer >= c->nranks || x->peer == rank || c->m[x->peer].node < 0)
+			continue;
+		const struct an_node *pn = &s->nodes[c->m[x->peer].node];
+		const struct an_proc *q = proc_find(s, pn->host, pn->pid, c->id);
+		if (q && ((uint32_t)rank * 2 + 1 >= q->npairs || q->pairs[2 * (uint32_t)rank] <= x->pair))
+			return 1;
+	}
+	return 0;
+}
+
 /* Finished, for rank's record r of the instance key in c. A call of
  * receives only has nothing on its own NIC, so its record says "no
  * traffic" at the agent's next poll whether the data came or not: it is

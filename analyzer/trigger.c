@@ -626,10 +626,11 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			int gone = 0;
 			const struct an_rec *r = c ? an_call_record(c, rank, key, &gone) : NULL;
 			/* a call of receives only is recorded "no traffic" at the
-			 * agent's next poll whether its data came or not: it is
-			 * over when the sends it receives are (an_rec_done; a
-			 * one-to-all root that never called its sends) */
-			if (r && r->status == PULSE_OP_NO_TRAFFIC && !an_rec_done(s, c, rank, key, r))
+			 * agent's next poll whether its data came or not: it still
+			 * waits when its sender never made the matching send (a
+			 * one-to-all root that never called its sends); a sender's
+			 * record not in, or lost to a gap live, is no such evidence */
+			if (an_rec_send_unmade(s, c, rank, key, r))
 				r = NULL;
 			if (c && (r || gone || an_member_silent(c, rank, x->op, x->count)))
 				continue; /* recorded (complete, or hung: handled there), or long ago, or a
