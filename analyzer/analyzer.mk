@@ -13,7 +13,7 @@ CFLAGS_tools/eval/ := $(ANALYZER_PKG_CFLAGS)
 
 ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyzer/window.c \
 	analyzer/localize.c analyzer/loc_hang.c analyzer/loc_comm_slow.c analyzer/loc_comp_slow.c \
-	analyzer/loc_cpu.c analyzer/loc_lateness.c analyzer/baseline.c \
+	analyzer/loc_cpu.c analyzer/loc_lateness.c analyzer/baseline.c analyzer/transfers.c \
 	analyzer/report.c analyzer/timeline.c analyzer/replay.c analyzer/watermark.c \
 	analyzer/critical_path.c \
 	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c \

@@ -11,7 +11,10 @@
  *   4. too small for the window's medians: a transfer slower than its
  *      usual share of its operator instance's median rate (an_xfer_shift,
  *      trigger.c), node with the most slow transfers
- *      (an_comm_slow_xfer_shift). */
+ *      (an_comm_slow_xfer_shift).
+ * The NIC measures what is sent: where a rule's evidence is the transfers
+ * from one end to the other (a ring), their other transfers say which end
+ * is slow (transfers.c an_edge_side). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
@@ -21,9 +24,79 @@
 
 #include "an_internal.h"
 #include "localizer.h"
+#include "transfers.h"
 #include "pulse/hook_record.h"
 
 #define RATE_OUTLIER 1.15   /* rank-level rate this much below the members' median */
+
+/* slow transfers before the shares count from the first of them: the
+ * three samples every rule needs */
+#define AN_EDGE_MIN 3
+
+static int edge_end_before(int a, int b, const int *slow, const int *tot)
+{
+	if (slow[a] != slow[b])
+		return slow[a] > slow[b];
+	return (double)slow[a] / tot[a] > (double)slow[b] / tot[b];
+}
+
+/* When a node's link slows every transfer it is an end of, and it is an
+ * end of every transfer of its groups (the root of an all-to-one under an
+ * incast), the transfers are each other's only peers and slow together:
+ * none is slower than the window's median. Each transfer is then judged
+ * against itself: its median actual rate from the trigger's onset on
+ * against its median before the causes' look-back (w->cause0,
+ * an_pairs_judge). When at least AN_EDGE_MIN
+ * transfers, two thirds of those with both, slowed by AN_ACTIVE_OUTLIER
+ * and one node is an end of every one of them, that node is returned, -1
+ * otherwise. Sorts e. A slowdown of the whole network has no common end;
+ * one slow sender among several into one root slows one transfer. */
+static int edge_common_end(const struct an_state *s, const struct an_window *w, struct an_edge *e, uint32_t n,
+			   int *nslowed, double *before, double *after)
+{
+	if (!w->onset || w->cause0 >= w->onset)
+		return -1;
+	double *b = malloc(n * sizeof *b), *a = malloc(n * sizeof *a);
+	struct an_pair_judge *pj = malloc(n * sizeof *pj);
+	int nn = (int)s->nnodes;
+	int *ends = calloc((size_t)nn + 1, sizeof *ends);
+	int judged = 0, slowed = 0, found = -1;
+	double sb = 0, sa = 0;
+	if (!a || !b || !pj || !ends)
+		goto out;
+	uint32_t np = an_pairs_judge(w->cause0, w->onset, e, n, pj, b, a);
+	for (uint32_t i = 0; i < np; i++) {
+		if (pj[i].from >= nn || pj[i].to >= nn)
+			continue;
+		judged++;
+		if (!pj[i].slowed)
+			continue;
+		slowed++;
+		sb += pj[i].before;
+		sa += pj[i].after;
+		ends[pj[i].from]++;
+		ends[pj[i].to]++;
+	}
+	if (slowed < AN_EDGE_MIN || 3 * slowed < 2 * judged)
+		goto out;
+	for (int k = 0; k < nn; k++)
+		if (ends[k] == slowed)
+			found = found < 0 ? k : -2;
+	if (found < 0)
+		found = -1;
+	*nslowed = slowed;
+	*before = sb / slowed;
+	*after = sa / slowed;
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "edges against themselves: %d of %d slowed (%.1f -> %.1f Gb/s), common end %s\n", slowed,
+			judged, *before, *after, found >= 0 ? an_node_host(s, found) : "-");
+out:
+	free(a);
+	free(b);
+	free(pj);
+	free(ends);
+	return found;
+}
 
 /* A slow NIC or link slows every transfer of its rank. A rank whose
  * excess lies on its transfer to one peer while its transfers to the
@@ -52,17 +125,27 @@ static int one_slow_transfer(const struct an_rec *r, double med)
 	return (double)r->peers[hi].active > AN_ACTIVE_OUTLIER * others && others <= AN_ACTIVE_OUTLIER * med;
 }
 
+/* the peer of r its longest transfer went to */
+static const struct an_peer *slowest_peer(const struct an_rec *r)
+{
+	const struct an_peer *hi = NULL;
+	for (uint32_t i = 0; i < r->npeers; i++) {
+		const struct an_peer *q = &r->peers[i];
+		if (q->node >= 0 && q->active && (!hi || q->active > hi->active))
+			hi = q;
+	}
+	return hi;
+}
+
 int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	int cap = (int)s->nnodes;
 	int *votes = calloc((size_t)cap + 1, sizeof *votes);
-	double *bestr = calloc((size_t)cap + 1, sizeof *bestr);
 	/* the first call at which each node was the outlier */
 	uint64_t *first = calloc((size_t)cap + 1, sizeof *first);
-	if (!votes || !bestr || !first) {
+	if (!votes || !first) {
 		free(first);
 		free(votes);
-		free(bestr);
 		return 0;
 	}
 	int outl = 0, elig = 0;
@@ -104,13 +187,6 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		votes[r->node]++;
 		if (r->call && (!first[r->node] || r->call < first[r->node]))
 			first[r->node] = r->call;
-		if (v[hi] / med > bestr[r->node]) {
-			bestr[r->node] = v[hi] / med;
-			if (!ev || r->node != ev->node || 1) {
-				/* evidence: the strongest outlier of the eventual culprit (set below) */
-			}
-		}
-		(void)evn;
 	}
 	int best = -1;
 	for (int j = 0; j < cap; j++)
@@ -149,22 +225,36 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		}
 	}
 	if (ok && ev) {
+		const struct an_peer *to = slowest_peer(ev);
+		struct an_edge_sides es;
+		int recv = to ? an_edge_side(s, w, best, to->node, first[best], &es) : -1;
+		if (to && recv != to->node)
+			recv = -1;
 		d->cls = AN_COMM_SLOW;
 		d->level = AN_LEVEL_MACHINE;
-		an_diag_suspect(s, d, best, ev->rank);
+		an_diag_suspect(s, d, recv >= 0 ? recv : best, recv >= 0 ? to->rank : ev->rank);
 		an_diag_evidence(d, evc, ev, "active_ns", (double)ev->active, evmed, evn);
 		an_diag_margin(d, (double)ev->active, evmed, AN_ACTIVE_OUTLIER * evmed);
 		d->onset_ns = ev->call;
 		d->slow_from_ns = first[best];
-		snprintf(d->why, sizeof d->why,
-			 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting (epochs "
-			 "with a non-zero rate) against a median of %.2f ms; it was the outlier in %d of %d "
-			 "slow collectives: its link or NIC is slow",
-			 an_par_label(evc->par), pulse_op_type_name(ev->op), ev->seq, ev->rank,
-			 (double)ev->active / 1e6, evmed / 1e6, votes[best], outl);
+		int k = snprintf(d->why, sizeof d->why,
+				 "in the %s group's %s #%" PRIu64 ", rank %d spent %.2f ms actually transmitting "
+				 "(epochs with a non-zero rate) against a median of %.2f ms; it was the outlier in %d "
+				 "of %d slow collectives",
+				 an_par_label(evc->par), pulse_op_type_name(ev->op), ev->seq, ev->rank,
+				 (double)ev->active / 1e6, evmed / 1e6, votes[best], outl);
+		if (k > 0 && (size_t)k < sizeof d->why) {
+			if (recv >= 0)
+				snprintf(d->why + k, sizeof d->why - (size_t)k,
+					 "; the receiver, rank %d, was slow: %d of the %d transfers into it from its "
+					 "other peers slowed against their own rate, %d of the %d from rank %d to "
+					 "others did (an incast or a shared link into its NIC)",
+					 to->rank, es.in_slowed, es.in_judged, es.out_slowed, es.out_judged, ev->rank);
+			else
+				snprintf(d->why + k, sizeof d->why - (size_t)k, ": its link or NIC is slow");
+		}
 	}
 	free(votes);
-	free(bestr);
 	free(first);
 	return ok && ev;
 }
@@ -177,143 +267,10 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
  * ends); the node that is an end of most of them, and whose own transfers
  * are mostly slow, is the culprit. With one group of two ranks both ends
  * tie: both are named, unless another group of one of them clears it. */
-/* slow transfers before the shares count from the first of them: the
- * three samples every rule needs */
-#define AN_EDGE_MIN 3
-struct edge {
-	int from, to;
-	double rate;
-	const struct an_rec *rec;
-	const struct an_comm *c;
-};
-
-static int edge_end_before(int a, int b, const int *slow, const int *tot)
-{
-	if (slow[a] != slow[b])
-		return slow[a] > slow[b];
-	return (double)slow[a] / tot[a] > (double)slow[b] / tot[b];
-}
-
-/* observed: the OP-level variant (the per-P2P observed-rate outlier by
- * which the paper's SOTA reaches machine level, §D.11/D.12): a
- * point-to-point transfer's rate is its volume over its operator's
- * duration (call to end), what an operator-level logger sees; no µs data. */
-static int by_edge(const void *a, const void *b)
-{
-	const struct edge *x = a, *y = b;
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	return x->rec->start < y->rec->start ? -1 : x->rec->start > y->rec->start;
-}
-
-/* When a node's link slows every transfer it is an end of, and it is an
- * end of every transfer of its groups (the root of an all-to-one under an
- * incast), the transfers are each other's only peers and slow together:
- * none is slower than the window's median. Each transfer is then judged
- * against itself: its median actual rate from the trigger's onset on
- * against its median before the causes' look-back (w->cause0; three
- * transfers before and two after at least). When at least AN_EDGE_MIN
- * transfers, two thirds of those with both, slowed by AN_ACTIVE_OUTLIER
- * and one node is an end of every one of them, that node is returned, -1
- * otherwise. Sorts e. A slowdown of the whole network has no common end;
- * one slow sender among several into one root slows one transfer. */
-static int edge_common_end(const struct an_state *s, const struct an_window *w, struct edge *e, uint32_t n,
-			   int *nslowed, double *before, double *after)
-{
-	if (!w->onset || w->cause0 >= w->onset)
-		return -1;
-	qsort(e, n, sizeof *e, by_edge);
-	double *b = malloc(n * sizeof *b), *a = malloc(n * sizeof *a);
-	int nn = (int)s->nnodes;
-	int *ends = calloc((size_t)nn + 1, sizeof *ends);
-	int judged = 0, slowed = 0, found = -1;
-	double sb = 0, sa = 0;
-	if (!a || !b || !ends)
-		goto out;
-	for (uint32_t i = 0, j; i < n; i = j) {
-		uint32_t nb = 0, na = 0;
-		for (j = i; j < n && e[j].from == e[i].from && e[j].to == e[i].to; j++) {
-			if (e[j].rec->start < w->cause0)
-				b[nb++] = e[j].rate;
-			else if (e[j].rec->start >= w->onset)
-				a[na++] = e[j].rate;
-		}
-		if (nb < 3 || na < 2 || e[i].from < 0 || e[i].to < 0 || e[i].from >= nn || e[i].to >= nn)
-			continue;
-		judged++;
-		double mb = an_median(b, nb), ma = an_median(a, na);
-		if (ma * AN_ACTIVE_OUTLIER >= mb)
-			continue;
-		slowed++;
-		sb += mb;
-		sa += ma;
-		ends[e[i].from]++;
-		ends[e[i].to]++;
-	}
-	if (slowed < AN_EDGE_MIN || 3 * slowed < 2 * judged)
-		goto out;
-	for (int k = 0; k < nn; k++)
-		if (ends[k] == slowed)
-			found = found < 0 ? k : -2;
-	if (found < 0)
-		found = -1;
-	*nslowed = slowed;
-	*before = sb / slowed;
-	*after = sa / slowed;
-	if (getenv("PULSE_ANALYZER_DEBUG"))
-		fprintf(stderr, "edges against themselves: %d of %d slowed (%.1f -> %.1f Gb/s), common end %s\n", slowed,
-			judged, *before, *after, found >= 0 ? an_node_host(s, found) : "-");
-out:
-	free(a);
-	free(b);
-	free(ends);
-	return found;
-}
-
 int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed)
 {
-	uint32_t cap = 0, n = 0;
-	struct edge *e = NULL;
-	double ep = s->epoch_ns ? s->epoch_ns : 32000;
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct an_inst *in = w->inst[i];
-		struct an_comm *c = s->comms[w->comm[i]];
-		for (int32_t k = 0; k < c->nranks; k++) {
-			const struct an_rec *r = in->recs[k];
-			if (!r || r->status != PULSE_OP_COMPLETE || (!observed && !r->actual))
-				continue;
-			/* (observed: point-to-point only; a collective's members all
-			 * end together, so their durations say nothing per transfer) */
-			if (observed && an_is_builtin(r->op))
-				continue;
-			uint64_t od = r->end > r->call && r->call ? r->end - r->call : 0;
-			for (uint32_t p = 0; p < r->npeers; p++) {
-				const struct an_peer *q = &r->peers[p];
-				double rate;
-				if (observed) {
-					if (q->node < 0 || (double)od < 8 * ep || q->expected < (1u << 20))
-						continue;
-					rate = (double)q->expected * 8 / (double)od;
-				} else {
-					if (q->node < 0 || !q->active || (double)q->active < 8 * ep || q->actual < (1u << 20))
-						continue;
-					rate = (double)q->actual * 8 / (double)q->active;
-				}
-				if (n == cap) {
-					cap = cap ? cap * 2 : 256;
-					struct edge *x = realloc(e, cap * sizeof *x);
-					if (!x) {
-						free(e);
-						return 0;
-					}
-					e = x;
-				}
-				e[n++] = (struct edge){ r->node, q->node, rate, r, c };
-			}
-		}
-	}
+	uint32_t n = 0;
+	struct an_edge *e = an_edges_collect(s, w, observed, 8, &n);
 	if (n < 4) {
 		free(e);
 		return 0;
@@ -366,7 +323,7 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 		int end = observed ? -1 : edge_common_end(s, w, e, n, &ns, &rb, &ra);
 		if (end < 0)
 			goto out;
-		const struct edge *ev = NULL;
+		const struct an_edge *ev = NULL;
 		for (uint32_t i = 0; i < n; i++)
 			if ((e[i].from == end || e[i].to == end) && e[i].rec->start >= w->onset &&
 			    (!ev || e[i].rate < ev->rate))
@@ -409,7 +366,7 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	if (both)
 		an_diag_suspect(s, d, second, -1);
 	/* evidence: the culprit's slowest record and its group */
-	const struct edge *ev = NULL;
+	const struct an_edge *ev = NULL;
 	for (uint32_t i = 0; i < n; i++)
 		if ((e[i].from == best || e[i].to == best) && (!ev || e[i].rate < ev->rate))
 			ev = &e[i];
@@ -455,6 +412,7 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 	const struct an_rec *ev = NULL;
 	const struct an_comm *evc = NULL;
 	double evpk = 0, evmed = 0;
+	uint64_t first_cap = 0;
 	if (!out_cap || !out_tot || !in_cap || !in_tot)
 		goto out;
 	for (uint32_t i = 0; i < w->n; i++) {
@@ -478,6 +436,8 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 				out_cap[r->node]++;
 				in_cap[q->node]++;
 				ncap++;
+				if (!first_cap || r->start < first_cap)
+					first_cap = r->start;
 				if (!ev || (double)q->peak / med < evpk / evmed) {
 					ev = r;
 					evc = c;
@@ -517,21 +477,43 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 			second >= 0 ? an_node_host(s, second) : "-", fs);
 	if (best < 0 || !ev)
 		goto out;
+	int both = second >= 0 && fs > 0.9 * fb;
+	struct an_edge_sides es;
+	int side = -1;
+	if (both) {
+		/* a ring's capped transfers, from one end to the other: their
+		 * other transfers tell which end (edge_direction) */
+		int snd = out_cap[best] >= in_cap[best] ? best : second;
+		int rcv = snd == best ? second : best;
+		side = an_edge_side(s, w, snd, rcv, first_cap, &es);
+		if (side >= 0) {
+			both = 0;
+			best = side;
+		}
+	}
 	d->cls = AN_COMM_SLOW;
 	d->level = AN_LEVEL_MACHINE;
 	an_diag_suspect(s, d, best, -1);
-	int both = second >= 0 && fs > 0.9 * fb;
 	if (both)
 		an_diag_suspect(s, d, second, -1);
 	an_diag_evidence(d, evc, ev, "peak_epoch_bytes", evpk, evmed, evc->nranks);
 	an_diag_margin(d, evpk, evmed, evmed / AN_ACTIVE_OUTLIER);
 	d->onset_ns = ev->call;
-	snprintf(d->why, sizeof d->why,
-		 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s; the lowest "
-		 "peaked at %.0f%% of its peers' in one epoch: its NIC, PCIe or path is capped%s",
-		 an_node_host(s, best), s->nodes[best].gpu, out_cap[best] >= in_cap[best] ? out_cap[best] : in_cap[best],
-		 ncap, out_cap[best] >= in_cap[best] ? "its own" : "towards it", 100 * evpk / evmed,
-		 both ? " (the other end of them is as likely: both named)" : "");
+	int k = snprintf(d->why, sizeof d->why,
+			 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s; the "
+			 "lowest peaked at %.0f%% of its peers' in one epoch: its NIC, PCIe or path is capped%s",
+			 an_node_host(s, best), s->nodes[best].gpu,
+			 out_cap[best] >= in_cap[best] ? out_cap[best] : in_cap[best], ncap,
+			 out_cap[best] >= in_cap[best] ? "its own" : "towards it", 100 * evpk / evmed,
+			 both ? " (the other end of them is as likely: both named)" : "");
+	if (side >= 0 && k > 0 && (size_t)k < sizeof d->why)
+		snprintf(d->why + k, sizeof d->why - (size_t)k,
+			 "; its other transfers %s slowed against their own rate, %d of %d, the other end's %d of %d",
+			 out_cap[side] >= in_cap[side] ? "to its other peers" : "from its other peers",
+			 out_cap[side] >= in_cap[side] ? es.out_slowed : es.in_slowed,
+			 out_cap[side] >= in_cap[side] ? es.out_judged : es.in_judged,
+			 out_cap[side] >= in_cap[side] ? es.in_slowed : es.out_slowed,
+			 out_cap[side] >= in_cap[side] ? es.in_judged : es.out_judged);
 	ok = 1;
 out:
 	free(out_cap);

@@ -11,8 +11,6 @@
 #include "localizer.h"
 #include "pulse/hook_record.h"
 
-
-
 /* Delayed start (computation fail-slow), as the paper's §D.4: an operator
  * whose first byte leaves later than the same operator (same sequence
  * number and rank) in the sibling groups (the other communicators of the
@@ -28,7 +26,12 @@
  * neighbour) pass too, and the fixed matrix loses its GPU-throttling case
  * (11 of 12) while seeds 60601/70707 gain 1-2 runs: kept until the
  * cascade is resolved. Ranks compared to their siblings need no history,
- * so the 1F1B schedule's uneven gaps are not mistaken for delays. */
+ * so the 1F1B schedule's uneven gaps are not mistaken for delays.
+ * The ranks of one instance compared with each other (all-to-all groups, a
+ * collective without siblings): the straggler is the rank latest against
+ * its own usual place in the start order, past DELAY_SDS robust deviations
+ * of it; a collective's caller needs no more than the trigger's floor
+ * (cfg.min_slow_ns), an all-to-all's first byte delay_significant. */
 #define DELAY_REL 0.25
 /* Two sibling groups at least: the median of the delays against them
  * says which side moved. Against one, a rank whose sibling's rank was
@@ -49,6 +52,17 @@ static uint64_t rec_start(const struct an_rec *r)
 static uint64_t rec_time(const struct an_rec *r, int by_call)
 {
 	return by_call ? r->call : rec_start(r);
+}
+
+/* the median of v[0..n) without v[skip] (n <= 512) */
+static double median_but(const double *v, int n, int skip)
+{
+	double o[512];
+	int m = 0;
+	for (int j = 0; j < n && m < 512; j++)
+		if (j != skip)
+			o[m++] = v[j];
+	return an_median(o, (size_t)m);
 }
 
 static int siblings(const struct an_state *s, const struct an_comm *c, int *out, int max)
@@ -123,6 +137,9 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
  * bound). *expect: when it should have started (median of the siblings'
  * corrected starts). */
 #define DELAY_SDS 5.0
+/* groups up to this many ranks: every rank's usual place in the start
+ * order is looked up (straggler rule) */
+#define SHIFT_ALL_RANKS 64
 static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
 			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
 {
@@ -188,13 +205,22 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
 
 /* The median, over up to 16 earlier instances of group c, of how much
  * later rank k started than the median of the others. */
-static double inst_usual_lateness(struct an_comm *c, uint64_t seq, int32_t k, uint8_t op, int by_call, double *sd)
+static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k, uint8_t op,
+				  int by_call, double *sd)
 {
 	double v[16];
 	int nv = 0;
 	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= seq; back++) {
 		struct an_inst *y = an_inst_find(c, seq - back);
 		if (!y || !y->recs[k] || y->op != op || !rec_time(y->recs[k], by_call))
+			continue;
+		/* a confirmation judges a caller against what was usual before
+		 * the evidence (s->base_before), as the baselines: a persistent
+		 * straggler's lateness since then is no rank's habit. (An
+		 * all-to-all's first bytes move with the routing: judged so, a
+		 * confirmation took MoE routing noise for the same delay, one
+		 * false alarm in the dev seeds' runs.) */
+		if (by_call && s->base_before && rec_time(y->recs[k], by_call) >= s->base_before)
 			continue;
 		double o[512];
 		int n = 0;
@@ -355,37 +381,63 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		double t[512];
 		memcpy(t, st, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
-		int hi = 0;
-		for (int j = 1; j < n; j++)
-			if (st[j] > st[hi])
+		/* A collective's caller: the rank latest against its usual place
+		 * in the start order (each host's clock is off by its own offset,
+		 * and uneven routing makes some ranks late every time: that is
+		 * the schedule, not an onset), its call against the median of
+		 * the others' as that place is measured; raw times would pick
+		 * the host whose clock runs ahead, every time. Above
+		 * SHIFT_ALL_RANKS ranks, and for an all-to-all's first bytes,
+		 * the latest by raw time against the median of all ranks: how
+		 * long an expert computes follows the routing, and the largest of
+		 * every rank's shifts (or a 3-rank EP group's latest against the
+		 * others' median) passed MoE routing skew for delays, 5 false
+		 * alarms in the dev seeds' 150 runs without a failure. */
+		double dls[512], sds[512];
+		int all = lone && n <= SHIFT_ALL_RANKS, hi = -1;
+		for (int j = 0; j < n; j++) {
+			dls[j] = NAN;
+			if (!all && (hi < 0 || st[j] > st[hi]))
 				hi = j;
+		}
+		for (int j = 0; j < n; j++) {
+			if (!all && j != hi)
+				continue;
+			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, &sds[j]);
+			if (!isnan(usual))
+				dls[j] = st[j] - (all ? median_but(st, n, j) : med) - usual;
+			if (all && !isnan(dls[j]) && (hi < 0 || isnan(dls[hi]) || dls[j] > dls[hi]))
+				hi = j;
+		}
+		if (hi < 0 || isnan(dls[hi]))
+			continue; /* no history for this group yet */
 		const struct an_rec *r = in->recs[rk[hi]];
 		if (an_rec_excluded(w, r) || past_confirmation(s, w, r))
 			continue;
-		/* against this rank's usual lateness in this group (uneven routing
-		 * makes some ranks late every time: that is the schedule, not an
-		 * onset) */
-		double usual_sd = 0;
-		double usual = inst_usual_lateness(c, in->seq, rk[hi], in->op, lone, &usual_sd);
-		if (isnan(usual))
-			continue; /* no history for this group yet */
-		int64_t dl = (int64_t)(st[hi] - med - usual);
+		int64_t dl = (int64_t)dls[hi];
+		double usual_sd = sds[hi];
 		if (getenv("PULSE_ANALYZER_DEBUG2"))
-			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms usual %.3f sd %.3f sig %d\n",
-				an_node_host(s, r->node), in->seq, rk[hi], (double)dl / 1e6, usual / 1e6, usual_sd / 1e6,
-				delay_significant(s, r, dl));
-		if ((r->call < w->cause0 && r->start < w->cause0) || !delay_significant(s, r, dl))
-			continue;
-		/* within the measured spread of this rank's lateness (routing
-		 * that changes each iteration moves it): noise, as sibling_delay2 */
-		if ((double)dl <= DELAY_SDS * usual_sd)
+			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms sd %.3f sig %d\n",
+				an_node_host(s, r->node), in->seq, rk[hi], (double)dl / 1e6, usual_sd / 1e6,
+				lone ? (double)dl > (double)s->cfg.min_slow_ns : delay_significant(s, r, dl));
+		/* past the measured spread of this rank's lateness (routing that
+		 * changes each iteration moves it; noise, as sibling_delay2).
+		 * A call (a collective without siblings) past the trigger's floor
+		 * too: the operator it delays must be able to fire the trigger.
+		 * A first byte of an all-to-all past delay_significant's: how
+		 * long an expert computes follows the routing, whose skew moves
+		 * first bytes by more than their spread over 16 instances shows
+		 * (the trigger's floor alone: 8 false alarms in 150 MoE runs
+		 * without a failure, dev seeds) */
+		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
+		    (lone ? (double)dl <= (double)s->cfg.min_slow_ns : !delay_significant(s, r, dl)))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
-		double second = 0;
+		double second = all ? -INFINITY : 0;
 		for (int j = 0; j < n; j++)
-			if (j != hi && st[j] > second)
-				second = st[j];
-		if (st[hi] - second < 0.5 * (double)dl)
+			if (j != hi && (all ? !isnan(dls[j]) && dls[j] > second : st[j] > second))
+				second = all ? dls[j] : st[j];
+		if ((all ? dls[hi] : st[hi]) - second < 0.5 * (double)dl)
 			continue;
 		if (!best || (uint64_t)med < bexp) {
 			best = r;

@@ -18,6 +18,7 @@
 #include <cJSON.h>
 
 #include "an_internal.h"
+#include "transfers.h"
 #include "pulse/hook_record.h"
 #include "synth.h"
 
@@ -1048,6 +1049,59 @@ static void test_one_to_all_instances(void **state)
 	an_state_free(st);
 }
 
+/* Each directed pair judged against its own rate: slowed past
+ * AN_ACTIVE_OUTLIER after the onset; before the look-back, or before the
+ * onset itself when the look-back leaves fewer than three; too few
+ * transfers: left out. */
+static void test_pairs_judge(void **state)
+{
+	(void)state;
+	struct an_rec recs[32];
+	struct an_edge e[32];
+	uint32_t n = 0;
+	memset(recs, 0, sizeof recs);
+	/* (from, to, start, rate): 0->1 halves at 100; 1->2 keeps its rate;
+	 * 2->0 has two transfers before the look-back (40) and one between it
+	 * and the onset; 3->0 has one transfer after the onset */
+	static const struct {
+		int from, to;
+		uint64_t start;
+		double rate;
+	} t[] = {
+		{ 0, 1, 10, 100 }, { 0, 1, 20, 100 }, { 0, 1, 30, 100 }, { 0, 1, 110, 50 }, { 0, 1, 120, 50 },
+		{ 1, 2, 10, 90 },  { 1, 2, 20, 90 },  { 1, 2, 30, 90 },  { 1, 2, 110, 88 }, { 1, 2, 120, 89 },
+		{ 2, 0, 10, 80 },  { 2, 0, 20, 80 },  { 2, 0, 60, 80 },  { 2, 0, 110, 40 }, { 2, 0, 120, 40 },
+		{ 3, 0, 10, 80 },  { 3, 0, 20, 80 },  { 3, 0, 30, 80 },  { 3, 0, 110, 40 },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++, n++) {
+		recs[n].start = t[i].start;
+		e[n] = (struct an_edge){ t[i].from, t[i].to, t[i].rate, &recs[n], NULL };
+	}
+	struct an_pair_judge pj[32];
+	double a[32], b[32];
+	uint32_t np = an_pairs_judge(40, 100, e, n, pj, b, a);
+	assert_int_equal(np, 3);
+	int seen = 0;
+	for (uint32_t i = 0; i < np; i++) {
+		if (pj[i].from == 0 && pj[i].to == 1) {
+			assert_true(pj[i].slowed);
+			assert_true(pj[i].before == 100 && pj[i].after == 50);
+			seen |= 1;
+		} else if (pj[i].from == 1 && pj[i].to == 2) {
+			assert_false(pj[i].slowed);
+			seen |= 2;
+		} else if (pj[i].from == 2 && pj[i].to == 0) {
+			assert_true(pj[i].slowed);
+			seen |= 4;
+		} else {
+			fail_msg("pair %d->%d judged with one transfer after the onset", pj[i].from, pj[i].to);
+		}
+	}
+	assert_int_equal(seen, 7);
+	/* no onset: nothing to judge against */
+	assert_int_equal(an_pairs_judge(0, 0, e, n, pj, b, a), 0);
+}
+
 static void test_hang_from_calls(void **state)
 {
 	(void)state;
@@ -1367,6 +1421,7 @@ int main(void)
 		cmocka_unit_test(test_map_gpu_both_forms),
 		cmocka_unit_test(test_peak_cap_from_start),
 		cmocka_unit_test(test_one_to_all_instances),
+		cmocka_unit_test(test_pairs_judge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
