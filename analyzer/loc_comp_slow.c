@@ -77,7 +77,6 @@ static int siblings(const struct an_state *s, const struct an_comm *c, int *out,
 	return n;
 }
 
-
 /* start of rank k's record of comm x at seq, 0 if none */
 static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like)
 {
@@ -227,7 +226,7 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 		for (int32_t j = 0; j < c->nranks && n < 512; j++)
 			if (j != k && y->recs[j] && rec_time(y->recs[j], by_call))
 				o[n++] = (double)rec_time(y->recs[j], by_call);
-		if (n < 2)
+		if (n < (by_call ? 1 : 2))
 			continue;
 		v[nv++] = (double)rec_time(y->recs[k], by_call) - an_median(o, (size_t)n);
 	}
@@ -362,7 +361,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		int sib[AN_MIN_SIBS];
-		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 3 &&
+		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 2 &&
 			   siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
 		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in)))
 			continue;
@@ -376,7 +375,9 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			st[n] = (double)rec_time(r, lone);
 			rk[n++] = k;
 		}
-		if (n < 3)
+		/* two callers: a rank's lateness is the other's earliness, and
+		 * only the late side can be a slow computation */
+		if (n < (lone ? 2 : 3))
 			continue;
 		double t[512];
 		memcpy(t, st, (size_t)n * sizeof *t);
@@ -427,8 +428,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * A first byte of an all-to-all past delay_significant's: how
 		 * long an expert computes follows the routing, whose skew moves
 		 * first bytes by more than their spread over 16 instances shows
-		 * (the trigger's floor alone: 8 false alarms in 150 MoE runs
-		 * without a failure, dev seeds) */
+		 * (the trigger's floor alone: 8 false alarms, all MoE, in the dev
+		 * seeds' 150 runs without a failure) */
 		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
 		    (lone ? (double)dl <= (double)s->cfg.min_slow_ns : !delay_significant(s, r, dl)))
 			continue;
