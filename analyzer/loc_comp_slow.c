@@ -261,6 +261,23 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
 	return n >= 3;
 }
 
+/* An all-to-all whose volumes follow a routing (MoE's experts): some
+ * rank sent another volume than in the group's previous instance. A fixed
+ * exchange (neighbours, one-to-all) sends the same each time. */
+static int inst_routed(struct an_comm *c, const struct an_inst *in)
+{
+	for (uint64_t back = 1; back <= 4 && back <= in->seq; back++) {
+		const struct an_inst *y = an_inst_find(c, in->seq - back);
+		if (!y || y->op != in->op)
+			continue;
+		for (int32_t k = 0; k < c->nranks; k++)
+			if (in->recs[k] && y->recs[k] && in->recs[k]->expected != y->recs[k]->expected)
+				return 1;
+		return 0;
+	}
+	return 1; /* nothing to compare with: as routed, the stricter test */
+}
+
 /* a record that starts in the iteration a confirmation leaves out (a P2P
  * instance gathers calls each rank numbered on its own, so its instance
  * may lie elsewhere) */
@@ -382,20 +399,21 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		double t[512];
 		memcpy(t, st, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
-		/* A collective's caller: the rank latest against its usual place
-		 * in the start order (each host's clock is off by its own offset,
-		 * and uneven routing makes some ranks late every time: that is
-		 * the schedule, not an onset), its call against the median of
-		 * the others' as that place is measured; raw times would pick
-		 * the host whose clock runs ahead, every time. Above
-		 * SHIFT_ALL_RANKS ranks, and for an all-to-all's first bytes,
-		 * the latest by raw time against the median of all ranks: how
-		 * long an expert computes follows the routing, and the largest of
-		 * every rank's shifts (or a 3-rank EP group's latest against the
-		 * others' median) passed MoE routing skew for delays, 5 false
-		 * alarms in the dev seeds' 150 runs without a failure. */
+		/* The rank latest against its usual place in the start order
+		 * (each host's clock is off by its own offset, and uneven routing
+		 * makes some ranks late every time: that is the schedule, not an
+		 * onset), its time against the median of the others' as that
+		 * place is measured; raw times would pick the host whose clock
+		 * runs ahead, every time. Above SHIFT_ALL_RANKS ranks, and for a
+		 * routed all-to-all's first bytes (inst_routed), the latest by raw
+		 * time against the median of all ranks: how long an expert
+		 * computes follows the routing, and the largest of every rank's
+		 * shifts (or a 3-rank EP group's latest against the others'
+		 * median) passed MoE routing skew for delays, 5 false alarms in
+		 * the dev seeds' 150 runs without a failure. */
 		double dls[512], sds[512];
-		int all = lone && n <= SHIFT_ALL_RANKS, hi = -1;
+		int routed = !lone && inst_routed(c, in);
+		int all = !routed && n <= SHIFT_ALL_RANKS, hi = -1;
 		for (int j = 0; j < n; j++) {
 			dls[j] = NAN;
 			if (!all && (hi < 0 || st[j] > st[hi]))
@@ -420,18 +438,21 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		if (getenv("PULSE_ANALYZER_DEBUG2"))
 			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms sd %.3f sig %d\n",
 				an_node_host(s, r->node), in->seq, rk[hi], (double)dl / 1e6, usual_sd / 1e6,
-				lone ? (double)dl > (double)s->cfg.min_slow_ns : delay_significant(s, r, dl));
+				routed ? delay_significant(s, r, dl) : (double)dl > (double)s->cfg.min_slow_ns);
 		/* past the measured spread of this rank's lateness (routing that
-		 * changes each iteration moves it; noise, as sibling_delay2).
-		 * A call (a collective without siblings) past the trigger's floor
-		 * too: the operator it delays must be able to fire the trigger.
-		 * A first byte of an all-to-all past delay_significant's: how
-		 * long an expert computes follows the routing, whose skew moves
-		 * first bytes by more than their spread over 16 instances shows
-		 * (the trigger's floor alone: 8 false alarms, all MoE, in the dev
-		 * seeds' 150 runs without a failure) */
+		 * changes each iteration moves it; noise, as sibling_delay2),
+		 * and past the trigger's floor: the operator it delays must be
+		 * able to fire the trigger. A routed all-to-all's first byte
+		 * (inst_routed) past delay_significant's: how long an expert computes follows the
+		 * routing, whose skew moves first bytes by more than their
+		 * spread over 16 instances shows (the trigger's floor alone: 8
+		 * false alarms, all MoE, in the dev seeds' 150 runs without a
+		 * failure); a fixed exchange (neighbours, one-to-all: the agent
+		 * labels these EP too, their volumes tell) has no routing (seed
+		 * 424242 #001, a throttled GPU's first bytes 0.8 ms late in a
+		 * neighbour exchange, nothing before) */
 		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
-		    (lone ? (double)dl <= (double)s->cfg.min_slow_ns : !delay_significant(s, r, dl)))
+		    (routed ? !delay_significant(s, r, dl) : (double)dl <= (double)s->cfg.min_slow_ns))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = all ? -INFINITY : 0;
