@@ -20,60 +20,61 @@ static int by_time(const void *a, const void *b)
 	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 
+struct load_ctx {
+	struct replay_links *l;
+	const char *path, *host;
+	uint32_t have;
+	int oom;
+};
+
+static int load_bad(void *ctx, unsigned lineno, const char *why)
+{
+	struct load_ctx *x = ctx;
+	LOGW("%s:%u: not a link event (%s): line skipped", x->path, lineno, why);
+	x->l->bad++;
+	return 0;
+}
+
+static int load_event(void *ctx, const struct pulse_link_event *e, unsigned lineno)
+{
+	struct load_ctx *x = ctx;
+	struct replay_links *l = x->l;
+	if (strcmp(e->host, x->host)) {
+		LOGW("%s:%u: a link event of host %s in host %s's file: line skipped", x->path, lineno, e->host,
+		     x->host);
+		l->bad++;
+		return 0;
+	}
+	if (l->n == LINKS_MAX) {
+		LOGW("%s:%u: more than %d link events: the rest skipped", x->path, lineno, LINKS_MAX);
+		l->bad++;
+		return 1;
+	}
+	if (l->n == x->have) {
+		uint32_t want = x->have ? x->have * 2 : 8;
+		void *p = realloc(l->ev, sizeof *l->ev * want);
+		if (!p) {
+			x->oom = 1;
+			return 1;
+		}
+		l->ev = p;
+		x->have = want;
+	}
+	l->ev[l->n++] = *e;
+	return 0;
+}
+
 int replay_links_load(struct replay_links *l, const char *path, const char *host)
 {
 	memset(l, 0, sizeof *l);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return errno == ENOENT ? 0 : (LOGE("%s: %s", path, strerror(errno)), -1);
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint32_t lineno = 0, have = 0;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
-		if (!len)
-			continue;
-		struct pulse_link_event e;
-		char err[160];
-		if (pulse_link_event_from_json(line, (size_t)len, &e, err, sizeof err)) {
-			LOGW("%s:%u: not a link event (%s): line skipped", path, lineno, err);
-			l->bad++;
-			continue;
-		}
-		if (strcmp(e.host, host)) {
-			LOGW("%s:%u: a link event of host %s in host %s's file: line skipped", path, lineno,
-			     e.host, host);
-			l->bad++;
-			continue;
-		}
-		if (l->n == LINKS_MAX) {
-			LOGW("%s:%u: more than %d link events: the rest skipped", path, lineno, LINKS_MAX);
-			l->bad++;
-			break;
-		}
-		if (l->n == have) {
-			uint32_t want = have ? have * 2 : 8;
-			void *p = realloc(l->ev, sizeof *l->ev * want);
-			if (!p) {
-				LOGE("%s: out of memory", path);
-				free(line);
-				fclose(f);
-				replay_links_free(l);
-				return -1;
-			}
-			l->ev = p;
-			have = want;
-		}
-		l->ev[l->n++] = e;
-	}
-	free(line);
-	int rd_err = ferror(f);
+	struct load_ctx x = { .l = l, .path = path, .host = host };
+	int rc = pulse_link_events_read(f, load_event, load_bad, &x);
 	fclose(f);
-	if (rd_err) {
-		LOGE("%s: read error", path);
+	if (rc || x.oom) {
+		LOGE("%s: %s", path, x.oom ? "out of memory" : "read error");
 		replay_links_free(l);
 		return -1;
 	}

@@ -245,6 +245,38 @@ static int mkdirs(const char *p)
  * one when a NIC goes down) on the live host clock, for the agent's
  * --sim-links: a simulated NIC has no netdev to watch. Always written
  * (empty without events); a line that is not a link event is an error. */
+struct links_out {
+	FILE *fo;
+	const char *in, *out;
+	int64_t shift;
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+static int links_bad(void *ctx, unsigned lineno, const char *why)
+{
+	struct links_out *x = ctx;
+	snprintf(x->err, x->errlen, "%s:%u: not a link event (%s)", x->in, lineno, why);
+	x->rc = -1;
+	return 1;
+}
+
+static int links_shifted(void *ctx, const struct pulse_link_event *ev, unsigned lineno)
+{
+	struct links_out *x = ctx;
+	(void)lineno;
+	struct pulse_link_event e = *ev;
+	e.t_ns = (uint64_t)((int64_t)e.t_ns + x->shift);
+	char *j = pulse_link_event_to_json(&e);
+	if (!j || fprintf(x->fo, "%s\n", j) < 0) {
+		snprintf(x->err, x->errlen, "%s: %s", x->out, j ? strerror(errno) : "out of memory");
+		x->rc = -1;
+	}
+	free(j);
+	return x->rc;
+}
+
 static int write_links(struct cs *c, int hi, const char *dir, char *err, size_t errlen)
 {
 	const struct cs_host *h = &c->hosts[hi];
@@ -263,40 +295,18 @@ static int write_links(struct cs *c, int hi, const char *dir, char *err, size_t 
 			fclose(fi);
 		return -1;
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	unsigned lineno = 0;
-	int rc = 0;
-	while (fi && rc == 0 && (len = getline(&line, &cap, fi)) >= 0) {
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
-		if (!len)
-			continue;
-		struct pulse_link_event e;
-		char why[160];
-		if (pulse_link_event_from_json(line, (size_t)len, &e, why, sizeof why)) {
-			snprintf(err, errlen, "%s:%u: not a link event (%s)", in, lineno, why);
-			rc = -1;
-			break;
-		}
-		e.t_ns = (uint64_t)((int64_t)e.t_ns + c->clk.shift);
-		char *j = pulse_link_event_to_json(&e);
-		if (!j || fprintf(fo, "%s\n", j) < 0) {
-			snprintf(err, errlen, "%s: %s", out, j ? strerror(errno) : "out of memory");
-			rc = -1;
-		}
-		free(j);
+	struct links_out x = { fo, in, out, c->clk.shift, err, errlen, 0 };
+	if (fi && pulse_link_events_read(fi, links_shifted, links_bad, &x) && !x.rc) {
+		snprintf(err, errlen, "%s: %s", in, strerror(errno));
+		x.rc = -1;
 	}
-	free(line);
 	if (fi)
 		fclose(fi);
-	if (fclose(fo) && !rc) {
+	if (fclose(fo) && !x.rc) {
 		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		rc = -1;
+		x.rc = -1;
 	}
-	return rc;
+	return x.rc;
 }
 
 /* DIR/<host>/{clock,agent.args,links.jsonl,hooks/}: what the host's agent is given */

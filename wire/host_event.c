@@ -1,6 +1,8 @@
+#define _GNU_SOURCE
 /* The JSON forms of struct pulse_link_event and struct
  * pulse_config_finding (include/pulse/host_event.h): the host agent writes
  * them, the analyzer reads them. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,4 +165,33 @@ int pulse_config_finding_from_json(const char *s, size_t len, struct pulse_confi
 int pulse_link_event_is_down(const struct pulse_link_event *e)
 {
 	return !strcmp(e->state, "down") || !strcmp(e->state, "gone");
+}
+
+int pulse_link_events_read(FILE *f, int (*on_event)(void *ctx, const struct pulse_link_event *e, unsigned lineno),
+			   int (*on_bad)(void *ctx, unsigned lineno, const char *why), void *ctx)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len)
+			continue;
+		struct pulse_link_event e;
+		char why[160];
+		int stop = pulse_link_event_from_json(line, (size_t)len, &e, why, sizeof why)
+				   ? on_bad(ctx, lineno, why)
+				   : on_event(ctx, &e, lineno);
+		if (stop)
+			break;
+	}
+	free(line);
+	if (ferror(f)) {
+		errno = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
 }

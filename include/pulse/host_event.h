@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PULSE_HOST_EVENT_NAME_LEN 64
 
@@ -51,6 +52,12 @@ int pulse_link_event_from_json(const char *s, size_t len, struct pulse_link_even
 			       size_t errlen);
 int pulse_config_finding_from_json(const char *s, size_t len, struct pulse_config_finding *f, char *err,
 				   size_t errlen);
+/* A file of link lines (links.jsonl: one per line, blank lines skipped),
+ * read once for both its writers and readers. on_event gets each event,
+ * on_bad each line that is not one (why: the decoder's error); either
+ * returns nonzero to stop. Returns 0, or -1 on a read error (errno). */
+int pulse_link_events_read(FILE *f, int (*on_event)(void *ctx, const struct pulse_link_event *e, unsigned lineno),
+			   int (*on_bad)(void *ctx, unsigned lineno, const char *why), void *ctx);
 /* A link event that means the NIC cannot send: down, or its netdev gone. */
 int pulse_link_event_is_down(const struct pulse_link_event *e);
 
