@@ -203,9 +203,10 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
 }
 
 /* The median, over up to 16 earlier instances of group c, of how much
- * later rank k started than the median of the others. */
+ * later rank k started than the median of the others; *sd its robust
+ * spread, *widest the farthest any of them lay from that median. */
 static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k, uint8_t op,
-				  int by_call, double *sd)
+				  int by_call, double *sd, double *widest)
 {
 	double v[16];
 	int nv = 0;
@@ -234,8 +235,12 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 		return NAN;
 	double med = an_median(v, (size_t)nv);
 	double dev[16];
-	for (int q = 0; q < nv; q++)
+	*widest = 0;
+	for (int q = 0; q < nv; q++) {
 		dev[q] = fabs(v[q] - med);
+		if (dev[q] > *widest)
+			*widest = dev[q];
+	}
 	*sd = 1.4826 * an_median(dev, (size_t)nv);
 	return med;
 }
@@ -411,7 +416,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * shifts (or a 3-rank EP group's latest against the others'
 		 * median) passed MoE routing skew for delays, 5 false alarms in
 		 * the dev seeds' 150 runs without a failure. */
-		double dls[512], sds[512];
+		double dls[512], sds[512], wides[512];
 		int routed = !lone && inst_routed(c, in);
 		int all = !routed && n <= SHIFT_ALL_RANKS, hi = -1;
 		for (int j = 0; j < n; j++) {
@@ -422,7 +427,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		for (int j = 0; j < n; j++) {
 			if (!all && j != hi)
 				continue;
-			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, &sds[j]);
+			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, &sds[j], &wides[j]);
 			if (!isnan(usual))
 				dls[j] = st[j] - (all ? median_but(st, n, j) : med) - usual;
 			if (all && !isnan(dls[j]) && (hi < 0 || isnan(dls[hi]) || dls[j] > dls[hi]))
@@ -442,7 +447,12 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		/* past the measured spread of this rank's lateness (routing that
 		 * changes each iteration moves it; noise, as sibling_delay2),
 		 * and past the trigger's floor: the operator it delays must be
-		 * able to fire the trigger. A routed all-to-all's first byte
+		 * able to fire the trigger, and past the farthest its lateness
+		 * lay from its usual place in those 16 instances: a pipeline's
+		 * DP calls wait on its flush, now and then by a millisecond, a
+		 * tail the robust spread leaves out (seed 112727 #027, PP 2 x
+		 * DP 3 GPT without a failure: a DP rank 0.5 ms late named, its
+		 * 1.4 ms spikes before). A routed all-to-all's first byte
 		 * (inst_routed) past delay_significant's: how long an expert computes follows the
 		 * routing, whose skew moves first bytes by more than their
 		 * spread over 16 instances shows (the trigger's floor alone: 8
@@ -452,7 +462,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * 424242 #001, a throttled GPU's first bytes 0.8 ms late in a
 		 * neighbour exchange, nothing before) */
 		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
-		    (routed ? !delay_significant(s, r, dl) : (double)dl <= (double)s->cfg.min_slow_ns))
+		    (routed ? !delay_significant(s, r, dl)
+			    : (double)dl <= (double)s->cfg.min_slow_ns || (double)dl <= wides[hi]))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = all ? -INFINITY : 0;

@@ -20,7 +20,10 @@
 #     exchange with data-loader hiccups (seed 777001 #93, draws 2): one
 #     delayed start from noise, "confirmed" by another on the same rank
 #     iterations later, before confirmations judged only the two iterations
-#     after the evidence.
+#     after the evidence;
+#   - a PP-2 x DP-3 GPT (seed 112727 #27): a DP rank's call 0.5 ms later
+#     than usual, past the robust spread of its lateness but not past its
+#     earlier spikes (the pipeline's flush), named a slow machine.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
