@@ -479,11 +479,11 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 		goto out;
 	int both = second >= 0 && fs > 0.9 * fb;
 	struct an_edge_sides es;
-	int side = -1;
+	int side = -1, snd = -1;
 	if (both) {
 		/* a ring's capped transfers, from one end to the other: their
-		 * other transfers tell which end (edge_direction) */
-		int snd = out_cap[best] >= in_cap[best] ? best : second;
+		 * other transfers tell which end (an_edge_side) */
+		snd = out_cap[best] >= in_cap[best] ? best : second;
 		int rcv = snd == best ? second : best;
 		side = an_edge_side(s, w, snd, rcv, first_cap, &es);
 		if (side >= 0) {
@@ -509,11 +509,9 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 	if (side >= 0 && k > 0 && (size_t)k < sizeof d->why)
 		snprintf(d->why + k, sizeof d->why - (size_t)k,
 			 "; its other transfers %s slowed against their own rate, %d of %d, the other end's %d of %d",
-			 out_cap[side] >= in_cap[side] ? "to its other peers" : "from its other peers",
-			 out_cap[side] >= in_cap[side] ? es.out_slowed : es.in_slowed,
-			 out_cap[side] >= in_cap[side] ? es.out_judged : es.in_judged,
-			 out_cap[side] >= in_cap[side] ? es.in_slowed : es.out_slowed,
-			 out_cap[side] >= in_cap[side] ? es.in_judged : es.out_judged);
+			 side == snd ? "to its other peers" : "from its other peers",
+			 side == snd ? es.out_slowed : es.in_slowed, side == snd ? es.out_judged : es.in_judged,
+			 side == snd ? es.in_slowed : es.out_slowed, side == snd ? es.in_judged : es.out_judged);
 	ok = 1;
 out:
 	free(out_cap);

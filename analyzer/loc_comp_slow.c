@@ -30,8 +30,9 @@
  * The ranks of one instance compared with each other (all-to-all groups, a
  * collective without siblings): the straggler is the rank latest against
  * its own usual place in the start order, past DELAY_SDS robust deviations
- * of it; a collective's caller needs no more than the trigger's floor
- * (cfg.min_slow_ns), an all-to-all's first byte delay_significant. */
+ * of it; a collective's caller and a fixed exchange's first byte past the
+ * trigger's floor (cfg.min_slow_ns) and the widest lateness it showed
+ * before, a routed (MoE) all-to-all's first byte past delay_significant. */
 #define DELAY_REL 0.25
 /* Two sibling groups at least: the median of the delays against them
  * says which side moved. Against one, a rank whose sibling's rank was
@@ -453,11 +454,11 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * tail the robust spread leaves out (seed 112727 #027, PP 2 x
 		 * DP 3 GPT without a failure: a DP rank 0.5 ms late named, its
 		 * 1.4 ms spikes before). A routed all-to-all's first byte
-		 * (inst_routed) past delay_significant's: how long an expert computes follows the
-		 * routing, whose skew moves first bytes by more than their
-		 * spread over 16 instances shows (the trigger's floor alone: 8
-		 * false alarms, all MoE, in the dev seeds' 150 runs without a
-		 * failure); a fixed exchange (neighbours, one-to-all: the agent
+		 * (inst_routed) past delay_significant's: how long an expert
+		 * computes follows the routing, whose skew moves first bytes by
+		 * more than their spread over 16 instances shows (the trigger's
+		 * floor alone: 8 false alarms, all MoE, in the dev seeds' 150
+		 * runs without a failure); a fixed exchange (neighbours, one-to-all: the agent
 		 * labels these EP too, their volumes tell) has no routing (seed
 		 * 424242 #001, a throttled GPU's first bytes 0.8 ms late in a
 		 * neighbour exchange, nothing before) */
