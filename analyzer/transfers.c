@@ -114,6 +114,9 @@ int an_edge_side(const struct an_state *s, const struct an_window *w, int sender
 			  struct an_edge_sides *es)
 {
 	uint32_t n = 0;
+	/* three epochs, not eight: a pipeline's sends of a few MB last five
+	 * or six at full rate, and each pair is only compared with itself,
+	 * over several transfers (88001 #070: none judged at eight) */
 	struct an_edge *e = an_edges_collect(s, w, 0, 3, &n);
 	double *b = malloc((n + 1) * sizeof *b), *a = malloc((n + 1) * sizeof *a);
 	struct an_pair_judge *pj = malloc((n + 1) * sizeof *pj);
