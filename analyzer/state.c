@@ -811,10 +811,29 @@ int an_rec_finished(const struct an_rec *r)
 	return r && (r->status == PULSE_OP_COMPLETE || r->status == PULSE_OP_NO_TRAFFIC);
 }
 
+/* The sender's process of x, a receive of `rank` in c that NCCL paired
+ * (its n-th receive from that peer), or NULL. */
+static const struct an_proc *recv_sender(const struct an_state *s, const struct an_comm *c, int32_t rank,
+					 const struct an_call *x)
+{
+	if (x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
+	    x->peer == rank || c->m[x->peer].node < 0)
+		return NULL;
+	const struct an_node *pn = &s->nodes[c->m[x->peer].node];
+	return proc_find(s, pn->host, pn->pid, c->id);
+}
+
+/* q, x's sender, never made the send x receives: its sends to rank so far
+ * do not reach x's pair */
+static int send_unmade(const struct an_proc *q, int32_t rank, const struct an_call *x)
+{
+	return (uint32_t)rank * 2 + 1 >= q->npairs || q->pairs[2 * (uint32_t)rank] <= x->pair;
+}
+
 /* A "no traffic" record (a call of receives only) whose matching send the
- * sender never made (its sends to this rank so far do not reach the
- * pair): positive evidence that the call is still waiting. A sender's
- * record not in yet, or lost to a gap, is not: live data has gaps. */
+ * sender never made: positive evidence that the call is still waiting. A
+ * sender's record not in yet, or lost to a gap, is not: live data has
+ * gaps. */
 int an_rec_send_unmade(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t key,
 		       const struct an_rec *r)
 {
@@ -824,12 +843,8 @@ int an_rec_send_unmade(const struct an_state *s, const struct an_comm *c, int32_
 	const struct an_proc *p = proc_find(s, nd->host, nd->pid, c->id);
 	for (uint32_t k = 0; p && k < p->n; k++) {
 		const struct an_call *x = &p->calls[k];
-		if (an_call_key(p, x) != key || x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 ||
-		    x->peer >= c->nranks || x->peer == rank || c->m[x->peer].node < 0)
-			continue;
-		const struct an_node *pn = &s->nodes[c->m[x->peer].node];
-		const struct an_proc *q = proc_find(s, pn->host, pn->pid, c->id);
-		if (q && ((uint32_t)rank * 2 + 1 >= q->npairs || q->pairs[2 * (uint32_t)rank] <= x->pair))
+		const struct an_proc *q = an_call_key(p, x) == key ? recv_sender(s, c, rank, x) : NULL;
+		if (q && send_unmade(q, rank, x))
 			return 1;
 	}
 	return 0;
@@ -857,15 +872,11 @@ int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint6
 		const struct an_call *x = &p->calls[k];
 		if (an_call_key(p, x) != key)
 			continue;
-		if (x->op != PULSE_HOOK_OP_RECV || x->pair == UINT32_MAX || x->peer < 0 || x->peer >= c->nranks ||
-		    x->peer == rank || c->m[x->peer].node < 0)
-			return 1;
-		const struct an_node *pn = &s->nodes[c->m[x->peer].node];
-		const struct an_proc *q = proc_find(s, pn->host, pn->pid, c->id);
+		const struct an_proc *q = recv_sender(s, c, rank, x);
 		if (!q)
 			return 1;
 		/* the sender never made the matching send: waiting for it */
-		if ((uint32_t)rank * 2 + 1 >= q->npairs || q->pairs[2 * (uint32_t)rank] <= x->pair)
+		if (send_unmade(q, rank, x))
 			return 0;
 		for (uint32_t j = 0; j < q->n; j++) {
 			const struct an_call *y = &q->calls[j];
