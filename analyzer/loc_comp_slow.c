@@ -95,14 +95,18 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
  * t0. Returns 0 when it is not steady (not the same schedule), or when
  * it exceeds an iteration (period, 0: not known): siblings run side by
  * side, and a communicator of the same shape seconds apart is one from
- * before a restart, whose checkpoints fell elsewhere in its schedule. */
+ * before a restart, whose checkpoints fell elsewhere in its schedule.
+ * A confirmation (before: s->base_before) takes the operators from before
+ * the evidence, as the baselines: the ones right before seq are late as
+ * well when the computation stays slow, and their offset hides the delay. */
 static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
-		       uint64_t period, double *out, double *sd)
+		       uint64_t before, uint64_t period, double *out, double *sd)
 {
 	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
 	double off[16];
 	int no = 0;
-	for (uint64_t back = 1; back <= 64 && no < 16 && back <= seq; back++) {
+	uint64_t reach = before ? 256 : 64; /* before the evidence: a few iterations back */
+	for (uint64_t back = 1; back <= reach && no < 16 && back <= seq; back++) {
 		uint64_t q = seq - back;
 		struct an_inst *yi = an_inst_find(c, q);
 		if (!yi || !yi->recs[k])
@@ -113,7 +117,7 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 			return 0;
 		uint64_t a = start_at(c, q, k, yi->recs[k]);
 		uint64_t b = a ? start_at(x, q, k, yi->recs[k]) : 0;
-		if (a && b)
+		if (a && b && (!before || a < before))
 			off[no++] = (double)a - (double)b;
 	}
 	if (no < 3)
@@ -158,7 +162,7 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 		struct an_comm *x = s->comms[sib[i]];
 		uint64_t sx = start_at(x, seq, k, like);
 		double off, sd;
-		if (!sx || !pair_offset(c, x, k, seq, t0, period, &off, &sd))
+		if (!sx || !pair_offset(c, x, k, seq, t0, s->base_before, period, &off, &sd))
 			continue;
 		ev[n] = (double)sx + off;
 		dv[n] = (double)mine - ev[n];
@@ -293,13 +297,15 @@ int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
 }
 
 /* A confirmation (w->excl) takes a delayed start from the operators right
- * after the evidence only: a slow GPU or CPU delays them all, while noise
- * (routing, a data-loader hiccup) delays some rank again somewhere later by
- * chance, and the same rank by chance too in a small group */
-static int past_confirmation(const struct an_state *s, const struct an_window *w, const struct an_rec *r)
+ * after the evidence only (up to `periods` periods past it): a slow GPU or
+ * CPU delays them all, while noise (routing, a data-loader hiccup) delays
+ * some rank again somewhere later by chance, and the same rank by chance
+ * too in a small group */
+static int past_confirmation(const struct an_state *s, const struct an_window *w, const struct an_rec *r,
+			      uint64_t periods)
 {
 	uint64_t period = an_period_ns(s);
-	return w->excl.b && period && r->start > w->excl.b + AN_CONFIRM_PERIODS * period;
+	return w->excl.b && period && r->start > w->excl.b + periods * period;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -316,8 +322,15 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_comm *c = s->comms[w->comm[i]];
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
+			/* against its siblings through offsets from before the
+			 * evidence (pair_offset), a confirmation takes the next
+			 * iteration only: jitter piled up along a pipeline makes
+			 * a rank late again two iterations on by chance (seed
+			 * 424242 #054, no failure, named; the dev seeds also lost
+			 * 112727 #181, CPU contention whose next iteration showed
+			 * no delay) */
 			if (!r || (r->call < w->cause0 && r->start < w->cause0) || an_rec_excluded(w, r) ||
-			    past_confirmation(s, w, r))
+			    past_confirmation(s, w, r, 1))
 				continue;
 			int nsib;
 			uint64_t ex = 0;
@@ -437,7 +450,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		if (hi < 0 || isnan(dls[hi]))
 			continue; /* no history for this group yet */
 		const struct an_rec *r = in->recs[rk[hi]];
-		if (an_rec_excluded(w, r) || past_confirmation(s, w, r))
+		if (an_rec_excluded(w, r) || past_confirmation(s, w, r, AN_CONFIRM_PERIODS))
 			continue;
 		int64_t dl = (int64_t)dls[hi];
 		double usual_sd = sds[hi];
