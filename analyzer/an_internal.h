@@ -289,6 +289,12 @@ struct an_host {
 	uint32_t skew_samples;
 	int skewed;              /* beyond the sync bound: its records are dropped */
 	uint64_t dropped_skew;
+	/* live: the data time of the first tick after its agent was sent a
+	 * JOIN (join_sent: not ticked since). Its traffic waited for the JOIN
+	 * (host-agent/join_wait.c), so the records of its calls before then
+	 * come only after it. */
+	uint64_t join_ns;
+	int join_sent;
 };
 
 /* What the agents say about their hosts besides traffic (wire/host_event.c):

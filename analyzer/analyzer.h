@@ -175,6 +175,12 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 int an_ingest_op(struct an_state *s, const char *host, const struct pulse_op_record *r, char *err,
 		 size_t errlen);
 
+/* Live: host `host`'s agent was just sent a JOIN (analyzer/server_join.c).
+ * Its traffic waited for the remote ends the JOIN names
+ * (host-agent/join_wait.c), so the records of its calls from before the
+ * JOIN may come only now: the hang trigger counts them from the JOIN. */
+void an_host_join_sent(struct an_state *s, const char *host);
+
 /* Runs the triggers on everything ingested up to data time now_ns and, when
  * one fires, both localizers. Returns the number of new diagnoses. */
 int an_tick(struct an_state *s, uint64_t now_ns);

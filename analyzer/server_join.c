@@ -12,6 +12,7 @@
 #include "pulse/clock_ns.h"
 #include "pulse/hook_map.h"
 #include "pulse/qp_join.h"
+#include "analyzer.h"
 #include "server_int.h"
 
 /* A hook_map line (wire/hook_map.c) into h's join input. */
@@ -178,6 +179,7 @@ void srv_run_join(struct an_srv *s)
 			free(canon);
 		} else if (srv_conn_send(s, h->conn, PULSE_AW_JOIN, txt, tl) == 0) {
 			s->st.joins_sent++;
+			an_host_join_sent(s->state, h->name);
 			free(h->last_join);
 			h->last_join = canon;
 			srv_log(s, "info", "join for %s: %u QPs paired, %u members (generation %" PRIu64 ")",

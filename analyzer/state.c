@@ -254,6 +254,13 @@ int an_host_index(struct an_state *s, const char *name, int create)
 	return (int)s->nhosts++;
 }
 
+void an_host_join_sent(struct an_state *s, const char *host)
+{
+	int h = an_host_index(s, host, 1);
+	if (h >= 0)
+		s->hosts[h].join_sent = 1;
+}
+
 int an_node_index(struct an_state *s, int host, int32_t gpu, uint32_t pid, int create)
 {
 	for (uint32_t i = 0; i < s->nnodes; i++) {

@@ -604,10 +604,17 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 /* A call with no record for longer than the hang bound (an_hang_bound:
  * cfg.hang_ns, at least two agent polls and four times the longest
  * operator seen): the agent reports a finished operator at its next poll,
- * so a call without one is an operator that did not finish. */
+ * so a call without one is an operator that did not finish. Live, a call
+ * before its host's agent got the JOIN is counted from the JOIN: the
+ * agent's windows waited for it (host-agent/join_wait.c). */
 static void stalled_calls(struct an_state *s, uint64_t now)
 {
 	uint64_t bound = an_hang_bound(s);
+	for (uint32_t h = 0; h < s->nhosts; h++)
+		if (s->hosts[h].join_sent && now) {
+			s->hosts[h].join_ns = now;
+			s->hosts[h].join_sent = 0;
+		}
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		const struct an_proc *p = &s->procs[i];
 		if (s->hosts[p->host].skewed || !p->n)
@@ -620,7 +627,15 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			const struct an_call *x = &p->calls[k];
-			if (x->t + bound >= now)
+			/* join_ns is the watermark's data time, which trails
+			 * the agents' by up to a poll; the agent takes the JOIN
+			 * in at the end of a poll, and its waiting windows'
+			 * records go out at the end of the next (the poll not
+			 * known yet: the agent's default, 1 s) */
+			uint64_t poll = s->poll_ns ? s->poll_ns : 1000000000ull;
+			uint64_t joined = s->hosts[p->host].join_ns ? s->hosts[p->host].join_ns + 2 * poll : 0;
+			uint64_t from = x->t > joined ? x->t : joined;
+			if (from + bound >= now)
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone = 0;
@@ -635,6 +650,11 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			if (c && (r || gone || an_member_silent(c, rank, x->op, x->count)))
 				continue; /* recorded (complete, or hung: handled there), or long ago, or a
 					   * member with nothing to show for it */
+			if (getenv("PULSE_ANALYZER_DEBUG"))
+				fprintf(stderr, "stalled call: t %.3f join %.3f now %.3f bound %.3f poll %.3f\n",
+					(double)(x->t % 1000000000000ull) / 1e9,
+					(double)(s->hosts[p->host].join_ns % 1000000000000ull) / 1e9,
+					(double)(now % 1000000000000ull) / 1e9, (double)bound / 1e9, (double)s->poll_ns / 1e9);
 			fire(s, AN_TRIG_HANG, c, key, x->t,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " called by %s pid %u %.1f s ago, "
 			     "never reported finished",

@@ -436,6 +436,39 @@ void agent_window_done(struct agent *a, struct agent_nic *n, const struct pulse_
 void agent_cycle_begin(struct agent *a, uint64_t now_ns);
 void agent_cycle_end(struct agent *a, uint64_t now_ns);
 
+/* ---- join_wait.c: windows wait for the analyzer's JOIN ---- */
+struct join_wait_qp {
+	uint16_t nic;
+	uint32_t qpn;
+	uint64_t until; /* host time its traffic stops waiting */
+};
+struct held_window;
+struct assoc;
+struct join_wait {
+	struct join_wait_qp *qps; /* QPs of a communicator, remote end unknown; sorted */
+	uint32_t nqps, capqps;
+	uint64_t until;           /* the latest of their untils */
+	struct held_window *head, *tail;
+	uint32_t nheld;
+	uint64_t held;             /* windows that waited */
+	uint64_t released_unknown; /* of them, given over with a remote end still unknown */
+	uint64_t released_cap;     /* given over early: too many held */
+	uint64_t not_held;         /* no memory to hold one */
+};
+/* The waiting QPs are rebuilt on every mapping or JOIN change: reset, add
+ * each (made_ns: its creation, host time), sort. */
+void join_wait_reset(struct join_wait *jw);
+int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t poll_ns);
+void join_wait_sort(struct join_wait *jw);
+/* A window for the association: handed over now (0), or held (1; -1: could
+ * not be held, handed over). */
+int join_wait_window(struct join_wait *jw, struct assoc *as, uint16_t nic, const struct pulse_window *w,
+		     int64_t offset_ns, unsigned gap, uint64_t now_ns);
+/* Hands over the held windows that wait no more, in order (all: every
+ * one); returns how many. */
+uint32_t join_wait_release(struct join_wait *jw, struct assoc *as, uint64_t now_ns, int all);
+void join_wait_free(struct join_wait *jw);
+
 /* ---- loop.c ---- */
 int agent_run(struct agent *a);
 
@@ -478,6 +511,7 @@ struct agent {
 	char host_name[64];         /* --host-name, gethostname, or the replayed host */
 	struct assoc *assoc;        /* flow-operator association (assoc.h); NULL: none */
 	struct agent_join *join;    /* remote ends of local QPs (op_feed.c; replay.c fills it) */
+	struct join_wait jwait;     /* live with --analyzer: windows waiting for the JOIN */
 	uint64_t map_version_seen;  /* qp_map version last handed to the association */
 	uint64_t op_records;        /* "op" lines written */
 	struct alink *alink;        /* --analyzer: the link (analyzer_link.h); NULL: none */

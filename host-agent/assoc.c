@@ -712,6 +712,23 @@ static int hang_due(const struct assoc *a, const struct as_rank *rs, const struc
 	return h >= due || rs->nic_mask == 0 || now_ns >= due + a->hang_ns;
 }
 
+void assoc_peers_pending(struct assoc *a, int pending)
+{
+	if (a)
+		a->peers_pending = pending;
+}
+
+/* Some of the rank's QPs have no remote end yet, and it may still come. */
+static int peers_unknown(const struct assoc *a, const struct as_rank *rs)
+{
+	if (!a->peers_pending)
+		return 0;
+	uint32_t known = 0;
+	for (uint32_t i = 0; i < rs->npeers; i++)
+		known += rs->peers[i].nqps;
+	return rs->nqps > known;
+}
+
 static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 {
 	/* at the end of the data, silence lasts forever */
@@ -727,6 +744,8 @@ static void advance(struct assoc *a, struct as_rank *rs, uint64_t now_ns)
 				return;
 		}
 		uint64_t next_call = i + 1 < rs->qn ? rs->q[i + 1].call_ns : UINT64_MAX;
+		if (!op->set_up && peers_unknown(a, rs) && !(now_ns && hang_due(a, rs, op, now_ns)))
+			return;
 		if (!op->set_up && !as_expect_setup(a, rs, op) && !as_infer(a, rs, op, horizon)) {
 			if (now_ns && hang_due(a, rs, op, now_ns)) {
 				/* nothing to infer from: no traffic at all, or

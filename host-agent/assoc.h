@@ -71,6 +71,14 @@ struct assoc_qp {
 };
 void assoc_qp(struct assoc *a, const struct assoc_qp *q);
 
+/* The remote ends of some QPs may still come (live: the analyzer's JOIN,
+ * host-agent/join_wait.c). Meanwhile an operator of a rank with a QP whose
+ * remote end is unknown is not set up: which of its peers the NIC carries
+ * is not known (a send to a peer with no known QP would be taken for one
+ * over NVLink, and the operator reported without traffic). It is once the
+ * remote ends come, pending ends, or its hang bound passes. */
+void assoc_peers_pending(struct assoc *a, int pending);
+
 /* One intercepted record of a local process: PULSE_HOOK_OP, GROUP_START and
  * GROUP_END are used (others are ignored), in the order drained. */
 void assoc_call(struct assoc *a, const struct pulse_hook_record *r);

@@ -178,6 +178,7 @@ struct assoc {
 	uint32_t epoch_ns;
 	uint64_t delta_ns, hang_ns, short_gap_ns;
 	int finishing; /* assoc_finish: every pending operator is due */
+	int peers_pending; /* assoc_peers_pending */
 	struct as_member *members;
 	uint32_t nmembers, members_cap;
 	struct as_qp *qps;         /* open-addressing table keyed by (nic, qpn) */

@@ -3,7 +3,7 @@
 
 AGENT_SRCS := host-agent/options.c host-agent/log.c host-agent/clock_sync.c host-agent/nic.c \
 	host-agent/retention.c host-agent/series_query.c host-agent/dump.c host-agent/jsonl.c host-agent/metrics.c \
-	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/hook_drain.c host-agent/qp_map.c \
+	host-agent/daemon.c host-agent/loop.c host-agent/op_feed.c host-agent/join_wait.c host-agent/hook_drain.c host-agent/qp_map.c \
 	host-agent/replay.c host-agent/analyzer_link.c host-agent/rdma_sysfs.c host-agent/rdma_verbs.c \
 	host-agent/rdma_find.c host-agent/link_watch.c host-agent/rdma_res.c \
 	host-agent/probe.c host-agent/line_tee.c host-agent/bus_out.c \

@@ -291,6 +291,11 @@ int main(int argc, char **argv)
 		     (unsigned long long)hooks.attached_total, (unsigned long long)hooks.detached_total,
 		     (unsigned long long)hooks.records, (unsigned long long)hooks.ops,
 		     (unsigned long long)hooks.dropped, (unsigned long long)hooks.attach_errors);
+	if (a->jwait.held)
+		LOGI("analyzer JOIN: %llu windows waited for it, %llu handed over with a remote end still "
+		     "unknown, %llu early (too many waiting), %llu not held (no memory)",
+		     (unsigned long long)a->jwait.held, (unsigned long long)a->jwait.released_unknown,
+		     (unsigned long long)a->jwait.released_cap, (unsigned long long)a->jwait.not_held);
 out:
 	control_stop();
 	metrics_stop();
@@ -299,6 +304,7 @@ out:
 		hooks_close(a, a->hooks);
 		a->hooks = NULL;
 	}
+	join_wait_free(&a->jwait); /* windows still held go nowhere: the agent stops */
 	if (a->assoc)
 		assoc_free(a->assoc);
 	a->assoc = NULL;

@@ -149,11 +149,23 @@ void agent_join_comm_from_map(const struct map_comm *c, const char *host, struct
 	out->time_ns = c->time_ns;
 }
 
+/* Live with an analyzer: the JOIN brings the remote ends of this host's QPs
+ * (join_wait.c). */
+static int join_expected(const struct agent *a)
+{
+	return a->alink && a->join && !a->join->fixed;
+}
+
 void agent_window_done(struct agent *a, struct agent_nic *n, const struct pulse_window *w,
 		       unsigned gap)
 {
-	if (a->assoc)
-		assoc_window(a->assoc, (uint16_t)(n - a->nics), w, n->cs.offset_ns, gap);
+	if (!a->assoc)
+		return;
+	uint16_t nic = (uint16_t)(n - a->nics);
+	if (join_expected(a))
+		join_wait_window(&a->jwait, a->assoc, nic, w, n->cs.offset_ns, gap, agent_realtime_ns());
+	else
+		assoc_window(a->assoc, nic, w, n->cs.offset_ns, gap);
 }
 
 /* The join entry of a local mapping entry: same host, process, device and
@@ -296,6 +308,9 @@ static void feed_mapping(struct agent *a, uint64_t now_ns)
 	if (!changed || !m)
 		return;
 	a->map_version_seen = m->version;
+	int waits = join_expected(a);
+	if (waits)
+		join_wait_reset(&a->jwait);
 	for (uint32_t i = 0; i < m->ncomms; i++) {
 		const struct map_comm *c = &m->comms[i];
 		struct assoc_member am = {.comm_id = c->comm_id, .rank = c->rank, .nranks = c->nranks,
@@ -327,6 +342,16 @@ static void feed_mapping(struct agent *a, uint64_t now_ns)
 			aq.remote_host = j->qps[r->peer].host;
 		}
 		assoc_qp(a->assoc, &aq);
+		if (waits && aq.comm_id && aq.remote_rank < 0 &&
+		    join_wait_add(&a->jwait, aq.nic, aq.qpn, q->time_ns, a->opt.poll_ns))
+			LOGE("QP %u: out of memory; its traffic does not wait for the analyzer's JOIN", q->qpn);
+	}
+	if (waits) {
+		join_wait_sort(&a->jwait);
+		if (a->jwait.nqps && now_ns < a->jwait.until)
+			LOGI("%u QPs of communicators have no remote end yet: their traffic and operators wait "
+			     "for the analyzer's JOIN, %.1f s at most", a->jwait.nqps,
+			     (double)(a->jwait.until - now_ns) / 1e9);
 	}
 }
 
@@ -356,8 +381,14 @@ static void emit_op(void *ctx, const struct pulse_op_record *r)
 
 void agent_cycle_begin(struct agent *a, uint64_t now_ns)
 {
-	if (a->assoc)
-		feed_mapping(a, now_ns);
+	if (!a->assoc)
+		return;
+	feed_mapping(a, now_ns);
+	/* operators wait for the remote ends as their windows do */
+	assoc_peers_pending(a->assoc, join_expected(a) && a->jwait.nqps && now_ns < a->jwait.until);
+	/* the JOIN came in at the end of the last cycle: the windows that
+	 * waited for it first, before this cycle's */
+	join_wait_release(&a->jwait, a->assoc, now_ns, 0);
 }
 
 void agent_cycle_end(struct agent *a, uint64_t now_ns)

@@ -865,6 +865,62 @@ static void test_pp_label(void **state)
 	assoc_free(a);
 }
 
+/* Live, the remote ends of this host's QPs come with the analyzer's JOIN, a
+ * poll or two after the QPs were made. A pipeline send set up before then
+ * finds no QP to its peer and was reported without traffic (every P2P group
+ * of a job whose iterations started before the JOIN). While the remote ends
+ * are pending (assoc_peers_pending), the operators wait; once the QPs have
+ * their remote end, they are set up and complete. Without the wait, the same
+ * calls and traffic give "no traffic". */
+static void pp_before_join(int pending, struct recs *out)
+{
+	struct assoc *a = new_assoc();
+	members(a, PPCOMM, 4, 1);
+	struct assoc_qp unknown = { .nic = 0, .qpn = 40, .pid = PID, .comm_id = PPCOMM, .rank = 1,
+				    .remote_rank = -1, .remote_host = NULL, .remote_gpu = -1 };
+	assoc_qp(a, &unknown);
+	assoc_peers_pending(a, pending);
+	struct traffic t = { 0 };
+	uint64_t e = 100;
+	for (uint64_t mb = 0; mb < 2; mb++) {
+		group_mark(a, PULSE_HOOK_GROUP_START, 50 + mb, host_ns(e - 2));
+		call(a, PPCOMM, 2 * mb, PULSE_HOOK_OP_SEND, 1u << 20, 9, 2, 50 + mb, host_ns(e - 1));
+		call(a, PPCOMM, 2 * mb + 1, PULSE_HOOK_OP_RECV, 1u << 20, 9, 2, 50 + mb, host_ns(e - 1));
+		group_mark(a, PULSE_HOOK_GROUP_END, 50 + mb, host_ns(e - 1));
+		e = tsend(&t, 0, 40, e, 2u << 20, 200000) + 200;
+	}
+	/* a poll ends before the JOIN: nothing may be decided yet */
+	assoc_flush(a, host_ns(WIN_EPOCHS / 2), collect, out);
+	if (pending)
+		assert_int_equal(out->n, 0);
+	qp(a, 40, PPCOMM, 1, 2); /* the JOIN: QP 40 goes to rank 2 */
+	assoc_peers_pending(a, 0);
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, out);
+	free(t.v);
+	assoc_free(a);
+}
+
+static void test_pp_before_join(void **state)
+{
+	(void)state;
+	struct recs out = { 0 };
+	pp_before_join(1, &out);
+	assert_int_equal(out.n, 2);
+	for (size_t i = 0; i < out.n; i++) {
+		assert_int_equal(out.v[i].status, PULSE_OP_COMPLETE);
+		assert_int_equal(out.v[i].npeers, 1);
+		assert_int_equal(out.v[i].expected_bytes, 2u << 20);
+		assert_int_equal(out.v[i].actual_bytes, 2u << 20);
+	}
+	free(out.v);
+	/* the same without the wait: set up before the JOIN, no traffic */
+	struct recs before = { 0 };
+	pp_before_join(0, &before);
+	assert_int_equal(before.n, 2);
+	assert_int_equal(before.v[0].status, PULSE_OP_NO_TRAFFIC);
+	free(before.v);
+}
+
 /* The profiler plugin names the algorithm: an annotation that agrees
  * makes the source "profiler"; one that disagrees with the traffic is
  * counted and marked "conflict". */
@@ -1161,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_many_channels),
 		cmocka_unit_test(test_successor_on_host),
 		cmocka_unit_test(test_hang_before_inference),
+		cmocka_unit_test(test_pp_before_join),
 		cmocka_unit_test(test_random_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

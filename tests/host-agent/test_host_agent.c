@@ -1,6 +1,7 @@
 /* pulse-host-agent unit tests: option parsing, clock sync, the retention
- * ring (age, hard cap, oversize), the dump format, the metrics text, and
- * the interception mapping (qp_map.c) with its JSON line and metrics. */
+ * ring (age, hard cap, oversize), the dump format, the metrics text,
+ * the interception mapping (qp_map.c) with its JSON line and metrics, and
+ * windows waiting for the analyzer's JOIN (join_wait.c). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 
 #include "pulse/qp_series_wire.h"
 #include "../../host-agent/agent.h"
+#include "../../host-agent/assoc.h"
 
 static void test_durations(void **st)
 {
@@ -465,6 +467,95 @@ static void test_hook_map(void **st)
 	retention_free(&ag.ret);
 }
 
+/* join_wait.c: a window with bytes on a QP whose remote end is not known
+ * yet waits for the analyzer's JOIN, with every window after it, in order,
+ * as a copy; the JOIN (the waiting list rebuilt empty) or the end of the
+ * wait hands them to the association. */
+static void one_flow_window(struct pulse_window *w, struct pulse_qp_series *f, uint32_t *ep, uint64_t *by,
+			    uint32_t seq, uint32_t qpn, uint64_t bytes)
+{
+	memset(w, 0, sizeof *w);
+	memset(f, 0, sizeof *f);
+	w->window_seq = seq;
+	w->complete = 1;
+	w->epoch_ns = 32000;
+	w->nic_start_ns = (uint64_t)seq * 1000000000ull;
+	w->nic_end_ns = w->nic_start_ns + 1000000000ull;
+	*ep = 10;
+	*by = bytes;
+	f->qpn = qpn;
+	f->count = 1;
+	f->epoch = ep;
+	f->bytes = by;
+	f->total_bytes = bytes;
+	w->flows = f;
+	w->flow_count = 1;
+}
+
+static void test_join_wait(void **st)
+{
+	(void)st;
+	struct assoc_cfg cfg = {.host = "h0", .epoch_ns = 32000};
+	struct assoc *as = assoc_new(&cfg);
+	assert_non_null(as);
+	/* QP 40 of a communicator, remote end unknown; QP 41 of none */
+	struct assoc_qp q = {.nic = 0, .qpn = 40, .pid = 7, .comm_id = 0xc0, .rank = 0,
+			     .remote_rank = -1, .remote_gpu = -1};
+	assoc_qp(as, &q);
+	const uint64_t S = 1000000000ull, T0 = 1000 * S;
+	struct join_wait jw;
+	memset(&jw, 0, sizeof jw);
+	join_wait_reset(&jw);
+	assert_int_equal(join_wait_add(&jw, 0, 40, T0, S), 0); /* made at T0: waits 3 polls */
+	join_wait_sort(&jw);
+
+	struct pulse_window w;
+	struct pulse_qp_series f;
+	uint32_t ep;
+	uint64_t by;
+	struct assoc_stats sa;
+	one_flow_window(&w, &f, &ep, &by, 1, 40, 1000);
+	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + S), 1);
+	/* a window on another QP waits behind it: the association takes a
+	 * NIC's windows in time order */
+	one_flow_window(&w, &f, &ep, &by, 2, 41, 500);
+	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 2 * S), 1);
+	by = 777777; /* the caller's buffer is reused: the held window is a copy */
+	assoc_get_stats(as, &sa);
+	assert_int_equal(sa.windows, 0);
+	assert_int_equal(join_wait_release(&jw, as, T0 + 2 * S, 0), 0); /* no JOIN yet */
+
+	/* the JOIN: QP 40 goes to rank 1, nothing waits any more */
+	q.remote_rank = 1;
+	q.remote_host = "h1";
+	q.remote_gpu = 0;
+	assoc_qp(as, &q);
+	join_wait_reset(&jw);
+	join_wait_sort(&jw);
+	assert_int_equal(join_wait_release(&jw, as, T0 + 2 * S, 0), 2);
+	assoc_get_stats(as, &sa);
+	assert_int_equal(sa.windows, 2);
+	assert_int_equal(sa.unknown_qp_bytes, 500); /* QP 41's, as held; QP 40's went to rank 1 */
+	assert_int_equal(jw.released_unknown, 0);
+
+	/* a QP the JOIN never names: its window goes over when the wait ends */
+	assert_int_equal(join_wait_add(&jw, 0, 42, T0 + 10 * S, S), 0);
+	join_wait_sort(&jw);
+	one_flow_window(&w, &f, &ep, &by, 3, 42, 300);
+	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 11 * S), 1);
+	assert_int_equal(join_wait_release(&jw, as, T0 + 12 * S, 0), 0);
+	assert_int_equal(join_wait_release(&jw, as, T0 + 13 * S, 0), 1);
+	assert_int_equal(jw.released_unknown, 1);
+	/* a window with no waiting QP's bytes and nothing held goes straight on */
+	one_flow_window(&w, &f, &ep, &by, 4, 41, 100);
+	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 13 * S), 0);
+	assoc_get_stats(as, &sa);
+	assert_int_equal(sa.windows, 4);
+	assert_int_equal(jw.held, 3);
+	join_wait_free(&jw);
+	assoc_free(as);
+}
+
 int main(void)
 {
 	agent_log_open(NULL);
@@ -473,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_clock_sync),   cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_dump),         cmocka_unit_test(test_metrics_text),
 		cmocka_unit_test(test_hook_map),     cmocka_unit_test(test_series_answer),
+		cmocka_unit_test(test_join_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,16 @@
 #             comes (whether it is the replay's is printed)
 #   ring      a training process killed mid-run: the agent drains its ring a
 #             last time, removes /dev/shm/pulse-hook.<pid>, and goes on
+#   join      a job whose iterations start 30 ms after its communicators
+#             (tests/live/join_late.json), before the analyzer's JOIN has
+#             given the agents their QPs' remote ends: the agents' windows
+#             and operators wait for it (host-agent/join_wait.c), and every
+#             operator record has the replay's status, but for the last
+#             0.5 s of calls of a host (the run's end, on a loaded machine);
+#             the live verdict equals the replay's
 #   cli       pulse-cluster-serve's usage and bad input: each a message and
 #             its exit status
-# Usage: live_cluster.sh [cli|classes|agent|analyzer|ring]... (default: all).
+# Usage: live_cluster.sh [cli|classes|agent|analyzer|ring|join]... (default: all).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-build}
@@ -221,6 +228,55 @@ run_ring() {
 	echo "live_cluster.sh: ring: process $pid killed at 2.0 s; its ring drained ($ops calls), dropped and removed; $(grep -c '"type":"window"' "$out/agent-host2.jsonl") windows from host2 after all"
 }
 
+# live record statuses against the replay's: prints "MISMATCHES RECORDS",
+# the mismatches outside the last 0.5 s of each host's calls
+record_diff() {
+	python3 - "$1" "$2" <<'PY'
+import glob, json, sys
+def load(pattern):
+    recs = {}
+    for f in glob.glob(pattern):
+        for l in open(f):
+            if '"type":"op"' in l:
+                r = json.loads(l)
+                recs[(r["host"], r["comm_id"], r["rank"], r["seq"])] = r
+    return recs
+live, rep = load(sys.argv[1] + "/agent-*.jsonl"), load(sys.argv[2] + "/*.jsonl")
+last = {}
+for r in live.values():
+    last[r["host"]] = max(last.get(r["host"], 0), int(r["call_ns"]))
+bad = [k for k, r in rep.items()
+       if (k not in live or live[k]["status"] != r["status"]) and
+       not (k in live and int(live[k]["call_ns"]) > last[k[0]] - 500000000)]
+print(len(bad), len(rep))
+PY
+}
+
+run_join() {
+	mkrun join_late
+	local out=$work/live-join want got why try diff
+	want=$(replay_verdict join_late)
+	for try in 1 2 3; do
+		live join_late "$out" --quiet
+		diff=$(record_diff "$out" "$work/replay-join_late")
+		got=$(live_verdict "$out")
+		why=
+		[ "${diff%% *}" = 0 ] && [ "$got" = "$want" ] && break
+		why=$(degraded "$out") || { why=; break; }
+		echo "live_cluster.sh: join: run $try differs and was degraded by the machine's load ($why); again"
+	done
+	no_asan "$out" join
+	[ -n "$why" ] && { echo "live_cluster.sh: join: SKIPPED: three runs degraded ($why)"; skipped=1; return; }
+	local waited
+	waited=$(sed -n 's/.*analyzer JOIN: \([0-9]*\) windows waited for it.*/\1/p' "$out"/agent-*.log | sort -n | tail -1)
+	[ "${waited:-0}" -gt 0 ] || { fail "join: no agent's windows waited for the JOIN (the traffic did not start before it)"; return; }
+	[ "${diff%% *}" = 0 ] || { fail "join: ${diff%% *} of ${diff##* } operator records differ from the replay's"; return; }
+	# the records of calls that waited for the JOIN are no hang (the
+	# analyzer counts them from the JOIN, trigger.c stalled_calls)
+	[ "$got" = "$want" ] || { fail "join: live verdict '$got', replay '$want'"; return; }
+	echo "live_cluster.sh: join: traffic before the JOIN (up to $waited windows waited for it); ${diff##* } operator records as the replay's; live = replay: $got"
+}
+
 run_cli() {
 	local cs=$build/bin/pulse-cluster-serve rc
 	"$cs" >/dev/null 2>"$work/cli1"; rc=$?
@@ -245,13 +301,14 @@ run_cli() {
 		"a bad links.jsonl, the agent's --sim-links without --sim-clock (2): each said why"
 }
 
-what=${*:-cli classes agent analyzer ring}
+what=${*:-cli classes agent analyzer ring join}
 for w in $what; do
 	case $w in
 	classes) run_classes ;;
 	agent) run_agent_restart ;;
 	analyzer) run_analyzer_restart ;;
 	ring) run_ring ;;
+	join) run_join ;;
 	cli) run_cli ;;
 	*) echo "live_cluster.sh: unknown part $w"; exit 2 ;;
 	esac
