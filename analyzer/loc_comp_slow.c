@@ -276,7 +276,11 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
  * exchange (neighbours, one-to-all) sends the same each time. */
 static int inst_routed(struct an_comm *c, const struct an_inst *in)
 {
-	for (uint64_t back = 1; back <= 4 && back <= in->seq; back++) {
+	/* a group's ranks number their P2P calls one by one: its previous
+	 * instance lies as many sequence numbers back as each rank made calls
+	 * (seed 112727 #126: a 6-rank neighbour exchange, 6 back; it was
+	 * taken for routed, nothing to compare with) */
+	for (uint64_t back = 1; back <= 64 && back <= in->seq; back++) {
 		const struct an_inst *y = an_inst_find(c, in->seq - back);
 		if (!y || y->op != in->op)
 			continue;
@@ -455,9 +459,11 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		int64_t dl = (int64_t)dls[hi];
 		double usual_sd = sds[hi];
 		if (getenv("PULSE_ANALYZER_DEBUG2"))
-			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms sd %.3f sig %d\n",
+			fprintf(stderr, "  straggler %s seq %" PRIu64 " rank %d dl %.3f ms sd %.3f widest %.3f sig %d routed %d cause %d\n",
 				an_node_host(s, r->node), in->seq, rk[hi], (double)dl / 1e6, usual_sd / 1e6,
-				routed ? delay_significant(s, r, dl) : (double)dl > (double)s->cfg.min_slow_ns);
+				wides[hi] / 1e6,
+				routed ? delay_significant(s, r, dl) : (double)dl > (double)s->cfg.min_slow_ns, routed,
+				!(r->call < w->cause0 && r->start < w->cause0));
 		/* past the measured spread of this rank's lateness (routing that
 		 * changes each iteration moves it; noise, as sibling_delay2),
 		 * and past the trigger's floor: the operator it delays must be
