@@ -215,6 +215,8 @@ void an_report_text(const struct an_state *s, FILE *f);
 void *an_report_json(const struct an_state *s);
 /* One diagnosis as the report lists it (a cJSON object; the caller deletes it). */
 void *an_diag_json(const struct an_diagnosis *d);
+/* The same with the answers that need the state: "where" (critical_path.c). */
+void *an_diag_json_answers(const struct an_state *s, const struct an_diagnosis *d);
 /* One diagnosis in a sentence or two (text). */
 void an_diag_print(const struct an_diagnosis *d, FILE *f);
 

@@ -192,6 +192,25 @@ void *an_diag_json(const struct an_diagnosis *d)
 	return diag_json(d);
 }
 
+/* A diagnosis with where in the iteration it lies (VenusTrace's stage and
+ * critical path, an_where_find): as the report lists every diagnosis, and
+ * as the bus publishes it for the store (issue 16: each answer goes in the
+ * stored diagnosis too). */
+static cJSON *diag_json_where(const struct an_state *s, const struct an_diagnosis *d)
+{
+	cJSON *o = diag_json(d);
+	struct an_where w;
+	an_where_find(s, d, &w);
+	if (o)
+		cJSON_AddItemToObject(o, "where", an_where_json(&w));
+	return o;
+}
+
+void *an_diag_json_answers(const struct an_state *s, const struct an_diagnosis *d)
+{
+	return diag_json_where(s, d);
+}
+
 static cJSON *diag_json(const struct an_diagnosis *d)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -264,11 +283,7 @@ void *an_report_json(const struct an_state *s)
 	cJSON_AddNumberToObject(o, "version", 1);
 	const struct an_diagnosis *p = first_of(s, "pulse"), *q = first_of(s, "op-level");
 	if (p) {
-		cJSON *pj = with_direction(s, p, diag_json(p), 0);
-		struct an_where w;
-		an_where_find(s, p, &w); /* "where": VenusTrace's stage and critical path */
-		cJSON_AddItemToObject(pj, "where", an_where_json(&w));
-		cJSON_AddItemToObject(o, "pulse", pj);
+		cJSON_AddItemToObject(o, "pulse", with_direction(s, p, diag_json_where(s, p), 0));
 	} else
 		cJSON_AddNullToObject(o, "pulse");
 	if (q)
@@ -277,7 +292,7 @@ void *an_report_json(const struct an_state *s)
 		cJSON_AddNullToObject(o, "op_level");
 	cJSON *all = cJSON_AddArrayToObject(o, "diagnoses");
 	for (uint32_t i = 0; i < s->ndiags; i++)
-		cJSON_AddItemToArray(all, with_direction(s, &s->diags[i], diag_json(&s->diags[i]), 1));
+		cJSON_AddItemToArray(all, with_direction(s, &s->diags[i], diag_json_where(s, &s->diags[i]), 1));
 	struct an_counters c;
 	an_get_counters(s, &c);
 	cJSON *st = cJSON_AddObjectToObject(o, "input");

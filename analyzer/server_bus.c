@@ -139,7 +139,7 @@ void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d)
 		return;
 	char key[256];
 	diag_key(d, key, sizeof key);
-	cJSON *o = an_diag_json(d);
+	cJSON *o = an_diag_json_answers(s->state, d); /* stored whole (pulse-sink's evidence) */
 	if (o) {
 		cJSON_AddStringToObject(o, "job", s->job);
 		cJSON_AddStringToObject(o, "key", key);

@@ -160,6 +160,13 @@ for n in A B; do
 		bad "job $n: the stored diagnoses differ from the replay's:"
 		sed 's/^/    /' "$work/cmp-$n"
 	fi
+	# issue 16: the answers go into the stored diagnosis: a machine-level
+	# fail-slow's "where" (its stage and critical path) among them
+	sel="FROM pulse_diagnoses WHERE job = 'bc$n' AND class IN ('comp-slow', 'comm-slow') AND level = 'machine'"
+	nall=$(q "SELECT count(*) $sel")
+	nw=$(q "SELECT count(*) $sel AND NOT evidence ? 'where'")
+	[ "$nw" = 0 ] && ok "job $n: the $nall stored machine-level fail-slow diagnoses carry their \"where\"" ||
+		bad "job $n: $nw of $nall stored fail-slow diagnoses without \"where\""
 	sed -n 's/^  \(.*at .* level: .*\)/\1/p' "$work/an$i.out" | head -n 1 | sed "s/^/    job $n live: /"
 done
 for f in "$work"/an*.log "$work"/ag*.log "$work"/sink-*.log; do

@@ -91,6 +91,10 @@ def main(argv):
                     host = h
         name = os.path.basename(run.rstrip("/"))
         want = expected_label(fs, host)
+        # the critical path goes with every diagnosis (the report's list,
+        # the stored one), not only the report's first
+        if d is not None and not isinstance(d.get("where"), dict):
+            bad.append("%s: the diagnosis naming %s has no \"where\"" % (os.path.basename(run.rstrip("/")), host))
         sr = d.get("slow_ratio") if d else None
         got = sr["label"] if sr else None
         row = ratio[key]
