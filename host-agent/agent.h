@@ -388,6 +388,9 @@ struct agent_join {
 	struct pulse_aw_join_qp *remote;
 	uint32_t nremote;
 };
+/* Makes room for element n of the array *p of *cap elements of elem bytes
+ * (doubling, 64 at first); -1 out of memory (the array left as it was). */
+int agent_grow(void **p, uint32_t *cap, uint32_t n, size_t elem);
 int agent_join_add_qp(struct agent_join *j, const struct pulse_join_qp *q);
 int agent_join_add_comm(struct agent_join *j, const struct pulse_join_comm *c);
 int agent_join_add_gid(struct agent_join *j, const struct pulse_join_gid *g);

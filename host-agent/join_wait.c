@@ -55,14 +55,8 @@ void join_wait_reset(struct join_wait *jw)
 
 int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t poll_ns)
 {
-	if (jw->nqps == jw->capqps) {
-		uint32_t cap = jw->capqps ? jw->capqps * 2 : 64;
-		struct join_wait_qp *q = realloc(jw->qps, cap * sizeof *q);
-		if (!q)
-			return -1;
-		jw->qps = q;
-		jw->capqps = cap;
-	}
+	if (agent_grow((void **)&jw->qps, &jw->capqps, jw->nqps, sizeof *jw->qps))
+		return -1;
 	uint64_t until = made_ns + JOIN_WAIT_POLLS * (poll_ns ? poll_ns : 1000000000ull);
 	jw->qps[jw->nqps++] = (struct join_wait_qp){.nic = nic, .qpn = qpn, .until = until};
 	if (until > jw->until)

@@ -28,7 +28,7 @@
  * A cycle drains the interception first and hands the mapping over, then
  * polls the NICs, so a window's QPs and calls are known when it arrives. */
 
-static int grow(void **p, uint32_t *cap, uint32_t n, size_t elem)
+int agent_grow(void **p, uint32_t *cap, uint32_t n, size_t elem)
 {
 	if (n < *cap)
 		return 0;
@@ -43,7 +43,7 @@ static int grow(void **p, uint32_t *cap, uint32_t n, size_t elem)
 
 int agent_join_add_qp(struct agent_join *j, const struct pulse_join_qp *q)
 {
-	if (grow((void **)&j->qps, &j->capqps, j->nqps, sizeof *j->qps))
+	if (agent_grow((void **)&j->qps, &j->capqps, j->nqps, sizeof *j->qps))
 		return -1;
 	j->qps[j->nqps++] = *q;
 	j->ran = 0;
@@ -53,7 +53,7 @@ int agent_join_add_qp(struct agent_join *j, const struct pulse_join_qp *q)
 int agent_join_add_comm(struct agent_join *j, const struct pulse_join_comm *c)
 {
 	uint32_t cap = j->capcomms;
-	if (grow((void **)&j->comms, &j->capcomms, j->ncomms, sizeof *j->comms))
+	if (agent_grow((void **)&j->comms, &j->capcomms, j->ncomms, sizeof *j->comms))
 		return -1;
 	if (cap != j->capcomms) {
 		uint8_t *g = realloc(j->given, j->capcomms);
@@ -70,7 +70,7 @@ int agent_join_add_comm(struct agent_join *j, const struct pulse_join_comm *c)
 
 int agent_join_add_gid(struct agent_join *j, const struct pulse_join_gid *g)
 {
-	if (grow((void **)&j->gids, &j->capgids, j->ngids, sizeof *j->gids))
+	if (agent_grow((void **)&j->gids, &j->capgids, j->ngids, sizeof *j->gids))
 		return -1;
 	j->gids[j->ngids++] = *g;
 	j->ran = 0;
