@@ -12,6 +12,7 @@ struct an_state {
 	char hosts[FAKE_MAX_LINES][16];
 	uint32_t n, cap;
 	uint64_t calls, ticks, last_tick;
+	uint64_t joins_sent; /* an_host_join_sent */
 };
 extern struct an_state fake_state;
 void fake_reset(void);

@@ -538,6 +538,7 @@ static void test_join(void **st)
 	struct an_srv *s = srv_start(&c);
 	struct joins js[2];
 	memset(js, 0, sizeof js);
+	uint64_t told0 = fake_state.joins_sent;
 	struct alink *a = link_new(an_srv_port(s), "hostA", &js[0]);
 	struct alink *b = link_new(an_srv_port(s), "hostB", &js[1]);
 	const char *ma =
@@ -567,6 +568,9 @@ static void test_join(void **st)
 	assert_int_equal(js[1].remote_qpn, 100);
 	const struct an_srv_stats *ss = an_srv_stats(s);
 	assert_int_equal(ss->join_paired, 2);
+	/* the state hears of every JOIN sent (its hang bound counts a host's
+	 * earlier calls from it) */
+	assert_int_equal(fake_state.joins_sent - told0, (uint64_t)(js[0].n + js[1].n));
 	int na = js[0].n;
 	/* the same maps again: nothing changed, no new JOIN */
 	alink_line(a, ma, strlen(ma));
