@@ -283,6 +283,7 @@ struct an_stats {
 	uint64_t unconfirmed, confirmed;
 };
 
+#define AN_CLOCK_ERRS 16
 struct an_host {
 	char name[PULSE_OP_HOST_LEN];
 	int64_t skew_ns;         /* estimated offset against the other hosts */
@@ -295,6 +296,13 @@ struct an_host {
 	 * come only after it. */
 	uint64_t join_ns;
 	int join_sent;
+	/* the bound of its agents' NIC-to-host clock mapping (a window's
+	 * clock_err_ns: half the best recent poll round trip) in its last
+	 * AN_CLOCK_ERRS windows: a first or last byte is known only to within
+	 * it, and a busy host's polls make it milliseconds */
+	uint64_t clock_err[AN_CLOCK_ERRS];
+	uint32_t clock_err_pos;
+	uint64_t clock_err_max;  /* the largest of them */
 };
 
 /* What the agents say about their hosts besides traffic (wire/host_event.c):
@@ -372,6 +380,11 @@ void an_log(struct an_state *s, const char *fmt, ...) __attribute__((format(prin
 int an_host_index(struct an_state *s, const char *name, int create);
 int an_node_index(struct an_state *s, int host, int32_t gpu, uint32_t pid, int create);
 const char *an_node_host(const struct an_state *s, int node);
+/* How far a byte time of node's host may lie off against another host's:
+ * the largest clock mapping bound of its recent windows plus the largest
+ * of any host's (the other side of a comparison). 0 in a replay of the
+ * simulator, whose agents map the NIC clock exactly. */
+uint64_t an_clock_err_pair(const struct an_state *s, int node);
 struct an_comm *an_comm_find(const struct an_state *s, uint64_t id);
 
 /* the instance of comm c holding seq, or NULL */

@@ -199,12 +199,17 @@ static double delay_floor(const struct an_state *s)
 	return thr < 1e6 ? 1e6 : thr;
 }
 
+/* A first byte compared with another host's is known only to within both
+ * hosts' clock mapping bounds (an_clock_err_pair): a live agent on a busy
+ * host maps the NIC clock milliseconds off, and a delay inside that is the
+ * mapping's (the live join test: 2 ms "delays" on hosts whose bound was
+ * 1-2 ms, before any failure). */
 static int delay_significant(const struct an_state *s, const struct an_rec *r, int64_t dl)
 {
 	double thr = delay_floor(s);
 	if (r->gap_nb >= 3 && DELAY_REL * r->gap_med > thr)
 		thr = DELAY_REL * r->gap_med;
-	return (double)dl > thr;
+	return (double)dl > thr + (double)an_clock_err_pair(s, r->node);
 }
 
 /* The median, over up to 16 earlier instances of group c, of how much
@@ -483,7 +488,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * neighbour exchange, nothing before) */
 		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
 		    (routed ? !delay_significant(s, r, dl)
-			    : (double)dl <= (double)s->cfg.min_slow_ns || (double)dl <= wides[hi]))
+			    : (double)dl <= (double)s->cfg.min_slow_ns + (lone ? 0.0 : (double)an_clock_err_pair(s, r->node)) ||
+				      (double)dl <= wides[hi]))
 			continue;
 		/* the second latest must be clearly earlier: one straggler */
 		double second = all ? -INFINITY : 0;

@@ -291,6 +291,18 @@ const char *an_node_host(const struct an_state *s, int node)
 	return s->hosts[s->nodes[node].host].name;
 }
 
+uint64_t an_clock_err_pair(const struct an_state *s, int node)
+{
+	if (node < 0 || (uint32_t)node >= s->nnodes)
+		return 0;
+	uint64_t any = 0;
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		if (s->hosts[h].clock_err_max > any)
+			any = s->hosts[h].clock_err_max;
+	}
+	return s->hosts[s->nodes[node].host].clock_err_max + any;
+}
+
 struct an_comm *an_comm_find(const struct an_state *s, uint64_t id)
 {
 	for (uint32_t i = 0; i < s->ncomms; i++)
@@ -1031,6 +1043,16 @@ static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err
 	double ep;
 	if (!num_of(o, "epoch_ns", 1, 1e10, &ep) && !s->epoch_ns)
 		s->epoch_ns = (uint32_t)ep;
+	double cerr;
+	if (num_of(o, "clock_err_ns", 0, 1e10, &cerr))
+		cerr = 0; /* an older agent: no bound given */
+	struct an_host *hh = &s->hosts[host];
+	hh->clock_err[hh->clock_err_pos] = (uint64_t)cerr;
+	hh->clock_err_pos = (hh->clock_err_pos + 1) % AN_CLOCK_ERRS;
+	hh->clock_err_max = 0;
+	for (uint32_t i = 0; i < AN_CLOCK_ERRS; i++)
+		if (hh->clock_err[i] > hh->clock_err_max)
+			hh->clock_err_max = hh->clock_err[i];
 	const cJSON *nic = cJSON_GetObjectItemCaseSensitive(o, "nic");
 	const cJSON *qps = cJSON_GetObjectItemCaseSensitive(o, "qps");
 	const cJSON *q;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "an_internal.h"
+#include "pulse/analyzer_wire.h"
 #include "pulse/hook_record.h"
 
 static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
@@ -632,12 +633,13 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			 * in at the end of a poll, and its waiting windows'
 			 * records go out at the end of the next (the poll not
 			 * known yet: the agent's default, 1 s). Only for calls
-			 * the agent could still hold: a window waits 3 polls at
-			 * most, so a JOIN sent again later (a new communicator,
-			 * a process gone) does not put off an older hang */
+			 * the agent could still hold: a window waits
+			 * PULSE_AW_JOIN_WAIT_POLLS at most, so a JOIN sent again
+			 * later (a new communicator, a process gone) does not
+			 * put off an older hang */
 			uint64_t poll = s->poll_ns ? s->poll_ns : 1000000000ull;
 			uint64_t jn = s->hosts[p->host].join_ns;
-			uint64_t joined = jn && x->t + 3 * poll >= jn ? jn + 2 * poll : 0;
+			uint64_t joined = jn && x->t + PULSE_AW_JOIN_WAIT_POLLS * poll >= jn ? jn + 2 * poll : 0;
 			uint64_t from = x->t > joined ? x->t : joined;
 			if (from + bound >= now)
 				continue;

@@ -11,7 +11,7 @@
  * So a window with bytes on a QP of a communicator whose remote end is not
  * known yet waits here, copied, with every window after it in arrival
  * order (the association takes each NIC's windows in time order), until
- * the JOIN has named the remote ends or JOIN_WAIT_POLLS polls have passed
+ * the JOIN has named the remote ends or PULSE_AW_JOIN_WAIT_POLLS polls have passed
  * since the QP was made (the analyzer may not know the other end either:
  * a peer host without an agent). The association's horizon does not move
  * meanwhile, so its operators wait too instead of being closed. Only with
@@ -22,11 +22,8 @@
 
 #include "agent.h"
 #include "assoc.h"
+#include "pulse/analyzer_wire.h"
 
-/* polls a QP's traffic may wait for its remote end, from the QP's
- * creation: the MAP goes out at the end of a poll, and the JOIN comes back
- * once the analyzer has every host's MAP, a poll or two later */
-#define JOIN_WAIT_POLLS 3
 /* windows held at most, all NICs together: a bound on memory whatever the
  * poll rate (the oldest goes to the association first) */
 #define JOIN_WAIT_MAX_WINDOWS 64
@@ -57,7 +54,7 @@ int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t mad
 {
 	if (agent_grow((void **)&jw->qps, &jw->capqps, jw->nqps, sizeof *jw->qps))
 		return -1;
-	uint64_t until = made_ns + JOIN_WAIT_POLLS * (poll_ns ? poll_ns : 1000000000ull);
+	uint64_t until = made_ns + PULSE_AW_JOIN_WAIT_POLLS * (poll_ns ? poll_ns : 1000000000ull);
 	jw->qps[jw->nqps++] = (struct join_wait_qp){.nic = nic, .qpn = qpn, .until = until};
 	if (until > jw->until)
 		jw->until = until;

@@ -268,6 +268,16 @@ struct pulse_aw_join {
 	struct pulse_aw_join_member *members;  /* malloc'd by _decode */
 };
 #define PULSE_AW_JOIN_MAX_QPS 65536u
+/* Polls an agent holds the traffic of a QP whose remote end no JOIN has
+ * named yet, from the QP's creation (host-agent/join_wait.c); the analyzer
+ * counts a hang of such a QP's calls from the JOIN for as long
+ * (analyzer/trigger.c). The MAP goes out at the end of the poll that saw
+ * the QP, the analyzer joins once the maps have been quiet for its
+ * join_delay_ms, and the agent takes the JOIN in at its next poll: three
+ * polls or more when the hosts' maps come in one by one (3 was too few:
+ * the live join test at 4x lost a job's first operators to it in 2 runs
+ * of 14, a complete JOIN a poll after a partial one). */
+#define PULSE_AW_JOIN_WAIT_POLLS 5u
 #define PULSE_AW_JOIN_MAX_MEMBERS 65536u
 /* A JSON line (no newline), malloc'd; NULL on allocation failure. */
 char *pulse_aw_join_to_json(const struct pulse_aw_join *j);

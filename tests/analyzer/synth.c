@@ -151,6 +151,16 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 		return NULL;
 	if (s->emit_map)
 		feed_map(st, s);
+	for (int h = 0; s->clock_err_ms > 0 && h < (s->ncomms > 0 ? s->ncomms : 1) * s->n; h++) {
+		char name[16], line[512], err[256];
+		snprintf(name, sizeof name, "host%d", h);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"window\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"window_seq\":1,\"host_start_ns\":%llu,"
+			 "\"host_end_ns\":%llu,\"clock_err_ns\":%.0f,\"epoch_ns\":32000,\"complete\":true,"
+			 "\"pages_missing\":0,\"gap\":[],\"qps\":[]}",
+			 (unsigned long long)SYN_T0 - 1000000ull, (unsigned long long)SYN_T0, s->clock_err_ms * MS);
+		an_ingest(st, name, line, strlen(line), err, sizeof err);
+	}
 	struct pulse_op_record *o = malloc(sizeof *o);
 	uint64_t t = SYN_T0;
 	double calls[SYN_MAX];

@@ -45,6 +45,8 @@ struct syn {
 	uint64_t comm_id;
 	int emit_map;                /* emit hook_map lines first */
 	int ncomms;                  /* sibling groups (same schedule, other hosts); failures hit group 0 */
+	double clock_err_ms;         /* every host's agent maps its NIC clock to within this (a window
+				      * line per host first; 0: none sent) */
 };
 
 /* 1: syn_run hands the records to an_ingest_op through the binary codec

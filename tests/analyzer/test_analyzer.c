@@ -224,6 +224,35 @@ static void test_comp_slow_delayed(void **state)
 	an_state_free(st);
 }
 
+/* A first byte is known to within the hosts' clock mapping bounds: a 10 ms
+ * delayed start (the rule's threshold here: a quarter of the rank's 28 ms
+ * gap before the operator) is one when the agents map their NIC clocks
+ * exactly, and none when each maps it only to within 3 ms (a live agent on
+ * a busy host: the live join test named a host for a 2 ms "delay" before
+ * any failure) */
+static void test_comp_slow_clock_err(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.ncomms = 3;
+	s.compute_ms = 4;
+	s.period_ms = 20;
+	s.bytes = 4ull << 20;
+	s.jitter_ms = 0.05;
+	s.extra_compute_ms[2] = 10;
+	struct an_state *st = syn_run(&s, NULL);
+	expect_machine(syn_first(st, "pulse"), AN_COMP_SLOW, "host2");
+	an_state_free(st);
+	s.clock_err_ms = 3;
+	st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	if (p && p->cls == AN_COMP_SLOW && p->level == AN_LEVEL_MACHINE)
+		an_diag_print(p, stderr);
+	assert_false(p && p->cls == AN_COMP_SLOW && p->level == AN_LEVEL_MACHINE);
+	an_state_free(st);
+}
+
 /* negative: every rank equally slower (a global change): no single rank */
 static void test_comp_slow_all_equal(void **state)
 {
@@ -1398,6 +1427,7 @@ int main(void)
 		cmocka_unit_test(test_custom_gaps_not_comm),
 		cmocka_unit_test(test_custom_stop),
 		cmocka_unit_test(test_comp_slow_delayed),
+		cmocka_unit_test(test_comp_slow_clock_err),
 		cmocka_unit_test(test_comp_slow_all_equal),
 		cmocka_unit_test(test_last_caller),
 		cmocka_unit_test(test_p2p_last_caller),

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "pulse/analyzer_wire.h"
 #include "pulse/qp_series_wire.h"
 #include "../../host-agent/agent.h"
 #include "../../host-agent/assoc.h"
@@ -506,7 +507,7 @@ static void test_join_wait(void **st)
 	struct join_wait jw;
 	memset(&jw, 0, sizeof jw);
 	join_wait_reset(&jw);
-	assert_int_equal(join_wait_add(&jw, 0, 40, T0, S), 0); /* made at T0: waits 3 polls */
+	assert_int_equal(join_wait_add(&jw, 0, 40, T0, S), 0); /* made at T0: waits PULSE_AW_JOIN_WAIT_POLLS polls */
 	join_wait_sort(&jw);
 
 	struct pulse_window w;
@@ -543,12 +544,13 @@ static void test_join_wait(void **st)
 	join_wait_sort(&jw);
 	one_flow_window(&w, &f, &ep, &by, 3, 42, 300);
 	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 11 * S), 1);
-	assert_int_equal(join_wait_release(&jw, as, T0 + 12 * S, 0), 0);
-	assert_int_equal(join_wait_release(&jw, as, T0 + 13 * S, 0), 1);
+	const uint64_t end = T0 + (10 + PULSE_AW_JOIN_WAIT_POLLS) * S;
+	assert_int_equal(join_wait_release(&jw, as, end - 1, 0), 0);
+	assert_int_equal(join_wait_release(&jw, as, end, 0), 1);
 	assert_int_equal(jw.released_unknown, 1);
 	/* a window with no waiting QP's bytes and nothing held goes straight on */
 	one_flow_window(&w, &f, &ep, &by, 4, 41, 100);
-	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 13 * S), 0);
+	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, end), 0);
 	assoc_get_stats(as, &sa);
 	assert_int_equal(sa.windows, 4);
 	assert_int_equal(jw.held, 3);
