@@ -29,7 +29,8 @@
  * largest z names its rank's host when it passes LATE_Z and no rank of
  * another host comes within half of it (a cascade or a shared cause moves
  * several hosts alike: not one machine). A shift must also exceed two
- * epochs, the resolution of a first byte. Runs last in Pulse's table: it
+ * epochs, the resolution of a first byte, and the trigger's floor
+ * (cfg.min_slow_ns). Runs last in Pulse's table: it
  * adds verdicts where the per-instance rules see nothing. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -168,8 +169,8 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
  * j (LATE_MIN_BEFORE <= j <= n - LATE_MIN_AFTER): z of the median after
  * against the median and spread before. The series must end shifted: a
  * fail-slow that is over is not this method's. */
-static double best_change(const double *l, uint32_t n, double ep, uint32_t *at, double *shift, double *base,
-			  double *sd_out)
+static double best_change(const double *l, uint32_t n, double ep, double floor, uint32_t *at, double *shift,
+			  double *base, double *sd_out)
 {
 	double b[LATE_MAX], a[LATE_MAX];
 	double best = 0;
@@ -183,10 +184,16 @@ static double best_change(const double *l, uint32_t n, double ep, uint32_t *at, 
 		memcpy(a, l + j, (n - j) * sizeof *a);
 		double ma = an_median(a, n - j);
 		double sh = ma - mb;
-		if (sh <= 2 * ep || sh <= LATE_EFFECT_SDS * sd)
+		if (sh <= 2 * ep || sh <= LATE_EFFECT_SDS * sd || sh <= floor)
 			continue; /* within the resolution of a first byte, or within the
 				   * spread of one instance: over enough instances any
-				   * drift is "significant" */
+				   * drift is "significant"; or below the trigger's
+				   * floor, as a straggler's delay: a shift that could
+				   * not fire the trigger is not what slowed the job
+				   * (three runs without a failure named for shifts of
+				   * 0.23-0.33 ms, seeds 5318008 and 20261127; the dev
+				   * seeds' right verdicts of this rule shifted 0.8 ms
+				   * and more) */
 		double se = 1.2533 * sd / sqrt((double)(n - j));
 		double se_min = ep / sqrt((double)(n - j)); /* no spread finer than an epoch */
 		double z = sh / (se > se_min ? se : se_min);
@@ -291,7 +298,7 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 			continue;
 		uint32_t j = 0;
 		double shift = 0, base = 0, sd = 0;
-		double z = best_change(l, n, ep, &j, &shift, &base, &sd);
+		double z = best_change(l, n, ep, (double)s->cfg.min_slow_ns, &j, &shift, &base, &sd);
 		if (getenv("PULSE_ANALYZER_DEBUG2") && z > 3)
 			fprintf(stderr, "   late cand comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
 				c->id, k, v[n - 1]->recs[k] ? an_node_host(s, v[n - 1]->recs[k]->node) : "?", z,
