@@ -79,6 +79,18 @@ void assoc_qp(struct assoc *a, const struct assoc_qp *q);
  * remote ends come, pending ends, or its hang bound passes. */
 void assoc_peers_pending(struct assoc *a, int pending);
 
+/* Live: every call made before until_ns (host clock) has been handed over
+ * with assoc_call (the interception rings were drained then). A poll
+ * window reaches past the drain, so its last bytes may belong to an
+ * operator called after it: until that call is known, no operator whose
+ * next call is not known yet takes bytes from after until_ns (less the
+ * rings' publication lag, 10 ms): it would take the next operator's too, and
+ * every later operator its successor's (two back-to-back collectives,
+ * 1 ms apart, merged in the live join test). They wait for the next
+ * cycle. 0 (the default): no bound, the calls come ahead of their bytes
+ * (a replay feeds them in time order). */
+void assoc_calls_known(struct assoc *a, uint64_t until_ns);
+
 /* One intercepted record of a local process: PULSE_HOOK_OP, GROUP_START and
  * GROUP_END are used (others are ignored), in the order drained. */
 void assoc_call(struct assoc *a, const struct pulse_hook_record *r);

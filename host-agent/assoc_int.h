@@ -179,6 +179,7 @@ struct assoc {
 	uint64_t delta_ns, hang_ns, short_gap_ns;
 	int finishing; /* assoc_finish: every pending operator is due */
 	int peers_pending; /* assoc_peers_pending */
+	uint64_t calls_until; /* assoc_calls_known, less the publication lag; 0: no bound */
 	struct as_member *members;
 	uint32_t nmembers, members_cap;
 	struct as_qp *qps;         /* open-addressing table keyed by (nic, qpn) */

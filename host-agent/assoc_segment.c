@@ -18,6 +18,10 @@
  *    has been called and the volume is reached, an idle gap of
  *    short_gap_ns (a few epochs) also ends the segment: NCCL runs a
  *    communicator's operators in order, so that traffic is the next one's;
+ *  - live, bytes after the last drain of the interception (less its
+ *    publication lag) wait
+ *    while the operator's next call is not known: an operator called
+ *    after the drain may own them (assoc_calls_known);
  *  - epochs from before the operator's call (less a clock slack) cannot be
  *    its traffic: they are counted as unmatched and dropped;
  *  - an operator that lost NIC data (poll gap) cannot reach its volume: its
@@ -134,6 +138,10 @@ int as_segment_peer(struct assoc *a, const struct as_rank *rs, struct as_op *op,
 				return 1;
 			}
 		}
+		/* the next operator may have been called after the last
+		 * drain of the calls (assoc_calls_known): its bytes wait */
+		if (a->calls_until && e->t > a->calls_until && next_call == UINT64_MAX && !a->finishing)
+			return 0;
 		/* a small operator (loss, metadata) followed without a gap by
 		 * the next one, possibly inside the same epoch: its volume
 		 * decides (at most AS_SMALL_CAP more than expected is its own)

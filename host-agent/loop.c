@@ -18,6 +18,7 @@
 
 #include "agent.h"
 #include "analyzer_link.h"
+#include "assoc.h"
 #include "probe.h"
 #include "replay_links.h"
 
@@ -79,8 +80,11 @@ int agent_run(struct agent *a)
 		 * link watcher gives a real host's as they come */
 		if (a->sim_links)
 			replay_links_emit(a->sim_links, agent_realtime_ns());
-		if (a->hooks && !agent_sig_term)
+		if (a->hooks && !agent_sig_term) {
+			uint64_t drained = agent_realtime_ns();
 			hooks_poll(a, a->hooks);
+			assoc_calls_known(a->assoc, drained);
+		}
 		if (!agent_sig_term)
 			probe_cycle(a); /* GPU pairing, the kernel's QPs against the hook's */
 		if (!agent_sig_term)

@@ -418,6 +418,70 @@ static void test_back_to_back(void **state)
 	assoc_free(a);
 }
 
+/* Live, the interception is drained before the NICs are polled, so a
+ * window can carry the bytes of an operator called after the drain. Two
+ * all-reduces 10 epochs apart in one window, the second called after the
+ * drain: without assoc_calls_known the first takes both (its next call is
+ * not known, so only δ of silence would end it), and every later operator
+ * its successor's bytes. With it, the bytes after the drain wait for the
+ * next cycle, when the second call is known. */
+static void test_call_after_drain(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 2u << 20, e0 = 1000, half = 500;
+	/* a first all-reduce, alone in its window: the ring is known after it */
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(95));
+	ring_op(&t, 100, n, 150000, 0, 0);
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 5));
+	uint64_t en0 = ring_op(&t, e0, n, 150000, 0, 0);
+	uint64_t e1 = en0 + 10;
+	uint64_t en1 = ring_op(&t, e1, n, 150000, 0, 0);
+	qsort(t.v, t.n, sizeof *t.v, cmp_tev);
+	struct pulse_window w;
+	struct recs out = { 0 };
+	assoc_calls_known(a, host_ns(half));
+	make_window(&t, 0, 0, half, 0, &w);
+	assoc_window(a, 0, &w, OFF, 0);
+	free_window(&w);
+	assoc_flush(a, host_ns(half), collect, &out);
+	assert_int_equal(out.n, 1);
+	/* the next cycle drained the calls just before the third call, then
+	 * the window with the second and third operators' bytes */
+	assoc_calls_known(a, host_ns(en0 + 3) - 1);
+	make_window(&t, 0, half, WIN_EPOCHS, 1, &w);
+	assoc_window(a, 0, &w, OFF, 0);
+	free_window(&w);
+	assoc_flush(a, host_ns(half + WIN_EPOCHS), collect, &out);
+	assert_int_equal(out.n, 1);
+	/* the one after: the third call drained, an empty window */
+	call(a, COMM, 2, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(en0 + 3));
+	assoc_calls_known(a, host_ns(half + WIN_EPOCHS + 10));
+	make_window(&t, 0, half + WIN_EPOCHS, WIN_EPOCHS, 2, &w);
+	assoc_window(a, 0, &w, OFF, 0);
+	free_window(&w);
+	assoc_flush(a, host_ns(half + 2 * WIN_EPOCHS), collect, &out);
+	for (size_t i = 0; getenv("ASSOC_DEBUG") && i < out.n; i++)
+		fprintf(stderr, "op seq %llu status %d start %lld end %lld act %llu\n", (unsigned long long)out.v[i].seq,
+			out.v[i].status, (long long)(out.v[i].start_ns - host_ns(0)) / (long long)EP,
+			(long long)(out.v[i].end_ns - host_ns(0)) / (long long)EP,
+			(unsigned long long)out.v[i].actual_bytes);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.v[1].seq, 1);
+	assert_int_equal(out.v[1].start_ns, host_ns(e0));
+	assert_int_equal(out.v[1].end_ns, host_ns(en0));
+	assert_int_equal(peer_of(&out.v[1], 2)->actual_bytes, 2 * n * 3 / 4);
+	assert_int_equal(out.v[2].status, PULSE_OP_COMPLETE);
+	assert_int_equal(out.v[2].start_ns, host_ns(e1));
+	assert_int_equal(out.v[2].end_ns, host_ns(en1));
+	assert_int_equal(peer_of(&out.v[2], 2)->actual_bytes, 2 * n * 3 / 4);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* a 3 ms silence inside an operator, before its volume is reached (a
  * receiver stall), does not split it; 20% extra bytes stay with it. */
 static void test_gap_inside_and_extra_bytes(void **state)
@@ -1202,6 +1266,7 @@ int main(void)
 		cmocka_unit_test(test_ring_allreduce_two_channels),
 		cmocka_unit_test(test_tree_allreduce_two_channels),
 		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_call_after_drain),
 		cmocka_unit_test(test_gap_inside_and_extra_bytes),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_spanning_windows),
