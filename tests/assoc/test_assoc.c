@@ -425,6 +425,28 @@ static void test_back_to_back(void **state)
  * not known, so only δ of silence would end it), and every later operator
  * its successor's bytes. With it, the bytes after the drain wait for the
  * next cycle, when the second call is known. */
+/* one live cycle: the rings drained at host time `drained`, then NIC 0's
+ * window [w0, w0 + len) epochs, then the flush at its end */
+static void live_cycle(struct assoc *a, const struct traffic *t, uint64_t drained, uint64_t w0, uint64_t len,
+		       uint32_t seq, struct recs *out)
+{
+	assoc_calls_known(a, drained);
+	struct pulse_window w;
+	make_window(t, 0, w0, len, seq, &w);
+	assoc_window(a, 0, &w, OFF, 0);
+	free_window(&w);
+	assoc_flush(a, host_ns(w0 + len), collect, out);
+}
+
+/* a complete ring all-reduce of n bytes from epoch s to e */
+static void expect_ring_op(const struct pulse_op_record *r, uint64_t s, uint64_t e, uint64_t n)
+{
+	assert_int_equal(r->status, PULSE_OP_COMPLETE);
+	assert_int_equal(r->start_ns, host_ns(s));
+	assert_int_equal(r->end_ns, host_ns(e));
+	assert_int_equal(peer_of(r, 2)->actual_bytes, 2 * n * 3 / 4);
+}
+
 static void test_call_after_drain(void **state)
 {
 	(void)state;
@@ -440,43 +462,20 @@ static void test_call_after_drain(void **state)
 	uint64_t e1 = en0 + 10;
 	uint64_t en1 = ring_op(&t, e1, n, 150000, 0, 0);
 	qsort(t.v, t.n, sizeof *t.v, cmp_tev);
-	struct pulse_window w;
 	struct recs out = { 0 };
-	assoc_calls_known(a, host_ns(half));
-	make_window(&t, 0, 0, half, 0, &w);
-	assoc_window(a, 0, &w, OFF, 0);
-	free_window(&w);
-	assoc_flush(a, host_ns(half), collect, &out);
+	live_cycle(a, &t, host_ns(half), 0, half, 0, &out);
 	assert_int_equal(out.n, 1);
 	/* the next cycle drained the calls just before the third call, then
-	 * the window with the second and third operators' bytes */
-	assoc_calls_known(a, host_ns(en0 + 3) - 1);
-	make_window(&t, 0, half, WIN_EPOCHS, 1, &w);
-	assoc_window(a, 0, &w, OFF, 0);
-	free_window(&w);
-	assoc_flush(a, host_ns(half + WIN_EPOCHS), collect, &out);
+	 * polled the window with the second and third operators' bytes */
+	live_cycle(a, &t, host_ns(en0 + 3) - 1, half, WIN_EPOCHS, 1, &out);
 	assert_int_equal(out.n, 1);
 	/* the one after: the third call drained, an empty window */
 	call(a, COMM, 2, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(en0 + 3));
-	assoc_calls_known(a, host_ns(half + WIN_EPOCHS + 10));
-	make_window(&t, 0, half + WIN_EPOCHS, WIN_EPOCHS, 2, &w);
-	assoc_window(a, 0, &w, OFF, 0);
-	free_window(&w);
-	assoc_flush(a, host_ns(half + 2 * WIN_EPOCHS), collect, &out);
-	for (size_t i = 0; getenv("ASSOC_DEBUG") && i < out.n; i++)
-		fprintf(stderr, "op seq %llu status %d start %lld end %lld act %llu\n", (unsigned long long)out.v[i].seq,
-			out.v[i].status, (long long)(out.v[i].start_ns - host_ns(0)) / (long long)EP,
-			(long long)(out.v[i].end_ns - host_ns(0)) / (long long)EP,
-			(unsigned long long)out.v[i].actual_bytes);
+	live_cycle(a, &t, host_ns(half + WIN_EPOCHS + 10), half + WIN_EPOCHS, WIN_EPOCHS, 2, &out);
 	assert_int_equal(out.n, 3);
 	assert_int_equal(out.v[1].seq, 1);
-	assert_int_equal(out.v[1].start_ns, host_ns(e0));
-	assert_int_equal(out.v[1].end_ns, host_ns(en0));
-	assert_int_equal(peer_of(&out.v[1], 2)->actual_bytes, 2 * n * 3 / 4);
-	assert_int_equal(out.v[2].status, PULSE_OP_COMPLETE);
-	assert_int_equal(out.v[2].start_ns, host_ns(e1));
-	assert_int_equal(out.v[2].end_ns, host_ns(en1));
-	assert_int_equal(peer_of(&out.v[2], 2)->actual_bytes, 2 * n * 3 / 4);
+	expect_ring_op(&out.v[1], e0, en0, n);
+	expect_ring_op(&out.v[2], e1, en1, n);
 	free(out.v);
 	free(t.v);
 	assoc_free(a);
@@ -590,10 +589,7 @@ static void test_spanning_windows(void **state)
 	struct recs out = { 0 };
 	run_windows(a, &t, 0, (uint32_t)(end / win + 3), -1, win, &out);
 	assert_int_equal(out.n, 1);
-	assert_int_equal(out.v[0].status, PULSE_OP_COMPLETE);
-	assert_int_equal(out.v[0].start_ns, host_ns(e0));
-	assert_int_equal(out.v[0].end_ns, host_ns(end));
-	assert_int_equal(peer_of(&out.v[0], 2)->actual_bytes, 2 * n * 3 / 4);
+	expect_ring_op(&out.v[0], e0, end, n);
 	free(out.v);
 	free(t.v);
 	assoc_free(a);
