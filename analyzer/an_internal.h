@@ -321,6 +321,7 @@ struct an_state {
 	struct an_cfg cfg;
 	struct an_host *hosts;
 	uint32_t nhosts, hosts_cap;
+	uint64_t clock_err_any;     /* the largest of the hosts' clock_err_max */
 	struct an_node *nodes;
 	uint32_t nnodes, nodes_cap;
 	struct an_comm **comms;
