@@ -20,6 +20,7 @@
  *      their instance's (a capped NIC or path, from the first iteration);
  *   9. a persistent shift of a rank's lateness (loc_lateness.c). */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,8 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 		struct an_diagnosis d;
 		an_diag_init(s, &d, who, t);
 		int rc = m[i].localize(s, &w, &d);
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "method %s: %d\n", m[i].name, rc);
 		if (rc < 0) {
 			/* the method's evidence is still open (a rank that has not
 			 * started yet): no verdict from this window, none from a

@@ -16,7 +16,7 @@
  *
  * A fired trigger waits settle_ns of data time, so that the other hosts'
  * records of the same operators (sent at their next poll) are in, then both
- * localizers run. The per-communicator state is kept incrementally at
+ * localizers run; a stalled call's needs no wait, its bound was it. The per-communicator state is kept incrementally at
  * ingest, so localization only reads it. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -666,6 +666,11 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			     "never reported finished",
 			     pulse_op_type_name(x->op), key, p->comm, s->hosts[p->host].name, p->pid,
 			     (double)(now - x->t) / 1e9);
+			/* no settle time: the bound already waited a poll and the
+			 * longest operators past the call for every host's records */
+			for (uint32_t j = 0; j < s->ntrig; j++)
+				if (s->trig[j].kind == AN_TRIG_HANG)
+					s->trig[j].due_now = 1;
 			return;
 		}
 	}
@@ -851,7 +856,7 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 	int added = 0;
 	for (uint32_t i = 0; i < s->ntrig;) {
 		struct an_trigger *t = &s->trig[i];
-		if (t->fired_ns + s->cfg.settle_ns > now && !s->finishing) {
+		if ((t->due_now ? t->fired_ns : t->fired_ns + s->cfg.settle_ns) > now && !s->finishing) {
 			i++;
 			continue;
 		}
