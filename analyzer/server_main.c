@@ -146,7 +146,7 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 	const char *env = getenv("PULSE_ANALYZER_SERVER");
 	if (!env || !*env)
 		return 0;
-	static char jobbuf[PULSE_AW_NAME_LEN];
+	static char jobbuf[PULSE_AW_NAME_LEN], ownerbuf[96];
 	char *dup = strdup(env), *save = NULL;
 	if (!dup)
 		return -1;
@@ -164,6 +164,13 @@ static int env_cfg(struct an_srv_cfg *c, FILE *log)
 		if (eq && !strcmp(kv, "job") && strlen(eq + 1) < sizeof jobbuf) {
 			snprintf(jobbuf, sizeof jobbuf, "%s", eq + 1);
 			c->job = jobbuf;
+			continue;
+		}
+		/* a stable name in the job's lease: restarted under it, the
+		 * analyzer finds the lease still its own and goes on at once */
+		if (eq && !strcmp(kv, "owner") && eq[1] && strlen(eq + 1) < sizeof ownerbuf) {
+			snprintf(ownerbuf, sizeof ownerbuf, "%s", eq + 1);
+			c->owner = ownerbuf;
 			continue;
 		}
 #define K(name, field, scale)                                                                      \

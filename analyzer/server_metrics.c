@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyzer.h"
+#include "diag_outbox.h"
 #include "pulse/bus.h"
 #include "pulse/clock_ns.h"
 #include "pulse/om.h"
@@ -117,6 +118,16 @@ static char *render(struct an_srv *s, size_t *len)
 		om_printf(&b, "pulse_analyzer_bus_messages_total{result=\"malformed\"} %" PRIu64 "\n", bs.msgs_bad);
 		om_family(&b, "pulse_analyzer_bus_connected", "gauge", "1 while connected to a NATS server");
 		om_printf(&b, "pulse_analyzer_bus_connected %d\n", bs.connected);
+		struct diag_outbox_stats os;
+		srv_bus_outbox_stats(s, &os);
+		om_family(&b, "pulse_analyzer_bus_diagnoses", "counter",
+			  "Diagnoses for the bus, by result (retried: published after waiting for the bus)");
+		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"published\"} %" PRIu64 "\n", os.published);
+		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"retried\"} %" PRIu64 "\n", os.retried);
+		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"dropped\"} %" PRIu64 "\n", os.dropped);
+		om_family(&b, "pulse_analyzer_bus_diagnoses_waiting", "gauge",
+			  "Diagnoses the bus refused (no stream leader, unreachable), retried in order");
+		om_printf(&b, "pulse_analyzer_bus_diagnoses_waiting %" PRIu64 "\n", os.queued);
 	}
 	om_family(&b, "pulse_analyzer_ticks", "counter", "Analysis ticks run");
 	om_printf(&b, "pulse_analyzer_ticks_total %" PRIu64 "\n", st->ticks);

@@ -67,10 +67,25 @@ int pulse_bus_lease(struct pulse_bus *b, const char *owner, uint32_t ttl_ms, uin
 	}
 	kvEntry *e = NULL;
 	if (kvStore_Get(&e, b->kv, b->job_tok) == NATS_OK) {
-		if (who)
-			snprintf(who, wholen, "%s", kvEntry_ValueString(e));
+		const char *holder = kvEntry_ValueString(e);
+		if (holder && !strcmp(holder, owner)) {
+			/* still ours: a renewal whose reply was lost (a stream
+			 * electing its leader answers "No responders", or times
+			 * out, after the write) left our own entry, at a revision
+			 * we did not see. A taker writes its own name, and only
+			 * after ours expired (create), so this one is ours to renew
+			 * (bus_cluster.sh: job B's analyzer stopped, "lost to"
+			 * itself, and its diagnoses with it). */
+			b->lease_rev = kvEntry_Revision(e);
+			bus_log(b, "info", "lease of job %s still held by %s (revision %" PRIu64 ")", b->cfg.job,
+				owner, b->lease_rev);
+			rc = 1;
+		} else {
+			if (who)
+				snprintf(who, wholen, "%s", holder ? holder : "");
+			rc = 0;
+		}
 		kvEntry_Destroy(e);
-		rc = 0;
 	}
 out:
 	if (rev)

@@ -87,5 +87,27 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	bad "after SIGTERM: owner '$o3'"
 grep -q "lease of job jobL taken by" "$work/an$o3.log" || bad "no lease line in analyzer $o3's log"
 
+# an analyzer restarted under its stable name (owner=) finds the lease its
+# own and goes on at once, without waiting for the expiry
+eval "kill -TERM \$pid$o3; wait \$pid$o3"
+PULSE_ANALYZER_SERVER="lease_ms=$LEASE_MS,silent_ms=200,owner=stable-a" "$an" --bus "$NATS_URL" --job jobL \
+	--metrics-listen 127.0.0.1:0 --quiet >"$work/an4.out" 2>"$work/an4.log" &
+pid4=$!
+apids="$apids $!"
+for _ in $(seq 100); do grep -q "taken by stable-a" "$work/an4.log" && break; sleep 0.05; done
+grep -q "taken by stable-a" "$work/an4.log" || bad "analyzer 4 never took the job"
+kill -9 $pid4
+wait $pid4 2>/dev/null
+t0=$(date +%s%N)
+PULSE_ANALYZER_SERVER="lease_ms=$LEASE_MS,silent_ms=200,owner=stable-a" "$an" --bus "$NATS_URL" --job jobL \
+	--metrics-listen 127.0.0.1:0 --quiet >"$work/an5.out" 2>"$work/an5.log" &
+pid5=$!
+apids="$apids $!"
+for _ in $(seq 100); do grep -q "job jobL is ours" "$work/an5.log" && break; sleep 0.02; done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+grep -q "lease of job jobL still held by stable-a" "$work/an5.log" &&
+	ok "restarted under its name, the owner found the lease its own and went on (${ms} ms)" ||
+	bad "the restarted owner did not find its lease: $(grep lease "$work/an5.log" | head -3)"
+
 [ "$fails" -eq 0 ] || { echo "analyzer_lease.sh: $fails failure(s)"; tail -n 8 "$work"/an*.log; exit 1; }
 echo "analyzer_lease.sh: all passed"
