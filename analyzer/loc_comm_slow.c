@@ -28,6 +28,10 @@
 #include "pulse/hook_record.h"
 
 #define RATE_OUTLIER 1.15   /* rank-level rate this much below the members' median */
+#define RATE_SDS 4.0        /* and its deficit past this many robust standard errors of the
+			     * members' spread (the trigger's noise floors are four robust SDs) */
+#define RATE_NOISE_INSTS 64 /* instances before the averaged ones that measure the spread */
+#define RATE_NOISE_MIN 8    /* fewer: no spread known, RATE_OUTLIER alone */
 
 /* slow transfers before the shares count from the first of them: the
  * three samples every rule needs */
@@ -259,14 +263,83 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 	return ok && ev;
 }
 
+static int edge_slow(const struct an_edge *x, double G)
+{
+	return x->rate * AN_ACTIVE_OUTLIER < G;
+}
+
+/* a slow transfer's key: its group, instance and receiver */
+struct into_key {
+	uintptr_t c;
+	uint64_t seq;
+	int to;
+	uint32_t i;
+};
+
+static int key_cmp(const struct into_key *x, const struct into_key *y)
+{
+	if (x->c != y->c)
+		return x->c < y->c ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+static int by_into(const void *a, const void *b)
+{
+	return key_cmp(a, b);
+}
+
+/* A slow transfer whose sender received more slowly still in the same
+ * operator instance is paced by its input: a ring forwards what it
+ * receives, so one slow link slows the transfers downstream of it, and the
+ * receiver of the slow link, an end of two slow transfers, outnumbered its
+ * sender, an end of one (seed 112727 #044: a slow TX on host5, host0
+ * named). Only the slowest transfer of such a chain counts (around a whole
+ * ring every slow transfer has a slow input: the slowest is the one whose
+ * input is faster; without the rate, the fixed matrix's congestion on
+ * host2's paths lost its verdict). Whether its sender or its
+ * receiver is at fault, TX-only data cannot tell in a ring: the two ends
+ * tie and are both named, unless their other groups' transfers or a later
+ * method (an_run_methods' held verdict) tell them apart. A transfer back to
+ * the end it came from is no chain (two ranks exchange both ways). */
+static void edges_paced(const struct an_edge *e, uint32_t n, double G, char *paced)
+{
+	struct into_key *k = malloc((size_t)n * sizeof *k);
+	uint32_t m = 0;
+	if (!k)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (edge_slow(&e[i], G))
+			k[m++] = (struct into_key){(uintptr_t)e[i].c, e[i].rec->seq, e[i].to, i};
+	qsort(k, m, sizeof *k, by_into);
+	for (uint32_t q = 0; q < m; q++) {
+		const struct an_edge *x = &e[k[q].i];
+		/* the slow transfers into x's sender in x's instance */
+		struct into_key want = {k[q].c, k[q].seq, x->from, 0};
+		uint32_t lo = 0, hi = m;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (key_cmp(&k[mid], &want) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint32_t j = lo; j < m && !key_cmp(&k[j], &want) && !paced[k[q].i]; j++)
+			paced[k[q].i] = e[k[j].i].from != x->to && e[k[j].i].rate <= x->rate;
+	}
+	free(k);
+}
+
 /* Communication fail-slow from the actual rate of each transfer (bytes to
  * one peer over the epochs in which they moved: gaps excluded, §6.2): a
  * slow NIC, PCIe link or path slows the transfers it sends and the ones it
  * receives, in every group it is in. The transfers of the window slower
- * than the window's median by AN_ACTIVE_OUTLIER are counted per node (both
- * ends); the node that is an end of most of them, and whose own transfers
- * are mostly slow, is the culprit. With one group of two ranks both ends
- * tie: both are named, unless another group of one of them clears it. */
+ * than the window's median by AN_ACTIVE_OUTLIER, not paced by a slow one
+ * into their sender (edges_paced), are counted per node (both ends); the
+ * node that is an end of most of them, and whose own transfers are mostly
+ * slow, is the culprit. With one group of two ranks both ends tie: both are
+ * named, unless another group of one of them clears it. */
 int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed)
 {
 	uint32_t n = 0;
@@ -293,8 +366,12 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	 * ones, the whole window (two slow transfers are no onset). */
 	uint64_t from = UINT64_MAX;
 	int nslow = 0;
+	char *paced = calloc(n, 1);
+	if (!paced)
+		goto out;
+	edges_paced(e, n, G, paced);
 	for (uint32_t i = 0; i < n; i++) {
-		if (e[i].rate * AN_ACTIVE_OUTLIER >= G)
+		if (!edge_slow(&e[i], G) || paced[i])
 			continue;
 		slow[e[i].from]++;
 		slow[e[i].to]++;
@@ -304,6 +381,7 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 		if (e[i].rec->start < from)
 			from = e[i].rec->start;
 	}
+	free(paced);
 	if (nslow < AN_EDGE_MIN)
 		from = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -526,6 +604,61 @@ int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct
 	return an_edge_rate(s, w, d, 0);
 }
 
+static int rec_rate(const struct an_rec *x, int observed, double *v)
+{
+	if (!x || x->status != PULSE_OP_COMPLETE || !x->actual || !an_is_p2p(x->op))
+		return 0;
+	if (observed) {
+		uint64_t dur = x->end > x->call && x->call ? x->end - x->call : x->dur;
+		if (!dur || !x->expected)
+			return 0;
+		*v = (double)x->expected * 8 / (double)dur;
+		return 1;
+	}
+	if (!(x->rate_gbps > 0))
+		return 0;
+	*v = x->rate_gbps;
+	return 1;
+}
+
+/* How far a member's rate lies from its instance's median when the group
+ * runs as usual: an expert's volume follows the routing, so an MoE group's
+ * ranks differ from instance to instance by more than RATE_OUTLIER's 15%
+ * (seed 271901 #197, routing skew 0.44, no failure: one rank's last ten
+ * averaged 17% below, named). The robust standard deviation (1.4826 times
+ * the median distance of rate over instance median from 1) over the
+ * group's instances before `before`, up to RATE_NOISE_INSTS of them; 0 when
+ * fewer than RATE_NOISE_MIN are known. */
+static double rank_rate_spread(struct an_comm *c, uint64_t before, int observed)
+{
+	double *dev = malloc((size_t)RATE_NOISE_INSTS * (size_t)c->nranks * sizeof *dev);
+	double v[512], t[512];
+	size_t nd = 0;
+	int insts = 0;
+	if (!dev)
+		return 0;
+	for (uint64_t seq = before; seq-- > 0 && before - seq <= 4 * RATE_NOISE_INSTS && insts < RATE_NOISE_INSTS;) {
+		struct an_inst *in = an_inst_find(c, seq);
+		if (!in)
+			continue;
+		int n = 0;
+		for (int32_t r = 0; r < c->nranks && n < 512; r++)
+			n += rec_rate(in->recs[r], observed, &v[n]);
+		if (n < 3)
+			continue;
+		memcpy(t, v, (size_t)n * sizeof *t);
+		double med = an_median(t, (size_t)n);
+		if (!(med > 0))
+			continue;
+		for (int j = 0; j < n; j++)
+			dev[nd++] = fabs(v[j] / med - 1.0);
+		insts++;
+	}
+	double sd = insts >= RATE_NOISE_MIN ? 1.4826 * an_median(dev, nd) : 0;
+	free(dev);
+	return sd;
+}
+
 /* Rank-level actual rate of custom collectives, averaged over each node's
  * last k records in the window. Returns 1 with d filled. observed: the
  * OP-level variant (volume / duration). */
@@ -552,30 +685,22 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 			break;
 		}
 		/* walk the window backwards: the last k per rank */
+		uint64_t oldest = UINT64_MAX;
 		for (uint32_t i = w->n; i-- > 0;) {
 			if (w->comm[i] != (int)ci)
 				continue;
 			struct an_inst *in = w->inst[i];
 			for (int32_t r = 0; r < c->nranks; r++) {
 				struct an_rec *x = in->recs[r];
-				if (!x || x->status != PULSE_OP_COMPLETE || !x->actual || cnt[r] >= k ||
-				    !an_is_p2p(x->op))
-					continue;
 				double v;
-				if (observed) {
-					uint64_t dur = x->end > x->call && x->call ? x->end - x->call : x->dur;
-					if (!dur || !x->expected)
-						continue;
-					v = (double)x->expected * 8 / (double)dur;
-				} else {
-					if (!(x->rate_gbps > 0))
-						continue;
-					v = x->rate_gbps;
-				}
+				if (cnt[r] >= k || !rec_rate(x, observed, &v))
+					continue;
 				sum[r] += v;
 				cnt[r]++;
 				if (!last[r])
 					last[r] = x;
+				if (in->seq < oldest)
+					oldest = in->seq;
 			}
 		}
 		double avg[AN_MAX_RANKS > 512 ? 512 : AN_MAX_RANKS], t[512];
@@ -593,7 +718,12 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 			for (int j = 1; j < n; j++)
 				if (avg[j] < avg[lo])
 					lo = j;
-			if (avg[lo] * RATE_OUTLIER < med) {
+			double sd = avg[lo] * RATE_OUTLIER < med ? rank_rate_spread(c, oldest, observed) : 0;
+			if (getenv("PULSE_ANALYZER_DEBUG") && avg[lo] * RATE_OUTLIER < med)
+				fprintf(stderr, "rank rate: rank %d %.1f of median %.1f over %u, spread %.3f: needs %.3f\n",
+					rk[lo], avg[lo], med, cnt[rk[lo]], sd, RATE_SDS * sd / sqrt((double)cnt[rk[lo]]));
+			if (avg[lo] * RATE_OUTLIER < med &&
+			    1.0 - avg[lo] / med > RATE_SDS * sd / sqrt((double)cnt[rk[lo]])) {
 				struct an_rec *x = last[rk[lo]];
 				d->cls = AN_COMM_SLOW;
 				d->level = AN_LEVEL_MACHINE;

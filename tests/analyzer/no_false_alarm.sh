@@ -26,7 +26,10 @@
 #     earlier spikes (the pipeline's flush), named a slow machine;
 #   - a DP-7 GPT on 7 hosts x 7 GPUs (seed 5318008 #33): a rank's lateness
 #     moved by 0.23 ms for good, significant against its tight spread but
-#     below the trigger's floor, named a slow machine.
+#     below the trigger's floor, named a slow machine;
+#   - the paper's 32-GPU Mixtral with routing skew 0.44 (seed 271901 #197):
+#     an EP rank's rate averaged over its last ten operators 17% below the
+#     members' median, within what routing moves it, named a slow NIC.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
