@@ -118,6 +118,9 @@ static char *render(struct an_srv *s, size_t *len)
 		om_printf(&b, "pulse_analyzer_bus_messages_total{result=\"malformed\"} %" PRIu64 "\n", bs.msgs_bad);
 		om_family(&b, "pulse_analyzer_bus_connected", "gauge", "1 while connected to a NATS server");
 		om_printf(&b, "pulse_analyzer_bus_connected %d\n", bs.connected);
+		om_family(&b, "pulse_analyzer_bus_consumers_remade", "counter",
+			  "Consumers made again after their server lost them (on from the last message read)");
+		om_printf(&b, "pulse_analyzer_bus_consumers_remade_total %" PRIu64 "\n", bs.resubscribed);
 		struct diag_outbox_stats os;
 		srv_bus_outbox_stats(s, &os);
 		om_family(&b, "pulse_analyzer_bus_diagnoses", "counter",

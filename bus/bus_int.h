@@ -42,6 +42,8 @@ struct pulse_bus {
 	size_t qbytes;
 	/* consumer */
 	natsSubscription *sub, *state_sub, *diag_sub;
+	uint64_t last_seq;         /* stream sequence of the last record message read (0: none) */
+	uint64_t t_check;          /* the last check that our consumer still exists (monotonic ns) */
 	uint8_t *scratch;
 	size_t scratch_cap;
 	struct pulse_op_record *rec;

@@ -11,6 +11,10 @@
 
 #include "bus_int.h"
 #include "pulse/analyzer_wire.h"
+#include "pulse/clock_ns.h"
+
+/* how often an idle consumer asks whether it still exists */
+#define CONSUMER_CHECK_NS 2000000000ull
 
 static int subscribe(struct pulse_bus *b)
 {
@@ -31,13 +35,21 @@ static int subscribe(struct pulse_bus *b)
 		jsSubOptions_Init(&so);
 		so.Stream = b->stream;
 		so.Config.DeliverPolicy = js_DeliverAll;
+		if (!b->cfg.durable && b->last_seq) {
+			/* made again (consumer_lost): on from what we read */
+			so.Config.DeliverPolicy = js_DeliverByStartSequence;
+			so.Config.OptStartSeq = b->last_seq + 1;
+		}
 		so.Config.AckPolicy = js_AckExplicit;
 		so.Config.AckWait = 30LL * 1000000000LL;
 		snprintf(subj, sizeof subj, "pulse.%s.ops.*", b->job_tok);
 		s = js_PullSubscribe(&b->sub, b->js, subj, b->cfg.durable, NULL, &so, &je);
-		if (s == NATS_OK)
+		if (s == NATS_OK && b->last_seq && !b->cfg.durable)
+			bus_log(b, "info", "reading %s from sequence %" PRIu64, b->stream, b->last_seq + 1);
+		else if (s == NATS_OK)
 			bus_log(b, "info", "reading %s from %s", b->stream,
 				b->cfg.durable ? "the durable consumer's position" : "its start");
+		b->t_check = pulse_mono_ns();
 	}
 	if (s != NATS_OK) {
 		if (b->nlog++ < 20 || b->nlog % 1000 == 0)
@@ -46,6 +58,40 @@ static int subscribe(struct pulse_bus *b)
 		return -1;
 	}
 	return 0;
+}
+
+/* An ephemeral consumer lives on one server: when that server dies, its
+ * fetches only time out, and the analyzer read nothing more (bus_cluster.sh:
+ * job B's owner ingested 0 of 7520 records). An idle consumer asks, every
+ * CONSUMER_CHECK_NS, whether it still exists; when the answer is an error
+ * it is made again, from the stream sequence after the last record message
+ * read, so nothing is read twice or skipped. (The MAP consumer delivers each
+ * host's last MAP: made again from there, a MAP read twice changes nothing.)
+ * A durable consumer is replicated with its stream. */
+static void consumer_lost(struct pulse_bus *b)
+{
+	uint64_t now = pulse_mono_ns();
+	if (b->cfg.durable || now - b->t_check < CONSUMER_CHECK_NS)
+		return;
+	b->t_check = now;
+	natsSubscription **subs[2] = {&b->sub, &b->state_sub};
+	for (int i = 0; i < 2; i++) {
+		if (!*subs[i])
+			continue;
+		jsConsumerInfo *ci = NULL;
+		jsErrCode je = 0;
+		natsStatus s = natsSubscription_GetConsumerInfo(&ci, *subs[i], NULL, &je);
+		if (s == NATS_OK) {
+			jsConsumerInfo_Destroy(ci);
+			continue;
+		}
+		bus_log(b, "warn", "%s consumer of job %s lost (%s, JetStream error %d): made again%s",
+			i ? "MAP" : "record", b->cfg.job, natsStatus_GetText(s), (int)je,
+			i ? "" : " after the last message read");
+		natsSubscription_Destroy(*subs[i]);
+		*subs[i] = NULL;
+		b->st.resubscribed++;
+	}
 }
 
 static const char *host_of(natsMsg *m)
@@ -138,18 +184,25 @@ int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int m
 			jsMsgMetaData *meta = NULL;
 			if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
 				b->st.pending = meta->NumPending;
+				if (meta->Sequence.Stream > b->last_seq)
+					b->last_seq = meta->Sequence.Stream;
 				jsMsgMetaData_Destroy(meta);
 			}
 			natsMsg_Ack(m, NULL);
 			handled++;
 		}
 		natsMsgList_Destroy(&list);
+		if (list.Count)
+			b->t_check = pulse_mono_ns();
 	} else if (s != NATS_TIMEOUT) {
 		if (b->nlog++ < 20 || b->nlog % 1000 == 0)
 			bus_log(b, "warn", "fetch from %s: %s (JetStream error %d)", b->stream, natsStatus_GetText(s),
 				(int)je);
+		consumer_lost(b);
 		pthread_mutex_unlock(&b->mu);
 		return -1;
+	} else {
+		consumer_lost(b);
 	}
 	pthread_mutex_unlock(&b->mu);
 	return handled;

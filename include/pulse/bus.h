@@ -49,6 +49,7 @@ struct pulse_bus_stats {
 	uint32_t queued;          /* messages waiting for the bus */
 	uint64_t msgs_in, msgs_bad, records_in, records_bad, lines_in, maps_in, diags_published;
 	uint64_t pending;         /* consumer: messages the server still holds for us */
+	uint64_t resubscribed;    /* consumer: made again after its server lost it */
 	int connected;
 };
 

@@ -21,6 +21,9 @@
  *       of iteration 5 takes 400 ms) and 0xd0 (2 ranks, one per host, 50 ms)
  *   bus_client diagat URL JOB KEY COMM ONSET_NS REPORT_NS   a diagnosis of
  *       communicator COMM at those times, under its key
+ *   bus_client dropconsumers URL JOB   deletes every consumer of the job's
+ *       record and MAP streams (as a server that dies takes the ephemeral
+ *       consumers it hosted with it); prints how many
  * PULSE_BUS in the environment sets the streams' limits (bus.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +116,39 @@ static int on_line(void *ctx, const char *host, const char *line, size_t len)
 	return 0;
 }
 
+/* the job's streams' consumers, deleted through the JetStream API: what a
+ * dead server does to the ephemeral consumers it hosted */
+static int drop_consumers(const char *url, const char *job)
+{
+	natsConnection *nc = NULL;
+	jsCtx *js = NULL;
+	int n = 0;
+	if (natsConnection_ConnectTo(&nc, url) != NATS_OK || natsConnection_JetStream(&js, nc, NULL) != NATS_OK) {
+		fprintf(stderr, "bus_client: cannot reach %s\n", url);
+		natsConnection_Destroy(nc);
+		return -1;
+	}
+	const char *kinds[2] = {"", "_STATE"};
+	for (int k = 0; k < 2; k++) {
+		char stream[160];
+		snprintf(stream, sizeof stream, "PULSE_%s%s", job, kinds[k]);
+		jsConsumerNamesList *l = NULL;
+		if (js_ConsumerNames(&l, js, stream, NULL, NULL) != NATS_OK || !l)
+			continue;
+		for (int i = 0; i < l->Count; i++)
+			n += js_DeleteConsumer(js, stream, l->List[i], NULL, NULL) == NATS_OK;
+		jsConsumerNamesList_Destroy(l);
+	}
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	printf("dropped %d consumers\n", n);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "dropconsumers"))
+		return drop_consumers(argv[2], argv[3]) > 0 ? 0 : 1;
 	if (argc < 4) {
 		fprintf(stderr, "usage: see tests/bus/bus_client.c\n");
 		return 2;
