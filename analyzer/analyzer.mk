@@ -19,7 +19,7 @@ ANALYZER_SRCS := analyzer/state.c analyzer/trigger.c analyzer/diagnosis.c analyz
 	analyzer/excess.c analyzer/slow_ratio.c analyzer/episode.c analyzer/answers.c analyzer/answers_report.c \
 	analyzer/device_history.c analyzer/direction.c analyzer/series_fetch.c
 ANALYZER_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c analyzer/diag_outbox.c
+	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 ANALYZER_LDLIBS := -lcjson -lm
 
 $(call static_lib,pulse_analyzer,$(ANALYZER_SRCS))
@@ -59,11 +59,6 @@ $(BUILD)/tests/test_answers: $(call objs,asan,tests/analyzer/test_answers.c $(AN
 	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka $(ANALYZER_LDLIBS)
 TEST_PROGS += $(BUILD)/tests/test_answers
 
-# the bounded queue of diagnoses the bus refused (server_bus.c)
-$(BUILD)/tests/test_diag_outbox: $(call objs,asan,tests/analyzer/test_diag_outbox.c analyzer/diag_outbox.c)
-	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -o $@ $^ -lcmocka
-TEST_PROGS += $(BUILD)/tests/test_diag_outbox
 $(BUILD)/tests/test_direction: $(call objs,asan,tests/analyzer/test_direction.c) \
 		$(BUILD)/lib/asan/libpulse_analyzer.a $(BUILD)/lib/asan/libpulse_wire.a
 	@mkdir -p $(@D)

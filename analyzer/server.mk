@@ -7,7 +7,7 @@
 # libpulse_wire.a; the agent links $(ALINK_SRCS).
 
 AN_SERVER_SRCS := analyzer/server_conn.c analyzer/server_join.c analyzer/server_main.c \
-	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c analyzer/diag_outbox.c
+	analyzer/server_metrics.c analyzer/server_bus.c analyzer/server_series.c
 # the data-time watermark the server ticks on (in libpulse_analyzer.a for the program;
 # the test links the server against a test double of the state, so it takes it here)
 AN_CLOCK_SRCS := analyzer/watermark.c

@@ -19,7 +19,6 @@
 #include <cJSON.h>
 
 #include "analyzer.h"
-#include "diag_outbox.h"
 #include "pulse/bus.h"
 #include "pulse/clock_ns.h"
 #include "pulse/hex_id.h"
@@ -68,13 +67,6 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen)
 	s->bus = pulse_bus_open(&c, err, errlen);
 	if (!s->bus)
 		return -1;
-	s->outbox = diag_outbox_new(0);
-	if (!s->outbox) {
-		pulse_bus_close(s->bus);
-		s->bus = NULL;
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	snprintf(s->job, sizeof s->job, "%s", s->cfg.job);
 	if (s->cfg.owner) {
 		snprintf(s->owner, sizeof s->owner, "%s", s->cfg.owner);
@@ -122,24 +114,16 @@ static int lease(struct an_srv *s)
 	return s->owned;
 }
 
-static int put_diag(void *ctx, const char *key, const char *payload, size_t len)
-{
-	return pulse_bus_put_diag(ctx, key, payload, len);
-}
-
 int srv_bus_poll(struct an_srv *s, int timeout_ms)
 {
 	if (!lease(s))
 		return -1; /* a standby: poll() does the waiting */
-	struct diag_outbox_stats os;
-	diag_outbox_get_stats(s->outbox, &os);
-	if (os.queued) {
-		uint32_t sent = diag_outbox_flush(s->outbox, put_diag, s->bus);
-		diag_outbox_get_stats(s->outbox, &os);
-		if (sent)
-			srv_log(s, "info", "%" PRIu32 " diagnoses that waited for the bus published, %" PRIu64
-				" still waiting", sent, os.queued);
-	}
+	/* diagnoses the bus refused wait in its queue (pulse_bus_put_diag),
+	 * published while we hold the lease */
+	struct pulse_bus_stats bs;
+	pulse_bus_get_stats(s->bus, &bs);
+	if (bs.queued && !pulse_bus_flush(s->bus))
+		srv_log(s, "info", "what waited for the bus is published");
 	struct pulse_bus_sink k = {.record = on_record, .line = on_line, .ctx = s};
 	return pulse_bus_consume(s->bus, &k, 256, timeout_ms);
 }
@@ -170,34 +154,23 @@ void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d)
 	}
 	char *txt = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
-	struct diag_outbox_stats before, after;
-	diag_outbox_get_stats(s->outbox, &before);
-	if (!txt || diag_outbox_send(s->outbox, key, txt, put_diag, s->bus))
-		srv_log(s, "error", "diagnosis %s dropped: %s", key,
-			txt ? "too many wait for the bus already" : "out of memory");
-	diag_outbox_get_stats(s->outbox, &after);
-	if (after.failures > before.failures && after.queued)
-		srv_log(s, "warn", "diagnosis %s not published yet (the bus refused it): %" PRIu64
-			" waiting, retried at each turn", key, after.queued);
+	if (!txt)
+		srv_log(s, "error", "diagnosis %s dropped: out of memory", key);
+	else if (pulse_bus_put_diag(s->bus, key, txt, strlen(txt)))
+		srv_log(s, "warn", "diagnosis %s not published yet (the bus refused it): it waits in the bus "
+			"queue, published again at each turn", key);
 	free(txt);
-}
-
-void srv_bus_outbox_stats(const struct an_srv *s, struct diag_outbox_stats *st)
-{
-	memset(st, 0, sizeof *st);
-	if (s->outbox)
-		diag_outbox_get_stats(s->outbox, st);
 }
 
 void srv_bus_stop(struct an_srv *s)
 {
-	struct diag_outbox_stats os;
-	srv_bus_outbox_stats(s, &os);
-	if (os.queued)
-		srv_log(s, "warn", "%" PRIu64 " diagnoses never reached the bus (the job's next owner replays "
-			"its stream and publishes them under the same keys)", os.queued);
-	diag_outbox_free(s->outbox);
-	s->outbox = NULL;
+	if (s->bus) {
+		struct pulse_bus_stats bs;
+		pulse_bus_get_stats(s->bus, &bs);
+		if (bs.queued)
+			srv_log(s, "warn", "%u messages never reached the bus (diagnoses among them: the job's next "
+				"owner replays its stream and publishes them under the same keys)", bs.queued);
+	}
 	if (s->bus && s->owned)
 		pulse_bus_lease_release(s->bus);
 	pulse_bus_close(s->bus);

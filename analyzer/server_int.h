@@ -103,7 +103,6 @@ struct an_srv {
 	uint64_t t_lease;            /* the last take or renewal attempt (monotonic ns) */
 	uint64_t lease_ok_at;        /* the last successful one */
 	int lease_lost;              /* stopped because another analyzer took the job */
-	struct diag_outbox *outbox;  /* diagnoses the bus refused, retried in order (diag_outbox.h) */
 	uint64_t series_seq;         /* SERIES_REQ ids (server_series.c) */
 };
 
@@ -128,9 +127,6 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen);
 /* Records from the bus, waiting up to timeout_ms: messages handled, -1 unreachable */
 int srv_bus_poll(struct an_srv *s, int timeout_ms);
 void srv_bus_diagnosis(struct an_srv *s, const struct an_diagnosis *d);
-struct diag_outbox_stats;
-/* the diagnoses the bus refused: waiting, published later, dropped (zeros without --bus) */
-void srv_bus_outbox_stats(const struct an_srv *s, struct diag_outbox_stats *st);
 /* server_series.c (only the state's an_series_* functions, so that the
  * unit test's double of the state serves): SERIES_REQ for diagnosis i (when the direction applies),
  * a SERIES frame from c, and the requests past their wait (all: every one

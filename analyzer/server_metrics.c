@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "analyzer.h"
-#include "diag_outbox.h"
 #include "pulse/bus.h"
 #include "pulse/clock_ns.h"
 #include "pulse/om.h"
@@ -121,16 +120,14 @@ static char *render(struct an_srv *s, size_t *len)
 		om_family(&b, "pulse_analyzer_bus_consumers_remade", "counter",
 			  "Consumers made again after their server lost them (on from the last message read)");
 		om_printf(&b, "pulse_analyzer_bus_consumers_remade_total %" PRIu64 "\n", bs.resubscribed);
-		struct diag_outbox_stats os;
-		srv_bus_outbox_stats(s, &os);
-		om_family(&b, "pulse_analyzer_bus_diagnoses", "counter",
-			  "Diagnoses for the bus, by result (retried: published after waiting for the bus)");
-		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"published\"} %" PRIu64 "\n", os.published);
-		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"retried\"} %" PRIu64 "\n", os.retried);
-		om_printf(&b, "pulse_analyzer_bus_diagnoses_total{result=\"dropped\"} %" PRIu64 "\n", os.dropped);
-		om_family(&b, "pulse_analyzer_bus_diagnoses_waiting", "gauge",
-			  "Diagnoses the bus refused (no stream leader, unreachable), retried in order");
-		om_printf(&b, "pulse_analyzer_bus_diagnoses_waiting %" PRIu64 "\n", os.queued);
+		om_family(&b, "pulse_analyzer_bus_diagnoses_published", "counter",
+			  "Diagnoses published on the bus (once each: a key said again is not counted)");
+		om_printf(&b, "pulse_analyzer_bus_diagnoses_published_total %" PRIu64 "\n", bs.diags_published);
+		om_family(&b, "pulse_analyzer_bus_queued_messages", "gauge",
+			  "Messages (diagnoses) the bus refused, waiting to be published again in order");
+		om_printf(&b, "pulse_analyzer_bus_queued_messages %u\n", bs.queued);
+		om_family(&b, "pulse_analyzer_bus_queue_dropped", "counter", "Messages dropped: the bus queue at its cap");
+		om_printf(&b, "pulse_analyzer_bus_queue_dropped_total %" PRIu64 "\n", bs.queue_dropped);
 	}
 	om_family(&b, "pulse_analyzer_ticks", "counter", "Analysis ticks run");
 	om_printf(&b, "pulse_analyzer_ticks_total %" PRIu64 "\n", st->ticks);

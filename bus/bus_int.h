@@ -19,6 +19,7 @@ struct bus_qmsg {
 	size_t len;
 	uint32_t records;          /* or lines (a kind-2 message) */
 	int lines;
+	int diag;                  /* a diagnosis (counted in diags_published) */
 	struct bus_qmsg *next;
 };
 

@@ -1,9 +1,10 @@
 /* The bus publisher (include/pulse/bus.h): a poll's records per host,
  * batched into parts of at most PULSE_BUS_MAX_RAW, compressed, published
  * with the ids <host>/<poll seq>/<part> (JetStream drops a resend within
- * its duplicate window); while the bus is unreachable the messages wait in
- * a bounded queue, oldest first, and what exceeds it is dropped and
- * counted. */
+ * its duplicate window), each host's MAP, and the analyzer's diagnoses
+ * under their keys; while the bus is unreachable (or a stream elects its
+ * leader) the messages wait in one bounded queue, oldest first, and what
+ * exceeds it is dropped and counted. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,10 +63,11 @@ int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len)
 }
 
 static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const char *host,
-		    uint8_t *data, size_t len, uint32_t records, int lines)
+		    uint8_t *data, size_t len, uint32_t records, int lines, int diag)
 {
 	struct bus_qmsg *q = calloc(1, sizeof *q);
-	if (!q || b->qbytes + len > b->cfg.queue_cap) {
+	/* an id cut short would dedupe against another message's */
+	if (!q || b->qbytes + len > b->cfg.queue_cap || strlen(id) >= sizeof q->id) {
 		if (!b->st.queue_dropped++ || b->st.queue_dropped % 1000 == 0)
 			bus_log(b, "warn", "queue for the bus full (%zu bytes, cap %" PRIu32 "): %" PRIu64
 				" message(s) dropped so far", b->qbytes, b->cfg.queue_cap, b->st.queue_dropped);
@@ -80,6 +82,7 @@ static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const
 	q->len = len;
 	q->records = records;
 	q->lines = lines;
+	q->diag = diag;
 	if (b->qtail)
 		b->qtail->next = q;
 	else
@@ -95,12 +98,14 @@ static int drain(struct pulse_bus *b)
 	while (b->qhead) {
 		struct bus_qmsg *q = b->qhead;
 		int dup = 0;
-		if (bus_publish(b, q->subj, q->id, q->host, q->data, q->len, &dup)) {
+		if (bus_publish(b, q->subj, q->id, q->host[0] ? q->host : NULL, q->data, q->len, &dup)) {
 			b->st.publish_failures++;
 			return -1;
 		}
 		b->st.msgs_published++;
 		b->st.msgs_duplicate += (uint64_t)dup;
+		if (q->diag && !dup)
+			b->st.diags_published++;
 		if (q->lines)
 			b->st.lines_published += q->records;
 		else
@@ -140,7 +145,7 @@ static void parts_out(struct pulse_bus *b, const char *subj, const char *host, u
 		else
 			pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
 		b->st.bytes_raw += m.len;
-		enqueue(b, subj, id, host, msg, len, m.records, kind == PULSE_BUS_KIND_LINES);
+		enqueue(b, subj, id, host, msg, len, m.records, kind == PULSE_BUS_KIND_LINES, 0);
 	}
 }
 
@@ -200,7 +205,7 @@ int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, s
 	if (copy) {
 		memcpy(copy, line, len);
 		/* no id: the state stream keeps the latest per host anyway */
-		enqueue(b, subj, "", host, copy, len, 0, 0);
+		enqueue(b, subj, "", host, copy, len, 0, 0, 0);
 	} else {
 		b->st.queue_dropped++;
 	}
@@ -214,10 +219,23 @@ int pulse_bus_put_diag(struct pulse_bus *b, const char *key, const char *json, s
 	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	pthread_mutex_lock(&b->mu);
 	bus_subject(b, "diag", NULL, subj, sizeof subj);
-	int dup = 0;
-	int rc = bus_publish(b, subj, key, NULL, json, len, &dup);
-	if (!rc && !dup)
-		b->st.diags_published++;
+	uint8_t *copy = malloc(len ? len : 1);
+	if (copy) {
+		memcpy(copy, json, len);
+		/* after what waits: a job's diagnoses in the order they were made */
+		enqueue(b, subj, key, "", copy, len, 0, 0, 1);
+	} else {
+		b->st.queue_dropped++;
+	}
+	int rc = drain(b);
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+int pulse_bus_flush(struct pulse_bus *b)
+{
+	pthread_mutex_lock(&b->mu);
+	int rc = drain(b);
 	pthread_mutex_unlock(&b->mu);
 	return rc;
 }

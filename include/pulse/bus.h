@@ -78,8 +78,13 @@ int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len);
 int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq);
 /* host's latest MAP (a hook_map JSON line) into the state stream. */
 int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, size_t len);
-/* A diagnosis (JSON) under its key, the message id: said again, kept once. */
+/* A diagnosis (JSON) under its key, the message id: said again, kept once.
+ * Returns 0 published, -1 not yet: it waits in the queue (after what waited
+ * before it) up to the queue's cap, for pulse_bus_flush or the next put. */
 int pulse_bus_put_diag(struct pulse_bus *b, const char *key, const char *json, size_t len);
+/* Publishes what waits in the queue, oldest first, until one fails.
+ * Returns 0 when the queue is empty, -1 when something still waits. */
+int pulse_bus_flush(struct pulse_bus *b);
 
 /* ---- job ownership ---- */
 /* Takes or renews the job's lease for owner (entries expire ttl_ms after

@@ -21,6 +21,10 @@
  *       of iteration 5 takes 400 ms) and 0xd0 (2 ranks, one per host, 50 ms)
  *   bus_client diagat URL JOB KEY COMM ONSET_NS REPORT_NS   a diagnosis of
  *       communicator COMM at those times, under its key
+ *   bus_client diagwait URL JOB KEY   prints "open", sleeps 2 s (the
+ *       script stops the server), then a diagnosis under KEY: refused, it
+ *       waits in the queue ("first try: queued") and is published by
+ *       pulse_bus_flush, tried every 0.2 s for up to 20 s
  *   bus_client dropconsumers URL JOB   deletes every consumer of the job's
  *       record and MAP streams (as a server that dies takes the ephemeral
  *       consumers it hosted with it); prints how many
@@ -253,6 +257,22 @@ int main(int argc, char **argv)
 		pulse_bus_put_diag(b, argv[4], j, strlen(j));
 		if (argc >= 7)
 			pulse_bus_put_diag(b, argv[6], j, strlen(j));
+	} else if (!strcmp(mode, "diagwait") && argc == 5) {
+		char j[256];
+		snprintf(j, sizeof j, "{\"localizer\":\"pulse\",\"class\":\"comm_slow\",\"job\":\"%s\",\"key\":\"%s\"}",
+			 argv[3], argv[4]);
+		printf("open\n");
+		fflush(stdout);
+		sleep(2);
+		int left = pulse_bus_put_diag(b, argv[4], j, strlen(j));
+		printf("first try: %s\n", left ? "queued" : "published");
+		fflush(stdout);
+		for (int i = 0; left && i < 100; i++) {
+			struct timespec ts = {0, 200000000};
+			nanosleep(&ts, NULL);
+			left = pulse_bus_flush(b);
+		}
+		rc = left ? 1 : 0;
 	} else if (!strcmp(mode, "job") && argc == 8) {
 		const char *host = argv[4];
 		uint64_t t0 = strtoull(argv[5], NULL, 10);

@@ -54,6 +54,19 @@ wait "$ppid" || bad "pub host3 during the outage"
 "$cl" diag "$url" $J "pulse/comm_slow/host2/1700000000000000000" >"$work/d" 2>&1
 [ "$(val "$work/d" diags)" = 1 ] && ok "a diagnosis said twice is kept once (its key)" || bad "diag: $(cat "$work/d")"
 
+# a diagnosis made while the bus is away (a stream electing its leader, a
+# server down) waits in the queue and is published once it is back
+"$cl" diagwait "$url" $J "pulse/comm_slow/host4/1700000000000000001" >"$work/dw" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do grep -q "^open" "$work/dw" && break; sleep 0.1; done
+nats_stop
+for _ in $(seq 100); do grep -q "first try" "$work/dw" && break; sleep 0.1; done
+nats_restart || bad "nats-server did not restart"
+wait "$dpid" && grep -q "first try: queued" "$work/dw" && [ "$(val "$work/dw" diags)" = 1 ] &&
+	[ "$(val "$work/dw" queued)" = 0 ] && [ "$(val "$work/dw" failures)" -gt 0 ] &&
+	ok "a diagnosis refused while the server was down waited and was published ($(val "$work/dw" failures) attempts failed)" ||
+	bad "diagwait: $(cat "$work/dw")"
+
 # a flood into a 16 KiB stream (the records compress to ~40 KB): the oldest go,
 # the stream stays bounded
 PULSE_BUS=max_bytes=16384 "$cl" pub "$url" flood host9 100 64 >"$work/pf" 2>&1
