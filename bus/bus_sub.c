@@ -191,9 +191,9 @@ int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int m
 			natsMsg_Ack(m, NULL);
 			handled++;
 		}
-		natsMsgList_Destroy(&list);
 		if (list.Count)
-			b->t_check = pulse_mono_ns();
+			b->t_check = pulse_mono_ns(); /* it delivers: it exists */
+		natsMsgList_Destroy(&list);
 	} else if (s != NATS_TIMEOUT) {
 		if (b->nlog++ < 20 || b->nlog % 1000 == 0)
 			bus_log(b, "warn", "fetch from %s: %s (JetStream error %d)", b->stream, natsStatus_GetText(s),
