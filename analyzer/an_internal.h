@@ -256,7 +256,6 @@ struct an_trigger {
 	uint64_t fired_ns;       /* data time */
 	uint64_t onset_ns;
 	uint64_t first_onset_ns; /* the onset of the fire that armed it */
-	int due_now;             /* localized at once, without settle_ns (a stalled call) */
 	struct an_excl excl;     /* a confirmation: the iteration left out */
 	char why[160];
 };
