@@ -196,20 +196,27 @@ int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
 	return rc;
 }
 
+/* one message copied into the queue, then the queue sent. Caller holds mu. */
+static int put_copy(struct pulse_bus *b, const char *subj, const char *id, const char *host, const void *data,
+		    size_t len, int diag)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	if (copy) {
+		memcpy(copy, data, len);
+		enqueue(b, subj, id, host, copy, len, 0, 0, diag);
+	} else {
+		b->st.queue_dropped++;
+	}
+	return drain(b);
+}
+
 int pulse_bus_put_map(struct pulse_bus *b, const char *host, const char *line, size_t len)
 {
 	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	pthread_mutex_lock(&b->mu);
 	bus_subject(b, "state", host, subj, sizeof subj);
-	uint8_t *copy = malloc(len ? len : 1);
-	if (copy) {
-		memcpy(copy, line, len);
-		/* no id: the state stream keeps the latest per host anyway */
-		enqueue(b, subj, "", host, copy, len, 0, 0, 0);
-	} else {
-		b->st.queue_dropped++;
-	}
-	int rc = drain(b);
+	/* no id: the state stream keeps the latest per host anyway */
+	int rc = put_copy(b, subj, "", host, line, len, 0);
 	pthread_mutex_unlock(&b->mu);
 	return rc;
 }
@@ -219,15 +226,8 @@ int pulse_bus_put_diag(struct pulse_bus *b, const char *key, const char *json, s
 	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	pthread_mutex_lock(&b->mu);
 	bus_subject(b, "diag", NULL, subj, sizeof subj);
-	uint8_t *copy = malloc(len ? len : 1);
-	if (copy) {
-		memcpy(copy, json, len);
-		/* after what waits: a job's diagnoses in the order they were made */
-		enqueue(b, subj, key, "", copy, len, 0, 0, 1);
-	} else {
-		b->st.queue_dropped++;
-	}
-	int rc = drain(b);
+	/* after what waits: a job's diagnoses in the order they were made */
+	int rc = put_copy(b, subj, key, "", json, len, 1);
 	pthread_mutex_unlock(&b->mu);
 	return rc;
 }
