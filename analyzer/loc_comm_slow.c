@@ -382,8 +382,12 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 			from = e[i].rec->start;
 	}
 	free(paced);
+	/* a confirmation knows the onset already: the verdict's own
+	 * iteration, left out (w->excl). From there, two slow transfers are
+	 * enough (seed 1127 #110: a slow link from iteration 5 of 8, the
+	 * two after the left-out one diluted by the five before the onset) */
 	if (nslow < AN_EDGE_MIN)
-		from = 0;
+		from = w->excl.b ? w->excl.a : 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (e[i].rec->start >= from) {
 			tot[e[i].from]++;

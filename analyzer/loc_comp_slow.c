@@ -216,7 +216,7 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
  * later rank k started than the median of the others; *sd its robust
  * spread, *widest the farthest any of them lay from that median. */
 static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k, uint8_t op,
-				  int by_call, double *sd, double *widest)
+				  int by_call, int routed, double *sd, double *widest)
 {
 	double v[16];
 	int nv = 0;
@@ -229,8 +229,10 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 		 * straggler's lateness since then is no rank's habit. (An
 		 * all-to-all's first bytes move with the routing: judged so, a
 		 * confirmation took MoE routing noise for the same delay, one
-		 * false alarm in the dev seeds' runs.) */
-		if (by_call && s->base_before && rec_time(y->recs[k], by_call) >= s->base_before)
+		 * false alarm in the dev seeds' runs; a fixed exchange's do
+		 * not: seed 20261127 #091, the evidence's own 1.28 ms made the
+		 * next iteration's 1.23 ms usual.) */
+		if ((by_call || !routed) && s->base_before && rec_time(y->recs[k], by_call) >= s->base_before)
 			continue;
 		double o[512];
 		int n = 0;
@@ -276,6 +278,51 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
 	return n >= 3;
 }
 
+/* rank b's record in instance `in` sends to rank a */
+static int sends_to(const struct an_inst *in, int32_t b, int32_t a)
+{
+	const struct an_rec *r = in->recs[b];
+	if (!r || r->status != PULSE_OP_COMPLETE)
+		return 0;
+	for (uint32_t p = 0; p < r->npeers; p++)
+		if (r->peers[p].rank == a)
+			return 1;
+	return 0;
+}
+
+/* An instance in which every rank exchanges both ways with each of its
+ * peers (a neighbour exchange on a ring or torus): each rank's sends start
+ * with its own kernel, as in an all-to-all, so the ranks are each other's
+ * baseline. A pipeline's P2P group is none: a stage sends forward to one
+ * neighbour and receives from the other (seed 1127 #183: a throttled GPU
+ * in a 7-rank neighbour exchange, its first bytes 0.8 ms late, unseen:
+ * with 2 peers of 6 it was no all-to-all). */
+static int inst_exchange(const struct an_comm *c, const struct an_inst *in)
+{
+	if (c->nranks < 3)
+		return 0;
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r || r->status != PULSE_OP_COMPLETE)
+			continue;
+		if (!r->npeers)
+			return 0;
+		for (uint32_t p = 0; p < r->npeers; p++) {
+			int32_t b = r->peers[p].rank;
+			if (b < 0 || b >= c->nranks || b == k || !sends_to(in, b, k))
+				return 0;
+		}
+		n++;
+	}
+	return n >= 3;
+}
+
+int an_inst_ranks_comparable(const struct an_comm *c, const struct an_inst *in)
+{
+	return inst_all_to_all(c, in) || inst_exchange(c, in);
+}
+
 /* An all-to-all whose volumes follow a routing (MoE's experts): some
  * rank sent another volume than in the group's previous instance. A fixed
  * exchange (neighbours, one-to-all) sends the same each time. */
@@ -314,7 +361,16 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 			      uint64_t periods)
 {
 	uint64_t period = an_period_ns(s);
-	return w->excl.b && period && r->start > w->excl.b + periods * period;
+	if (!w->excl.b)
+		return 0;
+	/* and never from before the evidence: a delay seen before it is
+	 * evidence already judged (another candidate's, which named another
+	 * rank first in time order): two candidates confirmed each other's
+	 * absence in turn until the chain gave up (seed 1127 #012, #167: a
+	 * throttled GPU in an MoE job, named each time, dropped) */
+	if ((r->start ? r->start : r->call) < w->excl.a)
+		return 1;
+	return period && r->start > w->excl.b + periods * period;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -408,7 +464,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		int sib[AN_MIN_SIBS];
 		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 2 &&
 			   siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
-		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !inst_all_to_all(c, in)))
+		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in)))
 			continue;
 		double st[512];
 		int32_t rk[512];
@@ -450,7 +506,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		for (int j = 0; j < n; j++) {
 			if (!all && j != hi)
 				continue;
-			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, &sds[j], &wides[j]);
+			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, routed, &sds[j], &wides[j]);
 			if (!isnan(usual))
 				dls[j] = st[j] - (all ? median_but(st, n, j) : med) - usual;
 			if (all && !isnan(dls[j]) && (hi < 0 || isnan(dls[hi]) || dls[j] > dls[hi]))
@@ -491,11 +547,20 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			    : (double)dl <= (double)s->cfg.min_slow_ns + (lone ? 0.0 : (double)an_clock_err_pair(s, r->node)) ||
 				      (double)dl <= wides[hi]))
 			continue;
-		/* the second latest must be clearly earlier: one straggler */
+		/* the second latest must be clearly earlier: one straggler. In
+		 * a neighbour exchange, of the ranks it does not exchange with:
+		 * its neighbours wait for its data and come late after it
+		 * (seed 20261127 #025, #091: a throttled GPU and a CPU in
+		 * contention in 7-rank exchanges, a neighbour 0.6-0.8 ms late
+		 * behind a 1.2 ms straggler) */
+		int exch = !lone && !inst_all_to_all(c, in);
 		double second = all ? -INFINITY : 0;
 		for (int j = 0; j < n; j++)
-			if (j != hi && (all ? !isnan(dls[j]) && dls[j] > second : st[j] > second))
+			if (j != hi && !(exch && sends_to(in, rk[hi], rk[j])) &&
+			    (all ? !isnan(dls[j]) && dls[j] > second : st[j] > second))
 				second = all ? dls[j] : st[j];
+		if (getenv("PULSE_ANALYZER_DEBUG2"))
+			fprintf(stderr, "  straggler passed; second %.3f ms\n", second / 1e6);
 		if ((all ? dls[hi] : st[hi]) - second < 0.5 * (double)dl)
 			continue;
 		if (!best || (uint64_t)med < bexp) {

@@ -70,11 +70,8 @@ static int peer_instance(const struct an_comm *c, const struct an_inst *in, int 
 		*by_call = 1;
 	} else if (c->custom && in->op == PULSE_OP_GROUP) {
 		*by_call = 0;
-		for (int32_t k = 0; k < c->nranks; k++) {
-			const struct an_rec *r = in->recs[k];
-			if (r && 2 * (int32_t)r->npeers < c->nranks - 1)
-				return 0; /* not an all-to-all: a rank's place in it is its schedule */
-		}
+		if (!an_inst_ranks_comparable(c, in))
+			return 0; /* a pipeline's: a rank's place in it is its schedule */
 	} else {
 		return 0;
 	}

@@ -59,6 +59,11 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 /* loc_comp_slow.c: an_rule_delayed_start (an_internal.h); and a record
  * that starts in the iteration a confirmation leaves out */
 int an_rec_excluded(const struct an_window *w, const struct an_rec *r);
+/* an instance of P2P groups whose ranks start their transfers with their
+ * own kernels alike (an all-to-all, or a neighbour exchange: every rank
+ * sends to each peer it receives from), so that they are each other's
+ * baseline; a pipeline's groups are not */
+int an_inst_ranks_comparable(const struct an_comm *c, const struct an_inst *in);
 
 /* diagnosis.c */
 const char *an_par_label(uint8_t par);
