@@ -257,12 +257,10 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 	return med;
 }
 
-/* An instance whose ranks all exchange with each other (all-to-all): each
- * rank's transfers start with its own kernel, so the ranks are each
- * other's baseline. A pipeline's P2P groups are not: a stage sends to one
- * neighbour at its own place in the 1F1B schedule, and the last stage is
- * "late" in every iteration by construction. */
-static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
+/* Whether every rank that completed instance `in` (three at least) passes
+ * `ok`: the shape tests below */
+static int every_rank(const struct an_comm *c, const struct an_inst *in,
+		      int (*ok)(const struct an_comm *, const struct an_inst *, int32_t))
 {
 	if (c->nranks < 3)
 		return 0;
@@ -271,11 +269,26 @@ static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
 		const struct an_rec *r = in->recs[k];
 		if (!r || r->status != PULSE_OP_COMPLETE)
 			continue;
-		if (2 * (int32_t)r->npeers < c->nranks - 1)
+		if (!ok(c, in, k))
 			return 0;
 		n++;
 	}
 	return n >= 3;
+}
+
+/* An instance whose ranks all exchange with each other (all-to-all): each
+ * rank's transfers start with its own kernel, so the ranks are each
+ * other's baseline. A pipeline's P2P groups are not: a stage sends to one
+ * neighbour at its own place in the 1F1B schedule, and the last stage is
+ * "late" in every iteration by construction. */
+static int sends_to_most(const struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	return 2 * (int32_t)in->recs[k]->npeers >= c->nranks - 1;
+}
+
+static int inst_all_to_all(const struct an_comm *c, const struct an_inst *in)
+{
+	return every_rank(c, in, sends_to_most);
 }
 
 /* rank b's record in instance `in` sends to rank a */
@@ -297,25 +310,22 @@ static int sends_to(const struct an_inst *in, int32_t b, int32_t a)
  * neighbour and receives from the other (seed 1127 #183: a throttled GPU
  * in a 7-rank neighbour exchange, its first bytes 0.8 ms late, unseen:
  * with 2 peers of 6 it was no all-to-all). */
+static int exchanges_both_ways(const struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r->npeers)
+		return 0;
+	for (uint32_t p = 0; p < r->npeers; p++) {
+		int32_t b = r->peers[p].rank;
+		if (b < 0 || b >= c->nranks || b == k || !sends_to(in, b, k))
+			return 0;
+	}
+	return 1;
+}
+
 static int inst_exchange(const struct an_comm *c, const struct an_inst *in)
 {
-	if (c->nranks < 3)
-		return 0;
-	int n = 0;
-	for (int32_t k = 0; k < c->nranks; k++) {
-		const struct an_rec *r = in->recs[k];
-		if (!r || r->status != PULSE_OP_COMPLETE)
-			continue;
-		if (!r->npeers)
-			return 0;
-		for (uint32_t p = 0; p < r->npeers; p++) {
-			int32_t b = r->peers[p].rank;
-			if (b < 0 || b >= c->nranks || b == k || !sends_to(in, b, k))
-				return 0;
-		}
-		n++;
-	}
-	return n >= 3;
+	return every_rank(c, in, exchanges_both_ways);
 }
 
 int an_inst_ranks_comparable(const struct an_comm *c, const struct an_inst *in)
@@ -371,6 +381,71 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 	if ((r->start ? r->start : r->call) < w->excl.a)
 		return 1;
 	return period && r->start > w->excl.b + periods * period;
+}
+
+/* The raw latest rank by first byte of a routed instance, -1 when fewer
+ * than three ranks started */
+static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
+{
+	int32_t hi = -1;
+	int n = 0;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *q = in->recs[k];
+		if (!q || q->status != PULSE_OP_COMPLETE || !rec_start(q))
+			continue;
+		n++;
+		if (hi < 0 || rec_start(q) > rec_start(in->recs[hi]))
+			hi = k;
+	}
+	return n >= 3 ? hi : -1;
+}
+
+/* P(X >= k) for X binomial(n, p) */
+static double binom_tail(int n, int k, double p)
+{
+	double term = pow(1.0 - p, n), sum = 0; /* P(X = 0) */
+	for (int x = 0; x <= n; x++) {
+		if (x >= k)
+			sum += term;
+		term *= (double)(n - x) / (double)(x + 1) * p / (1.0 - p);
+	}
+	return sum;
+}
+
+/* Chance that one rank is the latest that often: a routed straggler's
+ * confirmation must lie below it */
+#define ROUTED_ALPHA 0.01
+
+/* A confirmation of a routed all-to-all's straggler: rank k must be the
+ * latest in more of the group's routed instances it takes (the
+ * AN_CONFIRM_PERIODS periods after the evidence) than chance makes one of
+ * the group's ranks (binomial, 1 in nranks each time, ROUTED_ALPHA). A
+ * slow GPU or CPU makes its expert late in most; the routing makes some
+ * rank late each time, and the same one again, past the floor, somewhere
+ * in two periods by chance (seed 112727 #015: an MoE job without a
+ * failure, an EP group of 3, a rank 1.13 ms late named twice: the latest
+ * in 3 of 13; an expert imbalance on one rank of 8, seed 31337 #026: 6 of
+ * 14) */
+static int routed_confirmed(const struct an_state *s, const struct an_window *w, struct an_comm *c, int32_t k)
+{
+	int late = 0, total = 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct an_inst *in = w->inst[i];
+		if (s->comms[w->comm[i]] != c || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in) ||
+		    !inst_routed(c, in))
+			continue;
+		int32_t hi = routed_latest(c, in);
+		if (hi < 0)
+			continue;
+		const struct an_rec *r = in->recs[hi];
+		if (an_rec_excluded(w, r) || past_confirmation(s, w, r, AN_CONFIRM_PERIODS))
+			continue;
+		total++;
+		late += hi == k;
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG2"))
+		fprintf(stderr, "  routed confirmation: rank %d latest in %d of %d\n", k, late, total);
+	return total > 0 && binom_tail(total, late, 1.0 / (double)c->nranks) < ROUTED_ALPHA;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
@@ -562,6 +637,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		if (getenv("PULSE_ANALYZER_DEBUG2"))
 			fprintf(stderr, "  straggler passed; second %.3f ms\n", second / 1e6);
 		if ((all ? dls[hi] : st[hi]) - second < 0.5 * (double)dl)
+			continue;
+		if (routed && w->excl.b && !routed_confirmed(s, w, c, rk[hi]))
 			continue;
 		if (!best || (uint64_t)med < bexp) {
 			best = r;

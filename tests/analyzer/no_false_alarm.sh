@@ -29,7 +29,10 @@
 #     below the trigger's floor, named a slow machine;
 #   - the paper's 32-GPU Mixtral with routing skew 0.44 (seed 271901 #197):
 #     an EP rank's rate averaged over its last ten operators 17% below the
-#     members' median, within what routing moves it, named a slow NIC.
+#     members' median, within what routing moves it, named a slow NIC;
+#   - a 3-host MoE with routing skew 0.41 (seed 112727 #15): a routed
+#     straggler 1.13 ms late, the same rank past the floor again in one of
+#     the next two periods' all-to-alls, confirmed and named a slow machine.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
