@@ -371,16 +371,13 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 			      uint64_t periods)
 {
 	uint64_t period = an_period_ns(s);
-	if (!w->excl.b)
-		return 0;
-	/* and never from before the evidence: a delay seen before it is
-	 * evidence already judged (another candidate's, which named another
-	 * rank first in time order): two candidates confirmed each other's
-	 * absence in turn until the chain gave up (seed 1127 #012, #167: a
-	 * throttled GPU in an MoE job, named each time, dropped) */
-	if ((r->start ? r->start : r->call) < w->excl.a)
-		return 1;
-	return period && r->start > w->excl.b + periods * period;
+	/* (Also leaving out the delays from before the evidence, already
+	 * judged, was tried: it gained seed 1127 #012, two candidates that
+	 * confirmed each other's absence in turn until the chain gave up,
+	 * and on the fresh seeds 1128 and 1129 it confirmed three wrong
+	 * verdicts (pipeline and comm-fault cascades) the chain had dropped,
+	 * and lost one run: reverted.) */
+	return w->excl.b && period && r->start > w->excl.b + periods * period;
 }
 
 /* The raw latest rank by first byte of a routed instance, -1 when fewer
