@@ -435,8 +435,9 @@ static int routed_confirmed(const struct an_state *s, const struct an_window *w,
 		if (hi < 0)
 			continue;
 		const struct an_rec *r = in->recs[hi];
-		if (an_rec_excluded(w, r) || past_confirmation(s, w, r, AN_CONFIRM_PERIODS))
-			continue;
+		if (r->start < w->excl.a || an_rec_excluded(w, r) ||
+		    past_confirmation(s, w, r, AN_CONFIRM_PERIODS))
+			continue; /* from the evidence on: before it, the rank may not have been slow yet */
 		total++;
 		late += hi == k;
 	}
