@@ -779,7 +779,10 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
-		if (in->hung || an_inst_xfer_median(c, in) <= 0)
+		/* from the causes' look-back on: the instances before it are the
+		 * usual ones the shift is measured against, and counted they
+		 * diluted a late onset's slow transfers below half */
+		if (in->hung || in->first_call < w->cause0 || an_inst_xfer_median(c, in) <= 0)
 			continue;
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
@@ -826,7 +829,9 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 		fprintf(stderr, "xfer: best %s GPU %d slow %d of %d (share %.2f, next %.2f), worst shift %.3f\n",
 			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
 			best >= 0 ? slow[best] : 0, best >= 0 ? tot[best] : 0, bf, sf, worst);
-	int ok = best >= 0 && bf >= 0.5 && sf < bf && win;
+	/* the next node's share at most half the best's: two ends of one slow
+	 * link share its slow transfers, and which end is slow is undecided */
+	int ok = best >= 0 && bf >= 0.5 && 2 * sf <= bf && win;
 	if (ok) {
 		/* the per-transfer measure fires only when a transfer is slow in
 		 * two consecutive instances: persistent by construction */

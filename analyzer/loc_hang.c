@@ -431,6 +431,43 @@ static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t k
  * stopped issuing operators. Ranks of a P2P communicator number their
  * calls each on their own, so the peer's calls at the same seq say
  * nothing. -1 unless every such peer is one rank. */
+/* The peer of call v made its matching call (NCCL's pairing, an_call.pair) */
+static int p2p_peer_matched(const struct an_state *s, const struct an_comm *c, const struct p2p_call *v)
+{
+	int node = c->m[v->peer].node;
+	if (node < 0)
+		return 1; /* unknown: nothing to say it did not */
+	const struct an_node *pn = &s->nodes[node];
+	const struct an_proc *q = NULL;
+	for (uint32_t j = 0; j < s->nprocs && !q; j++)
+		if (s->procs[j].host == pn->host && s->procs[j].pid == pn->pid && s->procs[j].comm == c->id)
+			q = &s->procs[j];
+	/* the peer's calls of the other kind to this rank so far */
+	uint32_t idx = 2 * (uint32_t)v->rank + (v->op == PULSE_HOOK_OP_SEND);
+	uint32_t made = q && idx < q->npairs ? q->pairs[idx] : 0;
+	return made > v->pair;
+}
+
+/* Rank r's sends of instance key wait for a receiver that has not posted
+ * the matching receive, and is inside another call itself: a sender
+ * cannot put its first byte on the wire before its receiver is ready
+ * (NCCL's receiver grants the buffer), so its missing start is that
+ * wait, not a stopped GPU (seed 1130 #33: a stage's send behind a
+ * downstream stage stuck in a tensor-parallel collective of the failed
+ * GPU's host). */
+static int p2p_send_awaits_receiver(struct an_state *s, const struct an_comm *c, uint64_t key, int32_t r)
+{
+	struct p2p_call *v = NULL;
+	size_t n = p2p_calls_at(s, c, key, &v);
+	int waits = 0;
+	for (size_t i = 0; i < n && !waits; i++)
+		if (v[i].rank == r && v[i].op == PULSE_HOOK_OP_SEND && c->m[v[i].peer].node >= 0 &&
+		    !p2p_peer_matched(s, c, &v[i]) && node_in_call(s, c->m[v[i].peer].node))
+			waits = 1;
+	free(v);
+	return waits;
+}
+
 static int32_t p2p_unmatched_peer(struct an_state *s, const struct an_comm *c, uint64_t key)
 {
 	int32_t who = -1;
@@ -440,15 +477,7 @@ static int32_t p2p_unmatched_peer(struct an_state *s, const struct an_comm *c, u
 		int node = c->m[v[i].peer].node;
 		if (node < 0)
 			continue;
-		const struct an_node *pn = &s->nodes[node];
-		const struct an_proc *q = NULL;
-		for (uint32_t j = 0; j < s->nprocs && !q; j++)
-			if (s->procs[j].host == pn->host && s->procs[j].pid == pn->pid && s->procs[j].comm == c->id)
-				q = &s->procs[j];
-		/* the peer's calls of the other kind to this rank so far */
-		uint32_t idx = 2 * (uint32_t)v[i].rank + (v[i].op == PULSE_HOOK_OP_SEND);
-		uint32_t made = q && idx < q->npairs ? q->pairs[idx] : 0;
-		if (made > v[i].pair)
+		if (p2p_peer_matched(s, c, &v[i]))
 			continue; /* it made it: waiting elsewhere */
 		if (node_in_call(s, node))
 			continue; /* waiting itself: a link of the chain, not its end */
@@ -602,10 +631,14 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 	}
 	/* C: the first missing start: called, has data to send, never started */
 	{
-		int pick = -1, npick = 0;
+		int pick = -1, npick = 0, nwait = 0;
 		for (int32_t r = 0; r < n; r++) {
 			if (!m[r].called || m[r].complete || !m[r].sends || m[r].started || m[r].node < 0)
 				continue;
+			if (!an_is_builtin(op) && p2p_send_awaits_receiver(s, c, key, r)) {
+				nwait++;
+				continue;
+			}
 			npick++;
 			if (pick < 0 || s->nodes[m[r].node].last_end < s->nodes[m[pick].node].last_end)
 				pick = r;
@@ -641,6 +674,11 @@ static int hang_one(struct an_state *s, struct an_comm *c, uint64_t key, int opl
 			found = 1;
 			goto done;
 		}
+		/* a sender waiting for its receiver: this operator is a link of
+		 * the wait chain, a later hung operator is where it ends (and its
+		 * volume says nothing of its NIC either) */
+		if (nwait)
+			goto out;
 	}
 	/* D: everyone started: the smallest volume (communication) */
 	{
