@@ -40,6 +40,7 @@ double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint
 int an_roll_stats(const struct an_roll *r, double *median, double *mad); /* -1 when empty */
 double an_roll_max(const struct an_roll *r);
 double an_median(double *v, size_t n); /* sorts v */
+double an_binom_tail(int n, int k, double p); /* P(X >= k), X binomial(n, p) */
 /* *p holds *cap elements of size bytes: at least need (at most max), the
  * new ones zeroed. -1: above max or out of memory. */
 int an_grow(void **p, uint32_t *cap, uint32_t need, size_t size, uint32_t max);

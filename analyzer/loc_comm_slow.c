@@ -44,6 +44,58 @@ static int edge_end_before(int a, int b, const int *slow, const int *tot)
 	return (double)slow[a] / tot[a] > (double)slow[b] / tot[b];
 }
 
+/* No node is an end of half the slow transfers when a slow link's pace
+ * spreads along a ring (its neighbours' transfers slow too, and more of
+ * them than its own): the end whose transfers are slow far more often
+ * than the window's share of slow ends (each slow transfer has two ends)
+ * allows (over the nodes with a slow transfer), binomial tail below
+ * EDGE_ALPHA over the nodes judged, while every other end's tail stays
+ * above EDGE_ALPHA itself (seed 1129 #132:
+ * a slow NIC in a 14-rank ring, 12 of its 12 transfers slow, its
+ * neighbour 8 of 12, the others half). -1 when none stands out. */
+#define EDGE_ALPHA 0.01
+
+static int edge_end_significant(const struct an_state *s, const struct an_window *w, const int *slow, const int *tot,
+				int nn, int nslow)
+{
+	long ends = 0;
+	int judged = 0;
+	/* the nodes with a slow transfer: the window holds every group's
+	 * transfers, most of them far from the slow link */
+	for (int j = 0; j < nn; j++)
+		if (slow[j]) {
+			ends += tot[j];
+			judged++;
+		}
+	if (!ends || nslow < AN_EDGE_MIN)
+		return -1;
+	double p = 2.0 * nslow / (double)ends;
+	int best = -1;
+	double tb = 1, ts = 1;
+	for (int j = 0; j < nn; j++) {
+		if (!slow[j])
+			continue;
+		double tail = an_binom_tail(tot[j], slow[j], p);
+		if (best < 0 || tail < tb) {
+			ts = tb;
+			tb = tail;
+			best = j;
+		} else if (tail < ts) {
+			ts = tail;
+		}
+	}
+	if (getenv("PULSE_ANALYZER_DEBUG") && best >= 0)
+		fprintf(stderr, "edges: slow share %.2f; most often slow %s GPU %d (%d of %d, tail %.2g), next tail %.2g\n",
+			p, an_node_host(s, best), s->nodes[best].gpu, slow[best], tot[best], tb, ts);
+	/* a confirmation (w->excl) asks whether its verdict's node stands out
+	 * again, with fewer iterations: the node was chosen among the others
+	 * before, and only the same node confirms it */
+	double alpha = w->excl.b ? EDGE_ALPHA : EDGE_ALPHA / judged;
+	if (best < 0 || 2 * slow[best] < tot[best] || tb >= alpha || ts < EDGE_ALPHA)
+		return -1;
+	return best;
+}
+
 /* When a node's link slows every transfer it is an end of, and it is an
  * end of every transfer of its groups (the root of an all-to-one under an
  * incast), the transfers are each other's only peers and slow together:
@@ -436,6 +488,8 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 		else if (second < 0 || edge_end_before(j, second, slow, tot))
 			second = j;
 	}
+	if (best < 0)
+		best = edge_end_significant(s, w, slow, tot, nn, nslow);
 	if (best < 0)
 		goto out;
 	double fb = (double)slow[best] / tot[best];

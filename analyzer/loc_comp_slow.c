@@ -397,18 +397,6 @@ static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
 	return n >= 3 ? hi : -1;
 }
 
-/* P(X >= k) for X binomial(n, p) */
-static double binom_tail(int n, int k, double p)
-{
-	double term = pow(1.0 - p, n), sum = 0; /* P(X = 0) */
-	for (int x = 0; x <= n; x++) {
-		if (x >= k)
-			sum += term;
-		term *= (double)(n - x) / (double)(x + 1) * p / (1.0 - p);
-	}
-	return sum;
-}
-
 /* Chance that one rank is the latest that often: a routed straggler's
  * confirmation must lie below it */
 #define ROUTED_ALPHA 0.01
@@ -443,7 +431,7 @@ static int routed_confirmed(const struct an_state *s, const struct an_window *w,
 	}
 	if (getenv("PULSE_ANALYZER_DEBUG2"))
 		fprintf(stderr, "  routed confirmation: rank %d latest in %d of %d\n", k, late, total);
-	return total > 0 && binom_tail(total, late, 1.0 / (double)c->nranks) < ROUTED_ALPHA;
+	return total > 0 && an_binom_tail(total, late, 1.0 / (double)c->nranks) < ROUTED_ALPHA;
 }
 
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)

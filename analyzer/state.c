@@ -86,6 +86,21 @@ double an_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double an_binom_tail(int n, int k, double p)
+{
+	if (k <= 0)
+		return 1;
+	if (k > n || p <= 0)
+		return 0;
+	if (p >= 1)
+		return 1;
+	/* in logs: a few thousand trials underflow the plain product */
+	double sum = 0, lp = log(p), lq = log1p(-p);
+	for (int x = k; x <= n; x++)
+		sum += exp(lgamma(n + 1.0) - lgamma(x + 1.0) - lgamma(n - x + 1.0) + x * lp + (n - x) * lq);
+	return sum < 1 ? sum : 1;
+}
+
 void an_roll_add(struct an_roll *r, double v)
 {
 	an_roll_add_at(r, v, 0);
