@@ -1413,9 +1413,31 @@ static void test_roll_stats_exact(void **state)
 	assert_int_equal(an_roll_stats(&e, NULL, NULL), -1);
 }
 
+/* an_binom_tail against exact small cases, its edges, and a large n where
+ * the plain product underflows (the per-transfer rule judges thousands) */
+static void test_binom_tail(void **state)
+{
+	(void)state;
+	assert_true(fabs(an_binom_tail(12, 12, 0.5) - 1.0 / 4096) < 1e-12);
+	/* P(X >= 1), n 3, p 0.5 = 7/8 */
+	assert_true(fabs(an_binom_tail(3, 1, 0.5) - 0.875) < 1e-12);
+	/* P(X >= 2), n 4, p 0.25 = 1 - (81 + 108) / 256 */
+	assert_true(fabs(an_binom_tail(4, 2, 0.25) - 67.0 / 256) < 1e-12);
+	assert_true(an_binom_tail(10, 0, 0.3) == 1);
+	assert_true(an_binom_tail(10, 11, 0.3) == 0);
+	assert_true(an_binom_tail(10, 3, 0) == 0);
+	assert_true(an_binom_tail(10, 3, 1) == 1);
+	/* n 2000, p 0.45: the median count is about 900, its tail near half,
+	 * and 1000 is far out but not 0 */
+	double mid = an_binom_tail(2000, 900, 0.45), far = an_binom_tail(2000, 1000, 0.45);
+	assert_true(mid > 0.4 && mid < 0.6);
+	assert_true(far > 0 && far < 1e-5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_binom_tail),
 		cmocka_unit_test(test_no_failure),
 		cmocka_unit_test(test_binary_same_verdicts),
 		cmocka_unit_test(test_roll_stats_exact),
