@@ -413,6 +413,10 @@ double an_inst_xfer_median(struct an_comm *c, struct an_inst *in);
  * robust standard deviations of that history and four epochs of the
  * transfer's active time. NAN when unusable. */
 double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr);
+/* the same against the instances that began before `before` only (0: any):
+ * a slowdown's later instances judged against the usual from before it */
+double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
+			    uint64_t before);
 /* the previous instance (before in) where rank k has a record with the
  * same op and count, or NULL */
 struct an_inst *an_xfer_prev(struct an_comm *c, const struct an_inst *in, int32_t k);

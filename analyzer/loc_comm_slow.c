@@ -844,7 +844,11 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 				continue;
 			for (uint32_t pi = 0; pi < r->npeers; pi++) {
 				double thr = 0;
-				double sh = an_xfer_shift(c, in, k, pi, &thr);
+				/* each against the usual from before the look-back: the
+				 * rolling one takes a lasting slowdown in after a few
+				 * instances, and its later transfers counted as normal
+				 * (seed 1129 #175: 6 of 24 slow) */
+				double sh = an_xfer_shift_before(c, in, k, pi, &thr, w->cause0);
 				if (isnan(sh))
 					continue;
 				int pn = r->peers[pi].node;

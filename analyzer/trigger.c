@@ -496,6 +496,12 @@ static double xfer_ratio(struct an_comm *c, struct an_inst *in, const struct an_
 
 double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr)
 {
+	return an_xfer_shift_before(c, in, k, pi, thr, 0);
+}
+
+double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
+			    uint64_t before)
+{
 	const struct an_rec *r = in->recs[k];
 	if (!r || r->status != PULSE_OP_COMPLETE || pi >= r->npeers)
 		return NAN;
@@ -511,7 +517,7 @@ double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t 
 		if (!prev)
 			break;
 		double x = xfer_ratio(c, prev, prev->recs[k], p->rank);
-		if (!isnan(x))
+		if (!isnan(x) && (!before || prev->first_call < before))
 			v[nv++] = x;
 		y = prev;
 	}
