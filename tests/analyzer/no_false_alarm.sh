@@ -32,7 +32,10 @@
 #     members' median, within what routing moves it, named a slow NIC;
 #   - a 3-host MoE with routing skew 0.41 (seed 112727 #15): a routed
 #     straggler 1.13 ms late, the same rank past the floor again in one of
-#     the next two periods' all-to-alls, confirmed and named a slow machine.
+#     the next two periods' all-to-alls, confirmed and named a slow machine;
+#   - a 9-host all-to-one (seed 1128 #110): the transfer-share rule judged
+#     transfers against a usual share from three to five instances before
+#     the look-back, and named a host whose transfers ran 6% below it.
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
