@@ -806,15 +806,6 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 	return done;
 }
 
-/* Communication fail-slow from a transfer's place among the transfers of
- * the same operator instance (an_xfer_shift, the trigger's measure): a
- * transfer slower than its usual share of the instance's median rate. Over
- * the window, per node, the transfers it is an end of and how many of them
- * are slow; the node with at least two slow transfers, at least half of its
- * transfers slow and a larger share than any other node is named (in a
- * one-to-all the root is an end of every transfer, most of them normal; the
- * slow receiver of only slow ones). Runs after the other rules: a slowdown
- * too small for the window-median rules above. */
 /* some transfer of the window from the look-back on has a usual share
  * from before it */
 static int xfer_any_before(struct an_state *s, const struct an_window *w, uint64_t before)
@@ -834,6 +825,16 @@ static int xfer_any_before(struct an_state *s, const struct an_window *w, uint64
 	return 0;
 }
 
+/* Communication fail-slow from a transfer's place among the transfers of
+ * the same operator instance (an_xfer_shift, the trigger's measure): a
+ * transfer slower than its usual share of the instance's median rate. Over
+ * the window from the causes' look-back on, per node, the transfers it is
+ * an end of and how many of them are slow; the node with at least two slow
+ * transfers, at least half of its transfers slow and at least twice the
+ * share of any other node is named (in a
+ * one-to-all the root is an end of every transfer, most of them normal; the
+ * slow receiver of only slow ones). Runs after the other rules: a slowdown
+ * too small for the window-median rules above. */
 int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	int cap = (int)s->nnodes;

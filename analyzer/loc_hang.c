@@ -425,12 +425,6 @@ static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t k
 	return called >= 2 ? quit : -1;
 }
 
-/* The rank the P2P calls of instance key wait for by NCCL's pairing (the
- * n-th send from A to B with the n-th receive on B from A, an_call.pair):
- * a peer that never made the matching call and is in no call itself
- * stopped issuing operators. Ranks of a P2P communicator number their
- * calls each on their own, so the peer's calls at the same seq say
- * nothing. -1 unless every such peer is one rank. */
 /* The peer of call v made its matching call (NCCL's pairing, an_call.pair) */
 static int p2p_peer_matched(const struct an_state *s, const struct an_comm *c, const struct p2p_call *v)
 {
@@ -468,6 +462,12 @@ static int p2p_send_awaits_receiver(struct an_state *s, const struct an_comm *c,
 	return waits;
 }
 
+/* The rank the P2P calls of instance key wait for by NCCL's pairing (the
+ * n-th send from A to B with the n-th receive on B from A, an_call.pair):
+ * a peer that never made the matching call and is in no call itself
+ * stopped issuing operators. Ranks of a P2P communicator number their
+ * calls each on their own, so the peer's calls at the same seq say
+ * nothing. -1 unless every such peer is one rank. */
 static int32_t p2p_unmatched_peer(struct an_state *s, const struct an_comm *c, uint64_t key)
 {
 	int32_t who = -1;
