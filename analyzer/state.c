@@ -95,9 +95,9 @@ double an_binom_tail(int n, int k, double p)
 	if (p >= 1)
 		return 1;
 	/* in logs: a few thousand trials underflow the plain product */
-	double sum = 0, lp = log(p), lq = log1p(-p);
+	double sum = 0, lp = log(p), lq = log1p(-p), lnf = lgamma(n + 1.0);
 	for (int x = k; x <= n; x++)
-		sum += exp(lgamma(n + 1.0) - lgamma(x + 1.0) - lgamma(n - x + 1.0) + x * lp + (n - x) * lq);
+		sum += exp(lnf - lgamma(x + 1.0) - lgamma(n - x + 1.0) + x * lp + (n - x) * lq);
 	return sum < 1 ? sum : 1;
 }
 
