@@ -245,10 +245,21 @@ enum an_trig_kind { AN_TRIG_SLOW = 1, AN_TRIG_HANG = 2, AN_TRIG_STRAGGLER = 3 };
  * [a, b], and the evidence's own instance (comm, seq: a P2P instance
  * gathers calls each rank numbered on its own, so its first call may lie
  * outside [a, b]). b 0: none. (Leaving a whole chain of replaced
- * verdicts out was tried, trigger.c.) */
-struct an_excl {
+ * verdicts out was tried, trigger.c.) also: a second iteration left out
+ * with it, later than [a, b] (two verdicts that name each other in turn,
+ * trigger.c pending_cycle); also.b 0: none. */
+struct an_excl_iter {
 	uint64_t a, b, comm, seq;
 };
+struct an_excl {
+	uint64_t a, b, comm, seq;
+	struct an_excl_iter also;
+};
+
+/* whether an instance first called at t (comm, seq) is left out */
+int an_excl_covers(const struct an_excl *x, uint64_t t, uint64_t comm, uint64_t seq);
+/* the end of the latest iteration left out (0: none) */
+uint64_t an_excl_last(const struct an_excl *x);
 
 struct an_trigger {
 	int kind;
@@ -272,6 +283,13 @@ struct an_pending {
 	uint64_t onset;          /* the trigger's onset: the same window */
 	struct an_excl excl;     /* the evidence's iteration, left out */
 	uint32_t chain;          /* verdicts replaced so far */
+	/* the verdict this one replaced, with its own iteration left out
+	 * (prev_excl), to see the chain turn back to it (pending_cycle);
+	 * cycle: both iterations are left out now, and either verdict is
+	 * confirmed */
+	struct an_diagnosis prev;
+	struct an_excl prev_excl;
+	int has_prev, cycle;
 	uint64_t next_try, give_up;
 	uint64_t armed_now, armed_report; /* the tick that armed it and its report time */
 };

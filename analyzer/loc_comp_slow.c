@@ -359,7 +359,10 @@ static int inst_routed(struct an_comm *c, const struct an_inst *in)
  * may lie elsewhere) */
 int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
 {
-	return w->excl.b && r->start >= w->excl.a && r->start <= w->excl.b;
+	if (!w->excl.b)
+		return 0;
+	const struct an_excl_iter *o = &w->excl.also;
+	return (r->start >= w->excl.a && r->start <= w->excl.b) || (o->b && r->start >= o->a && r->start <= o->b);
 }
 
 /* A confirmation (w->excl) takes a delayed start from the operators right
@@ -377,7 +380,7 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 	 * and on the fresh seeds 1128 and 1129 it confirmed three wrong
 	 * verdicts (pipeline and comm-fault cascades) the chain had dropped,
 	 * and lost one run: reverted.) */
-	return w->excl.b && period && r->start > w->excl.b + periods * period;
+	return w->excl.b && period && r->start > an_excl_last(&w->excl) + periods * period;
 }
 
 /* The raw latest rank by first byte of a routed instance, -1 when fewer

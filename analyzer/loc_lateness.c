@@ -146,8 +146,7 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 		uint64_t t = in->first_call ? in->first_call : in->last_end;
 		if (t > now)
 			continue;
-		if (w->excl.b && ((t >= w->excl.a && t <= w->excl.b) ||
-				  (c->id == w->excl.comm && in->seq == w->excl.seq)))
+		if (an_excl_covers(&w->excl, t, c->id, in->seq))
 			continue; /* left out to confirm a verdict */
 		mode = bc;
 		*by_call = bc;

@@ -64,6 +64,21 @@ static uint64_t lookback_ns(const struct an_state *s)
 	return (uint64_t)best;
 }
 
+int an_excl_covers(const struct an_excl *x, uint64_t t, uint64_t comm, uint64_t seq)
+{
+	if (!x->b)
+		return 0;
+	if ((t >= x->a && t <= x->b) || (comm == x->comm && seq == x->seq))
+		return 1;
+	const struct an_excl_iter *o = &x->also;
+	return o->b && ((t >= o->a && t <= o->b) || (comm == o->comm && seq == o->seq));
+}
+
+uint64_t an_excl_last(const struct an_excl *x)
+{
+	return x->also.b > x->b ? x->also.b : x->b;
+}
+
 void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_window *w)
 {
 	memset(w, 0, sizeof *w);
@@ -92,8 +107,7 @@ void an_window_build(struct an_state *s, const struct an_trigger *t, struct an_w
 				continue;
 			uint64_t a = in->first_call ? in->first_call : in->last_end;
 			uint64_t b = in->last_end > a ? in->last_end : a;
-			if (t->excl.b && ((a >= t->excl.a && a <= t->excl.b) ||
-					  (s->comms[i]->id == t->excl.comm && in->seq == t->excl.seq)))
+			if (an_excl_covers(&t->excl, a, s->comms[i]->id, in->seq))
 				continue; /* left out to confirm a verdict */
 			if (in->hung || (b >= w->t0 && a <= w->t1)) {
 				p[n].in = in;
