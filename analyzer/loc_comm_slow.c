@@ -204,7 +204,13 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		free(votes);
 		return 0;
 	}
-	int outl = 0, elig = 0;
+	int outl = 0, elig = 0, best_after = 0;
+	uint64_t after = w->excl.b ? an_excl_last(&w->excl) : UINT64_MAX;
+	/* per window instance: -2 not eligible or not after the iterations a
+	 * confirmation leaves out, -1 after with no outlier, else its node */
+	int32_t *after_node = malloc(((size_t)w->n + 1) * sizeof *after_node);
+	for (uint32_t i = 0; after_node && i < w->n; i++)
+		after_node[i] = -2;
 	struct an_rec *ev = NULL;
 	struct an_comm *evc = NULL;
 	double evmed = 0;
@@ -228,6 +234,9 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 		if (n < 2)
 			continue;
 		elig++;
+		int is_after = in->first_call > after;
+		if (after_node)
+			after_node[i] = is_after ? -1 : -2;
 		memcpy(t, v, (size_t)n * sizeof *t);
 		double med = n == 2 ? (v[0] < v[1] ? v[0] : v[1]) : an_median(t, (size_t)n);
 		int hi = 0;
@@ -241,6 +250,8 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 			continue;
 		outl++;
 		votes[r->node]++;
+		if (after_node && is_after)
+			after_node[i] = r->node;
 		if (r->call && (!first[r->node] || r->call < first[r->node]))
 			first[r->node] = r->call;
 	}
@@ -248,7 +259,26 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 	for (int j = 0; j < cap; j++)
 		if (votes[j] && (best < 0 || votes[j] > votes[best]))
 			best = j;
-	int ok = best >= 0 && votes[best] * 2 >= outl && (votes[best] >= 2 || elig <= 2);
+	/* a confirmation: best is the outlier in every collective of its own
+	 * after the iterations left out (a late onset leaves one or two before
+	 * the data ends; seed 1131 #075) */
+	int mine_after = 0;
+	for (uint32_t i = 0; after_node && best >= 0 && i < w->n; i++) {
+		if (after_node[i] == -2)
+			continue;
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		int member = 0;
+		for (int32_t k = 0; k < c->nranks && !member; k++)
+			member = in->recs[k] && in->recs[k]->node == best;
+		mine_after += member;
+		best_after += after_node[i] == best;
+	}
+	int persists = mine_after && best_after == mine_after;
+	int ok = best >= 0 && votes[best] * 2 >= outl && (votes[best] >= 2 || elig <= 2 || persists);
+	if (getenv("PULSE_ANALYZER_DEBUG") && best >= 0)
+		fprintf(stderr, "active outlier: best %s votes %d of %d outliers, %d eligible; after %d of %d\n",
+			an_node_host(s, best), votes[best], outl, elig, best_after, mine_after);
 	if (ok) {
 		/* the culprit's strongest outlier as evidence */
 		double br = 0;
@@ -310,6 +340,7 @@ int an_comm_slow_active_outlier(struct an_state *s, const struct an_window *w, s
 				snprintf(d->why + k, sizeof d->why - (size_t)k, ": its link or NIC is slow");
 		}
 	}
+	free(after_node);
 	free(votes);
 	free(first);
 	return ok && ev;
