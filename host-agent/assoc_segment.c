@@ -131,8 +131,12 @@ int as_segment_peer(struct assoc *a, const struct as_rank *rs, struct as_op *op,
 		} else {
 			uint64_t idle = e->t - (s->last + ep); /* silent time between */
 			int ok = reached(p, rs->nranks);
+			/* an epoch is stamped with its start: bytes in the epoch
+			 * the next call falls in, after a gap, are the next
+			 * operator's (a rank that calls late, its GPU waiting,
+			 * sends within the epoch of its call) */
 			if ((ok && e->t - s->last >= a->delta_ns) ||
-			    (ok && idle >= a->short_gap_ns && next_call <= e->t) ||
+			    (ok && idle >= a->short_gap_ns && next_call < e->t + ep) ||
 			    (op->tainted && e->t - s->last >= a->delta_ns)) {
 				s->closed = 1;
 				return 1;

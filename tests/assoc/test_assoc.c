@@ -376,6 +376,46 @@ static void test_tree_allreduce_two_channels(void **state)
 	assoc_free(a);
 }
 
+/* a rank that calls late, its GPU waiting for it: after a first
+ * all-reduce (its algorithm inferred, δ of silence after it), each is
+ * called after the previous one's traffic and a gap of 10 idle epochs,
+ * halfway into the epoch in which its first bytes go out (an epoch is
+ * stamped with its start, before the call). Those bytes are the next
+ * operator's: before, each operator took the next one's first epochs
+ * (actual bytes above expected) and the shift carried on to the last,
+ * left without traffic (seed 1128 #149: a CPU-contended rank read as a
+ * stopped GPU). */
+static void test_call_within_first_epoch(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 2u << 20, e = 2000;
+	uint64_t s[4], en[4];
+	for (int i = 0; i < 4; i++) {
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0,
+		     i == 0 ? host_ns(e - 5) : host_ns(e) + EP / 2);
+		s[i] = e;
+		en[i] = ring_op(&t, e, n, 150000, 0, 0);
+		e = en[i] + (i == 0 ? 2 * MS / EP : 10);
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 4);
+	for (int i = 0; i < 4; i++) {
+		const struct pulse_op_record *r = &out.v[i];
+		assert_int_equal(r->seq, (uint64_t)i);
+		assert_int_equal(r->status, PULSE_OP_COMPLETE);
+		assert_int_equal(r->start_ns, host_ns(s[i]));
+		assert_int_equal(r->end_ns, host_ns(en[i]));
+		assert_int_equal(peer_of(r, 2)->actual_bytes, 2 * n * 3 / 4);
+	}
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* three all-reduces back to back: 10 idle epochs between them (well under
  * δ), each called before the previous one ends; then a repeat reuses the
  * inferred algorithm. */
@@ -1262,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_ring_allreduce_two_channels),
 		cmocka_unit_test(test_tree_allreduce_two_channels),
 		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_call_within_first_epoch),
 		cmocka_unit_test(test_call_after_drain),
 		cmocka_unit_test(test_gap_inside_and_extra_bytes),
 		cmocka_unit_test(test_hang),
