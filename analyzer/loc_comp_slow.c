@@ -437,6 +437,40 @@ static int routed_confirmed(const struct an_state *s, const struct an_window *w,
 	return total > 0 && an_binom_tail(total, late, 1.0 / (double)c->nranks) < ROUTED_ALPHA;
 }
 
+/* Each rank's delay against its siblings in instance in (sibling_delay2),
+ * INT64_MIN where not measured; NULL without memory. */
+static int64_t *group_delays(const struct an_state *s, struct an_comm *c, const struct an_inst *in, uint64_t t0)
+{
+	int64_t *v = malloc((size_t)(c->nranks > 0 ? c->nranks : 1) * sizeof *v);
+	for (int32_t k = 0; v && k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		int nsib = 0;
+		uint64_t ex = 0;
+		int64_t dl = r ? sibling_delay2(s, c, in->seq, k, r, t0, &nsib, &ex) : 0;
+		v[k] = r && nsib >= AN_MIN_SIBS ? dl : INT64_MIN;
+	}
+	return v;
+}
+
+/* Rank k, dl late against its siblings, with the other ranks of its
+ * group as late (their median past half of dl): the whole group started
+ * late (its previous operator ended late: a slow link of its own, or a
+ * rank that held it up earlier), no computation of k's. The first
+ * operator in time order the rule looks for has one late rank (seed 1128
+ * #025: a slow link in a DP group of 12, every rank of its all-gathers
+ * 1.0-1.3 ms late against the sibling groups, the earliest named). */
+static int group_late(const int64_t *group_dl, int32_t nranks, int32_t k, int64_t dl)
+{
+	if (!group_dl)
+		return 0;
+	double o[256];
+	int n = 0;
+	for (int32_t j = 0; j < nranks && n < 256; j++)
+		if (j != k && group_dl[j] != INT64_MIN)
+			o[n++] = (double)group_dl[j];
+	return n >= 2 && an_median(o, (size_t)n) > 0.5 * (double)dl;
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -449,6 +483,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
+		int64_t *group_dl = group_delays(s, c, in, w->t0);
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
 			/* against its siblings through offsets from before the
@@ -468,7 +503,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp)) {
+			if (nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp) &&
+			    !group_late(group_dl, c->nranks, k, dl)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -516,6 +552,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				bseq = in->seq;
 			}
 		}
+		free(group_dl);
 	}
 	/* custom collectives (all-to-all as P2P groups): each rank's P2Ps start
 	 * with its own kernel, so the ranks of one instance are comparable:
