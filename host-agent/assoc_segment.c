@@ -15,9 +15,10 @@
  *    end of the data keeps its state; it is closed by silence once the
  *    NIC's data horizon is δ past its last epoch;
  *  - back-to-back operators: when the next operator of the communicator
- *    has been called and the volume is reached, an idle gap of
- *    short_gap_ns (a few epochs) also ends the segment: NCCL runs a
- *    communicator's operators in order, so that traffic is the next one's;
+ *    has been called (at the latest within the epoch of the bytes after
+ *    the gap) and the volume is reached, an idle gap of short_gap_ns (a
+ *    few epochs) also ends the segment: NCCL runs a communicator's
+ *    operators in order, so that traffic is the next one's;
  *  - live, bytes after the last drain of the interception (less its
  *    publication lag) wait
  *    while the operator's next call is not known: an operator called
