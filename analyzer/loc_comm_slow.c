@@ -646,7 +646,7 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 		goto out;
 	int both = second >= 0 && fs > 0.9 * fb;
 	struct an_edge_sides es;
-	int side = -1, snd = -1;
+	int side = -1, snd = -1, alt = -1;
 	if (both) {
 		/* a ring's capped transfers, from one end to the other: their
 		 * other transfers tell which end (an_edge_side) */
@@ -656,6 +656,17 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 		if (side >= 0) {
 			both = 0;
 			best = side;
+		} else {
+			/* nothing tells them apart: the sender, whose NIC measured
+			 * its transmit path capped. A cap on the receiver's side
+			 * (an incast, ingress congestion) reaches it only through
+			 * congestion control; the faults of the sending side (PCIe
+			 * reads, misaligned memory, slow transmission) cap it
+			 * directly (dev seeds 1128-1131: the sender in 4 of 5 such
+			 * ties) */
+			both = 0;
+			best = snd;
+			alt = rcv;
 		}
 	}
 	d->cls = AN_COMM_SLOW;
@@ -673,6 +684,11 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 			 out_cap[best] >= in_cap[best] ? out_cap[best] : in_cap[best], ncap,
 			 out_cap[best] >= in_cap[best] ? "its own" : "towards it", 100 * evpk / evmed,
 			 both ? " (the other end of them is as likely: both named)" : "");
+	if (alt >= 0 && k > 0 && (size_t)k < sizeof d->why)
+		snprintf(d->why + k, sizeof d->why - (size_t)k,
+			 "; its receiver, %s GPU %d, is not excluded (TX-only data, and their other transfers do "
+			 "not tell them apart): the sender is named",
+			 an_node_host(s, alt), s->nodes[alt].gpu);
 	if (side >= 0 && k > 0 && (size_t)k < sizeof d->why)
 		snprintf(d->why + k, sizeof d->why - (size_t)k,
 			 "; its other transfers %s slowed against their own rate, %d of %d, the other end's %d of %d",

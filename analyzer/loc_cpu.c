@@ -340,7 +340,10 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			fprintf(stderr, "cpu: %s #%" PRIu64 " latest-than-usual rank %d (%s GPU %d) +%.3f ms, next +%.3f ms\n",
 				pulse_op_type_name(in->op), in->seq, hi, an_node_host(s, in->recs[hi]->node),
 				s->nodes[in->recs[hi]->node].gpu, hv / 1e6, h2 / 1e6);
-		if (hi >= 0 && hv > 1e5 && in->recs[hi]->node < cap) {
+		/* past the hosts' clock mapping bounds too: a first byte placed
+		 * among other hosts' is known only to within them */
+		if (hi >= 0 && in->recs[hi]->node >= 0 && in->recs[hi]->node < cap &&
+		    hv > 1e5 + (double)an_clock_err_pair(s, in->recs[hi]->node)) {
 			pvote[in->recs[hi]->node]++;
 			npvote++;
 		}

@@ -229,7 +229,9 @@ static void test_comp_slow_delayed(void **state)
  * gap before the operator) is one when the agents map their NIC clocks
  * exactly, and none when each maps it only to within 3 ms (a live agent on
  * a busy host: the live join test named a host for a 2 ms "delay" before
- * any failure) */
+ * any failure). The CPU rule's shift of the rank's first byte against its
+ * own usual place (10 ms, past 0.1 ms plus the 6 ms of the pair's bounds)
+ * may still name it: host2 is slow; the delayed start may not. */
 static void test_comp_slow_clock_err(void **state)
 {
 	(void)state;
@@ -249,7 +251,8 @@ static void test_comp_slow_clock_err(void **state)
 	const struct an_diagnosis *p = syn_first(st, "pulse");
 	if (p && p->cls == AN_COMP_SLOW && p->level == AN_LEVEL_MACHINE)
 		an_diag_print(p, stderr);
-	assert_false(p && p->cls == AN_COMP_SLOW && p->level == AN_LEVEL_MACHINE);
+	assert_false(p && p->cls == AN_COMP_SLOW && p->level == AN_LEVEL_MACHINE &&
+		     !strcmp(p->metric, "start_delay_ns"));
 	an_state_free(st);
 }
 
@@ -1214,8 +1217,8 @@ static void test_map_gpu_both_forms(void **st0)
  * pipeline paces every rank to it (same actual times and rates): no
  * history to compare with, only its peers' peak epochs in each operator.
  * In an all-to-all its sent transfers alone are capped: machine level. In
- * a ring a capped transfer's sender and receiver cannot be told apart:
- * both are named. */
+ * a ring a capped transfer's sender and receiver cannot be told apart from
+ * TX-only data: the sender is named, its receiver said in the why. */
 static void test_peak_cap_from_start(void **state)
 {
 	(void)state;
@@ -1238,8 +1241,8 @@ static void test_peak_cap_from_start(void **state)
 	st = syn_run(&s, NULL);
 	p = syn_first(st, "pulse");
 	expect_machine(p, AN_COMM_SLOW, "host1");
-	assert_int_equal(p->nsuspects, 2);
-	assert_string_equal(p->suspects[1].host, "host2");
+	assert_int_equal(p->nsuspects, 1);
+	assert_non_null(strstr(p->why, "its receiver, host2 GPU 0, is not excluded"));
 	an_state_free(st);
 
 	/* uncapped: nothing */
