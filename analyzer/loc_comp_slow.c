@@ -483,7 +483,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
-		int64_t *group_dl = group_delays(s, c, in, w->t0);
+		int64_t *group_dl = NULL; /* measured when a rank first qualifies */
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
 			/* against its siblings through offsets from before the
@@ -503,8 +503,10 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			if (nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp) &&
-			    !group_late(group_dl, c->nranks, k, dl)) {
+			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp);
+			if (qualifies && !group_dl)
+				group_dl = group_delays(s, c, in, w->t0);
+			if (qualifies && !group_late(group_dl, c->nranks, k, dl)) {
 				best = r;
 				bc = c;
 				bdelay = dl;
