@@ -452,13 +452,17 @@ static int64_t *group_delays(const struct an_state *s, struct an_comm *c, const 
 	return v;
 }
 
-/* Rank k, dl late against its siblings, with the other ranks of its
- * group as late (their median past half of dl): the whole group started
- * late (its previous operator ended late: a slow link of its own, or a
- * rank that held it up earlier), no computation of k's. The first
- * operator in time order the rule looks for has one late rank (seed 1128
- * #025: a slow link in a DP group of 12, every rank of its all-gathers
- * 1.0-1.3 ms late against the sibling groups, the earliest named). */
+/* Rank k of a built-in collective, dl late against its siblings, with
+ * the other ranks of its group as late (their median past half of dl):
+ * the whole group started late (its previous collective, which ends on
+ * every rank together, ended late: a slow link of its own, or a rank that
+ * held it up earlier), no computation of k's. The first operator in time
+ * order the rule looks for has one late rank (seed 1128 #025: a slow link
+ * in a DP group of 12, every rank of its all-gathers 1.0-1.3 ms late
+ * against the sibling groups, the earliest named). Not a pipeline's
+ * groups of sends and receives: there the stages after a slow one are
+ * late after it, its own group's lateness is its cascade (quick case
+ * rand-gpt-pp4-slow-forward-confirm, lost when they counted). */
 static int group_late(const int64_t *group_dl, int32_t nranks, int32_t k, int64_t dl)
 {
 	if (!group_dl)
@@ -504,7 +508,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
 			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp);
-			if (qualifies && !group_dl)
+			if (qualifies && !group_dl && c->builtin)
 				group_dl = group_delays(s, c, in, w->t0);
 			if (qualifies && !group_late(group_dl, c->nranks, k, dl)) {
 				best = r;
