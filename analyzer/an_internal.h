@@ -266,6 +266,8 @@ struct an_trigger {
 	int comm;                /* index of the comm that fired */
 	uint64_t seq;
 	uint64_t fired_ns;       /* data time */
+	uint64_t due_ns;         /* its evidence's last data time: localized once every
+	                          * host's records are in past it (an_data_in) */
 	uint64_t onset_ns;
 	uint64_t first_onset_ns; /* the onset of the fire that armed it */
 	struct an_excl excl;     /* a confirmation: the iteration left out */
@@ -292,6 +294,7 @@ struct an_pending {
 	int has_prev, cycle;
 	uint64_t next_try, give_up;
 	uint64_t armed_now, armed_report; /* the tick that armed it and its report time */
+	int early;               /* armed by a localization before its trigger's settle time */
 };
 
 struct an_stats {
@@ -322,6 +325,11 @@ struct an_host {
 	uint64_t clock_err[AN_CLOCK_ERRS];
 	uint32_t clock_err_pos;
 	uint64_t clock_err_max;  /* the largest of them */
+	/* its agent's last poll_end: every operator that ended before this
+	 * (its clock) has been reported (0: its agent never said; an older
+	 * agent, or one waiting for a JOIN) */
+	uint64_t settled_ns;
+	int win_seen;            /* it sent a window */
 };
 
 /* What the agents say about their hosts besides traffic (wire/host_event.c):
@@ -351,7 +359,18 @@ struct an_state {
 	uint32_t ntrig;
 	uint64_t now_ns;         /* latest data time seen */
 	uint64_t last_tick;
+	/* every host's records are in up to this data time: the smallest
+	 * settled_ns of the hosts that sent windows (0: some host never said);
+	 * settled_moved: it moved since the triggers last ran */
+	uint64_t data_in_ns;
+	int settled_moved;
+	/* a slow localization before its trigger's settle time (by data_in):
+	 * a call counts as hung only past the hang bound before this, a
+	 * settle time ago, as a hang trigger's would (0: now) */
+	uint64_t hang_cut;
 	uint64_t slow_rearm;     /* no new slow trigger before (data time) */
+	uint64_t slow_seen;      /* nor one whose evidence ends before this: a localization
+	                          * with every record in up to it (an_data_in) saw it */
 	/* A hang was diagnosed at this data time (0: none open): the job is
 	 * stopped, and every call that waits from now on is that hang, not a
 	 * new one. It closes when the job runs again: an operator completes
@@ -492,6 +511,9 @@ int32_t an_map_rank(const struct an_state *s, int host, uint32_t pid, uint64_t c
  * any of them sent (0: none seen) */
 uint64_t an_residual(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t *last);
 uint64_t an_hang_bound(const struct an_state *s);
+/* Every host's records are in past data time t (its evidence's last byte),
+ * by the agents' poll_end lines, with the hosts' clock bound as margin. */
+int an_data_in(const struct an_state *s, uint64_t t);
 /* A record's baseline for its own signature and rank: the longest call-to-end
  * (AN_BASE_DUR), first-to-last byte (AN_BASE_WDUR) or median active time
  * (AN_BASE_ACT) before it arrived, or, in a confirmation run, before

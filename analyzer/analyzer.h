@@ -184,6 +184,12 @@ void an_host_join_sent(struct an_state *s, const char *host);
 /* Runs the triggers on everything ingested up to data time now_ns and, when
  * one fires, both localizers. Returns the number of new diagnoses. */
 int an_tick(struct an_state *s, uint64_t now_ns);
+/* After an_ingest: when the line was a host's poll_end and every host's
+ * records are now in past what a waiting trigger needs (the "data in"
+ * rule, trigger.c), runs the triggers at the current data time, as
+ * an_tick does; else nothing. Returns the number of new diagnoses. The
+ * watermark's consumers call it after each line they deliver. */
+int an_tick_if_settled(struct an_state *s);
 /* All diagnoses so far, in order (Pulse and OP-level interleaved). */
 const struct an_diagnosis *an_diagnoses(const struct an_state *s, uint32_t *n);
 

@@ -100,7 +100,7 @@ static uint32_t collect_hung(struct an_state *s, struct hop **out)
 			continue;
 		for (uint32_t k = 0; k < p->n; k++) {
 			const struct an_call *x = &p->calls[k];
-			if (x->t + bound >= s->now_ns)
+			if (x->t + bound >= (s->hang_cut ? s->hang_cut : s->now_ns))
 				continue;
 			uint64_t key = an_call_key(p, x);
 			int gone;

@@ -282,6 +282,7 @@ static void wm_deliver(void *ctx, const char *host, const char *line, size_t len
 	if (an_ingest(r->s, host, line, len, lerr, sizeof lerr) < 0)
 		r->bad++;
 	r->lines++;
+	an_tick_if_settled(r->s);
 }
 
 int an_replay(struct an_state *s, const struct an_replay_opts *o, char *err, size_t errlen)

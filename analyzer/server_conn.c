@@ -444,6 +444,8 @@ static void count_released(struct an_srv *s, const char *host, const char *what,
 	}
 }
 
+static void publish_new(struct an_srv *s, int n);
+
 /* The watermark releases a line: into the analyzer. */
 static void wm_deliver(void *ctx, const char *host, const char *line, size_t len)
 {
@@ -451,6 +453,8 @@ static void wm_deliver(void *ctx, const char *host, const char *line, size_t len
 	char err[256];
 	err[0] = 0;
 	count_released(s, host, "line", an_ingest(s->state, host, line, len, err, sizeof err), err);
+	/* a poll_end that completed a trigger's evidence: localized now */
+	publish_new(s, an_tick_if_settled(s->state));
 }
 
 /* The watermark releases a binary record (OPS, or the bus's): into the
@@ -466,11 +470,9 @@ static void wm_deliver_rec(void *ctx, const char *host, const void *rec, size_t 
 	count_released(s, host, "record", rc, err);
 }
 
-static void wm_tick(void *ctx, uint64_t now_ns)
+/* the last n diagnoses are new: out to the bus, the series fetch and the log */
+static void publish_new(struct an_srv *s, int n)
 {
-	struct an_srv *s = ctx;
-	s->st.ticks++;
-	int n = an_tick(s->state, now_ns);
 	if (n <= 0)
 		return;
 	s->st.diagnoses += (uint64_t)n;
@@ -485,6 +487,13 @@ static void wm_tick(void *ctx, uint64_t now_ns)
 			srv_log(s, "info", "diagnosis (%s): %s", d[i].localizer ? d[i].localizer : "?",
 			     d[i].why);
 	}
+}
+
+static void wm_tick(void *ctx, uint64_t now_ns)
+{
+	struct an_srv *s = ctx;
+	s->st.ticks++;
+	publish_new(s, an_tick(s->state, now_ns));
 }
 
 static void wm_stats(struct an_srv *s)

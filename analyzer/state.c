@@ -1043,6 +1043,42 @@ static int ingest_hook_op(struct an_state *s, int host, const cJSON *o, char *er
 	return 0;
 }
 
+/* The end of a poll's lines: its agent has reported every operator that
+ * ended before settled_ns (host-agent/op_feed.c). The smallest over the
+ * hosts is how far every record is in (an_data_in). */
+static int ingest_poll_end(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+{
+	uint64_t v;
+	if (time_of(o, "settled_ns", &v)) {
+		snprintf(err, errlen, "poll_end: missing settled_ns");
+		return -1;
+	}
+	struct an_host *hh = &s->hosts[host];
+	if (v <= hh->settled_ns)
+		return 0;
+	hh->settled_ns = v;
+	uint64_t m = UINT64_MAX;
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		const struct an_host *x = &s->hosts[i];
+		/* a skewed host's records are dropped anyway; a host with no
+		 * window has no traffic to report */
+		if (x->skewed || !x->win_seen)
+			continue;
+		if (x->settled_ns < m)
+			m = x->settled_ns;
+	}
+	if (m != UINT64_MAX && m > s->data_in_ns) {
+		s->data_in_ns = m;
+		s->settled_moved = 1;
+	}
+	return 0;
+}
+
+int an_data_in(const struct an_state *s, uint64_t t)
+{
+	return t && s->data_in_ns && s->data_in_ns >= t + s->cfg.skew_bound_ns;
+}
+
 static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
 {
 	uint64_t hs, he;
@@ -1057,6 +1093,7 @@ static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err
 	if (num_of(o, "clock_err_ns", 0, 1e10, &cerr))
 		cerr = 0; /* an older agent: no bound given */
 	struct an_host *hh = &s->hosts[host];
+	hh->win_seen = 1;
 	hh->clock_err[hh->clock_err_pos] = (uint64_t)cerr;
 	hh->clock_err_pos = (hh->clock_err_pos + 1) % AN_CLOCK_ERRS;
 	hh->clock_err_max = 0;
@@ -1507,6 +1544,8 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 		rc = ingest_hook_op(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "window")) {
 		rc = ingest_window(s, h, o, err, errlen);
+	} else if (!strcmp(type->valuestring, "poll_end")) {
+		rc = ingest_poll_end(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "link")) {
 		rc = ingest_link(s, h, line, len, err, errlen);
 	} else if (!strcmp(type->valuestring, "config_finding")) {

@@ -14,9 +14,10 @@
  * its own bound), or a rank whose call has been outstanding for hang_ns with
  * no record while others wait.
  *
- * A fired trigger waits settle_ns of data time, so that the other hosts'
- * records of the same operators (sent at their next poll) are in, then both
- * localizers run. The per-communicator state is kept incrementally at
+ * A fired trigger waits until the other hosts' records of the same
+ * operators are in: a slow one until every agent's poll_end says so past
+ * its evidence (an_data_in), else, and a hang always, settle_ns of data
+ * time (they come at the agents' next poll); then both localizers run. The per-communicator state is kept incrementally at
  * ingest, so localization only reads it. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -30,10 +31,12 @@
 #include "pulse/hook_record.h"
 
 static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
-		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+		 uint64_t due, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* due: the last data time of the evidence (the operator's last byte, or
+ * the call of a hang) */
 static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t seq, uint64_t onset,
-		 const char *fmt, ...)
+		 uint64_t due, const char *fmt, ...)
 {
 	if (s->hang_open_ns)
 		return; /* the job is stopped: what waits now is the hang diagnosed */
@@ -51,9 +54,11 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 				continue;
 			if (onset && onset < p->onset_ns)
 				p->onset_ns = onset;
+			if (due > p->due_ns)
+				p->due_ns = due;
 			return;
 		}
-	if (kind == AN_TRIG_SLOW && s->now_ns < s->slow_rearm)
+	if (kind == AN_TRIG_SLOW && (s->now_ns < s->slow_rearm || (due && due <= s->slow_seen)))
 		return;
 	if (s->ntrig >= AN_TRIG_MAX)
 		return;
@@ -63,6 +68,7 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 	t->comm = c ? an_comm_index_of(s, c) : -1;
 	t->seq = seq;
 	t->fired_ns = s->now_ns;
+	t->due_ns = due;
 	t->onset_ns = onset;
 	t->first_onset_ns = onset;
 	va_list ap;
@@ -74,6 +80,10 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 	else
 		s->st.triggers_hang++;
 	an_log(s, "trigger: %s", t->why);
+	if (getenv("PULSE_ANALYZER_DEBUG"))
+		fprintf(stderr, "fire %d at %.4f s, onset %.4f s, due %.4f s: %s\n", kind,
+			(double)(s->now_ns % 1000000000000ull) / 1e9, (double)(onset % 1000000000000ull) / 1e9,
+			(double)(due % 1000000000000ull) / 1e9, t->why);
 }
 
 static double thr_of(const struct an_state *s, double med, double mad)
@@ -149,7 +159,7 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	    ((c->id == s->hang_comm && r->seq > s->hang_seq) || c->born_ns > s->hang_open_ns))
 		hang_close(s, c, r);
 	if (r->status == PULSE_OP_HUNG || r->status == PULSE_OP_NOT_STARTED) {
-		fire(s, AN_TRIG_HANG, c, r->seq, r->call,
+		fire(s, AN_TRIG_HANG, c, r->seq, r->call, r->call,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " rank %d %s (called, not complete)",
 		     pulse_op_type_name(r->op), r->seq, c->id, r->rank,
 		     r->status == PULSE_OP_HUNG ? "hung" : "not started");
@@ -181,7 +191,7 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	if (r->dur_nb >= 3 && d && r->status == PULSE_OP_COMPLETE) {
 		double thr = thr_of(s, r->dur_max, 0);
 		if ((double)d > r->dur_max + thr)
-			fire(s, AN_TRIG_SLOW, c, r->seq, r->call,
+			fire(s, AN_TRIG_SLOW, c, r->seq, r->call, r->end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " took %.1f ms on rank %d, at most %.1f ms before",
 			     pulse_op_type_name(r->op), r->seq, c->id, (double)d / 1e6, r->rank, r->dur_max / 1e6);
 	}
@@ -315,7 +325,7 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 	g->cap_node = cap;
 	g->cap_seq = in->seq;
 	if (cap_again) {
-		fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
+		fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call, in->last_end,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": the transfers of %s GPU %d peaked "
 		     "below their peers' in one epoch, as in the previous one",
 		     pulse_op_type_name(in->op), in->seq, c->id, an_node_host(s, cap), s->nodes[cap].gpu);
@@ -352,7 +362,7 @@ static void peer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 	g->peer_node = node;
 	g->peer_seq = in->seq;
 	if (again)
-		fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
+		fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call, in->last_end,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": rank %d transmitted for %.2f ms against "
 		     "a median of %.2f ms over its %d peers, as in the previous one",
 		     pulse_op_type_name(in->op), in->seq, c->id, rk[hi], v[hi] / 1e6, med / 1e6, n);
@@ -387,7 +397,7 @@ static void last_caller_check(struct an_state *s, struct an_comm *c, const struc
 		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d over %.1f ms (period %.1f ms)\n",
 			c->id, in->seq, k, n, AN_LAST_N, (double)(t1 - t0) / 1e6, (double)an_period_ns(s) / 1e6);
 	if (c->last_fired && !was)
-		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call,
+		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call, in->last_end,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": every rank waited for rank %d's call "
 		     "(%.2f ms from its call to its first byte, the others %.2f ms), in %d of the last %d",
 		     pulse_op_type_name(in->op), in->seq, c->id, k, mine / 1e6, others / 1e6, n, AN_LAST_N);
@@ -410,7 +420,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
 		med = an_roll_max(&g->span);
 		if ((double)span > med + thr_of(s, med, 0))
-			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call,
+			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call, in->last_end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64
 			     " took %.1f ms from first call to last byte, at most %.1f ms before",
 			     pulse_op_type_name(in->op), in->seq, c->id, (double)span / 1e6, med / 1e6);
@@ -421,7 +431,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 		uint64_t period = in->last_end - g->last_end;
 		double pmax = an_roll_max(&g->period);
 		if (g->period.n >= 3 && is_iteration_sig(s, g) && (double)period > pmax + thr_of(s, pmax, 0))
-			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end,
+			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end, in->last_end,
 			     "iteration slower: %s on communicator 0x%016" PRIx64
 			     " came %.1f ms after the previous one, at most %.1f ms before",
 			     pulse_op_type_name(in->op), c->id, (double)period / 1e6, pmax / 1e6);
@@ -569,7 +579,7 @@ static void xfer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 			double sh2 = an_xfer_shift(c, pv, k, pj, &thr2);
 			if (isnan(sh2) || sh2 >= 1.0 - thr2)
 				continue;
-			fire(s, AN_TRIG_SLOW, c, in->seq, pr->call,
+			fire(s, AN_TRIG_SLOW, c, in->seq, pr->call, in->last_end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": transfer rank %d -> %d at %.0f Gb/s, "
 			     "%.0f%% below its usual share of the operator's median (%.0f Gb/s), twice in a row",
 			     pulse_op_type_name(r->op), r->seq, c->id, k, r->peers[i].rank,
@@ -585,7 +595,7 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 		struct an_comm *c = s->comms[ci];
 		/* (the analyzer ticks at every new data time: without xdue every
 		 * tick walked the instances still within their settle time) */
-		if (!c->xpending || (!s->finishing && now < c->xdue))
+		if (!c->xpending || (!s->finishing && now < c->xdue && !an_data_in(s, c->xdue - s->cfg.settle_ns)))
 			continue;
 		c->xpending = 0;
 		/* only the seqs that were marked (the ring holds AN_HIST of them) */
@@ -595,7 +605,7 @@ static void xfer_checks(struct an_state *s, uint64_t now)
 			struct an_inst *in = &c->hist[q % AN_HIST];
 			if (!in->used || in->seq != q || !in->xdirty || in->hung)
 				continue;
-			if (!s->finishing && in->last_end + s->cfg.settle_ns > now) {
+			if (!s->finishing && in->last_end + s->cfg.settle_ns > now && !an_data_in(s, in->last_end)) {
 				if (!c->xpending || in->last_end + s->cfg.settle_ns < c->xdue)
 					c->xdue = in->last_end + s->cfg.settle_ns;
 				if (!c->xpending)
@@ -670,7 +680,7 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 					(double)(x->t % 1000000000000ull) / 1e9,
 					(double)(s->hosts[p->host].join_ns % 1000000000000ull) / 1e9,
 					(double)(now % 1000000000000ull) / 1e9, (double)bound / 1e9, (double)s->poll_ns / 1e9);
-			fire(s, AN_TRIG_HANG, c, key, x->t,
+			fire(s, AN_TRIG_HANG, c, key, x->t, x->t,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " called by %s pid %u %.1f s ago, "
 			     "never reported finished",
 			     pulse_op_type_name(x->op), key, p->comm, s->hosts[p->host].name, p->pid,
@@ -779,7 +789,12 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		t.onset_ns = p->onset;
 		t.excl = p->excl;
 		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
+		s->hang_cut = p->early && now < p->armed_now + s->cfg.settle_ns && !s->finishing &&
+				      now > s->cfg.settle_ns
+			      ? now - s->cfg.settle_ns
+			      : 0;
 		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
+		s->hang_cut = 0;
 		if (getenv("PULSE_ANALYZER_DEBUG")) {
 			fprintf(stderr, "confirm %s %s %s (excl %.3f..%.3f s):", p->d.localizer,
 				an_class_name(p->d.cls), p->d.nsuspects ? p->d.suspects[0].host : "group",
@@ -883,6 +898,7 @@ static void pending_chain(struct an_state *s, struct an_pending *p, const struct
 static void pending_arm(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t onset,
 			uint64_t now)
 {
+	p->early = s->hang_cut != 0;
 	p->chain = 0;
 	p->has_prev = 0;
 	p->cycle = 0;
@@ -914,15 +930,28 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 		struct an_trigger *t = &s->trig[i];
 		/* a stalled call's hang waits too: live, a loaded agent's record
 		 * can come a poll past the hang bound (localized at once, the
-		 * live test's slow NIC became a fail-stop 4 times in 4) */
-		if (t->fired_ns + s->cfg.settle_ns > now && !s->finishing) {
+		 * live test's slow NIC became a fail-stop 4 times in 4). A slow
+		 * trigger's evidence is complete: it goes once every host's
+		 * records are in past it (the agents' poll_end), which is the
+		 * poll that brought it when the other hosts' come with theirs */
+		int data_in = t->kind != AN_TRIG_HANG && an_data_in(s, t->due_ns);
+		if (t->fired_ns + s->cfg.settle_ns > now && !s->finishing && !data_in) {
 			i++;
 			continue;
 		}
 		struct an_trigger copy = *t;
+		/* released by its data before the settle time: a hang seen now
+		 * has not waited as a hang trigger would (a loaded agent's
+		 * record a poll late), so it counts from a settle time back */
+		int early = data_in && t->fired_ns + s->cfg.settle_ns > now && !s->finishing;
+		s->hang_cut = early && now > s->cfg.settle_ns ? now - s->cfg.settle_ns : 0;
 		memmove(&s->trig[i], &s->trig[i + 1], (s->ntrig - i - 1) * sizeof *t);
 		s->ntrig--;
 		s->st.localizations++;
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "localize at %.4f s (fired %.4f s, data in %.4f s)\n",
+				(double)(now % 1000000000000ull) / 1e9, (double)(copy.fired_ns % 1000000000000ull) / 1e9,
+				(double)(s->data_in_ns % 1000000000000ull) / 1e9);
 		s->report_ns = now < s->now_ns ? s->now_ns : now;
 		if (s->finishing && s->report_ns > copy.fired_ns + s->cfg.settle_ns)
 			s->report_ns = s->now_ns;
@@ -942,10 +971,19 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 				}
 			}
 		}
+		s->hang_cut = 0;
 		if (stopped)
 			hang_open(s, stop_comm, stop_seq, now);
-		if (copy.kind != AN_TRIG_HANG)
+		/* the slow triggers on what this localization saw are spent: a
+		 * settle time of data, or, localized with every record in, the
+		 * evidence up to where they were */
+		if (copy.kind != AN_TRIG_HANG && data_in) {
+			uint64_t seen = s->data_in_ns - s->cfg.skew_bound_ns;
+			if (seen > s->slow_seen)
+				s->slow_seen = seen;
+		} else if (copy.kind != AN_TRIG_HANG) {
 			s->slow_rearm = s->now_ns + s->cfg.settle_ns;
+		}
 	}
 	added += pending_confirm(s, now);
 	return added;
@@ -955,7 +993,24 @@ int an_tick(struct an_state *s, uint64_t now_ns)
 {
 	if (now_ns > s->last_tick)
 		s->last_tick = now_ns;
+	s->settled_moved = 0;
 	return an_trigger_tick(s, now_ns);
+}
+
+int an_tick_if_settled(struct an_state *s)
+{
+	if (!s->settled_moved)
+		return 0;
+	s->settled_moved = 0;
+	int waiting = s->ntrig > 0 || s->npend > 0;
+	for (uint32_t i = 0; i < s->ncomms && !waiting; i++)
+		waiting = s->comms[i]->xpending;
+	if (!waiting)
+		return 0;
+	/* the clock stays: the lines up to it are in, and this poll's too */
+	uint64_t now = s->last_tick > s->now_ns ? s->last_tick : s->now_ns;
+	s->last_tick = now;
+	return an_trigger_tick(s, now);
 }
 
 int an_finish(struct an_state *s)

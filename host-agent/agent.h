@@ -257,6 +257,10 @@ void jsonl_set_wrap(FILE *(*wrap)(void *ctx, FILE *inner, int close_inner), void
 void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint32_t gap,
 		  double poll_s);
 void jsonl_event(const struct agent_nic *n, const char *event, const char *detail);
+/* The end of a poll's lines: every operator that ended before settled_ns
+ * (host clock) has been reported (assoc_settled); the analyzer localizes on
+ * it instead of waiting out its settle time (analyzer/PROTOCOL.md). */
+void jsonl_poll_end(uint64_t settled_ns);
 
 /* The output stream for other line types: locks it and returns the FILE,
  * or NULL (unlocked) when there is none. jsonl_end flushes and unlocks. */

@@ -1006,6 +1006,22 @@ void assoc_finish(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ct
 	a->finishing = 0;
 }
 
+uint64_t assoc_settled(const struct assoc *a)
+{
+	if (!a || a->peers_pending)
+		return 0;
+	uint64_t h = UINT64_MAX;
+	for (unsigned i = 0; i < AS_MAX_NICS; i++)
+		if (a->nic_seen[i] && a->horizon[i] < h)
+			h = a->horizon[i];
+	if (h == UINT64_MAX || h <= a->delta_ns)
+		return 0;
+	h -= a->delta_ns;
+	if (a->calls_until && a->calls_until < h)
+		h = a->calls_until;
+	return h;
+}
+
 uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id)
 {
 	if (!a)

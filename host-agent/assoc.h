@@ -114,6 +114,14 @@ void assoc_flush(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx
  * for. The instance stays usable. */
 void assoc_finish(struct assoc *a, uint64_t now_ns, assoc_emit_fn emit, void *ctx);
 
+/* Host time before which every operator that ended has been emitted by the
+ * flushes so far: the NICs' data horizon (the least of them) less
+ * Algorithm 1's delta (a transfer is closed delta after its last byte), and
+ * no later than the calls known (assoc_calls_known). 0 when it cannot be
+ * said: no NIC data yet, or remote ends pending (assoc_peers_pending), when
+ * operators wait whatever their bytes. What the agent's poll_end line says. */
+uint64_t assoc_settled(const struct assoc *a);
+
 /* The parallelism label of a communicator, as far as seen (PULSE_PAR_*). */
 uint8_t assoc_parallelism(const struct assoc *a, uint64_t comm_id);
 

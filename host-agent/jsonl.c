@@ -164,6 +164,18 @@ void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint3
 	pthread_mutex_unlock(&out_lock);
 }
 
+void jsonl_poll_end(uint64_t settled_ns)
+{
+	pthread_mutex_lock(&out_lock);
+	FILE *f = out_f;
+	if (f) {
+		fprintf(f, "{\"type\":\"poll_end\",\"t_ns\":%" PRIu64 ",\"settled_ns\":\"%" PRIu64 "\"}\n",
+			agent_realtime_ns(), settled_ns);
+		fflush(f);
+	}
+	pthread_mutex_unlock(&out_lock);
+}
+
 void jsonl_event(const struct agent_nic *n, const char *event, const char *detail)
 {
 	pthread_mutex_lock(&out_lock);

@@ -393,8 +393,12 @@ void agent_cycle_begin(struct agent *a, uint64_t now_ns)
 
 void agent_cycle_end(struct agent *a, uint64_t now_ns)
 {
-	if (a->assoc)
+	if (a->assoc) {
 		assoc_flush(a->assoc, now_ns, emit_op, a);
+		uint64_t settled = assoc_settled(a->assoc);
+		if (settled)
+			jsonl_poll_end(settled);
+	}
 	/* the poll's records as one bus message per part; the poll's host
 	 * time is its sequence: unique across restarts of this agent, so a
 	 * resend is a duplicate and a new run's poll never is */

@@ -416,6 +416,56 @@ static void test_call_within_first_epoch(void **state)
 	assoc_free(a);
 }
 
+/* The poll_end contract (assoc_settled): after each flush, every operator
+ * that ended before the settled time has been emitted; the settled time is
+ * the window's end less delta, 0 before any NIC data and while remote ends
+ * are pending, and no later than the calls known. Eight all-reduces 40 ms
+ * apart in 64 ms windows: some end within delta of a window's end and go
+ * out with the next flush, as the settled time says. */
+static void test_settled(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	assert_int_equal(assoc_settled(a), 0);
+	struct traffic t = { 0 };
+	uint64_t n = 2u << 20, e = 700, en[8];
+	const uint64_t win = 2000; /* epochs: 64 ms */
+	for (int i = 0; i < 8; i++) {
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e - 5));
+		en[i] = ring_op(&t, e, n, 150000, 0, 0);
+		e += 1250; /* 40 ms */
+	}
+	qsort(t.v, t.n, sizeof *t.v, cmp_tev);
+	struct recs out = { 0 };
+	int near = 0;
+	for (uint32_t k = 0; k < 6; k++) {
+		struct pulse_window w;
+		make_window(&t, 0, (uint64_t)k * win, win, k, &w);
+		assoc_window(a, 0, &w, OFF, 0);
+		assoc_flush(a, host_ns((uint64_t)(k + 1) * win), collect, &out);
+		free_window(&w);
+		uint64_t settled = assoc_settled(a);
+		assert_int_equal(settled, host_ns((uint64_t)(k + 1) * win) - 2 * MS);
+		size_t ended = 0;
+		for (int i = 0; i < 8; i++) {
+			ended += host_ns(en[i]) < settled;
+			near += host_ns(en[i]) >= settled && en[i] < (uint64_t)(k + 1) * win;
+		}
+		assert_true(out.n >= ended);
+	}
+	assert_true(near > 0); /* the case the delta is for did occur */
+	assert_int_equal(out.n, 8);
+	assoc_peers_pending(a, 1);
+	assert_int_equal(assoc_settled(a), 0);
+	assoc_peers_pending(a, 0);
+	assoc_calls_known(a, host_ns(3 * win));
+	assert_int_equal(assoc_settled(a), host_ns(3 * win) - 10 * MS);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* three all-reduces back to back: 10 idle epochs between them (well under
  * δ), each called before the previous one ends; then a repeat reuses the
  * inferred algorithm. */
@@ -1303,6 +1353,7 @@ int main(void)
 		cmocka_unit_test(test_tree_allreduce_two_channels),
 		cmocka_unit_test(test_back_to_back),
 		cmocka_unit_test(test_call_within_first_epoch),
+		cmocka_unit_test(test_settled),
 		cmocka_unit_test(test_call_after_drain),
 		cmocka_unit_test(test_gap_inside_and_extra_bytes),
 		cmocka_unit_test(test_hang),
