@@ -1,6 +1,6 @@
 /* libFuzzer target: the analyzer's input parser (an_ingest), which takes
  * the host agents' JSON lines ("op", "hook_op", "hook_group", "hook_map",
- * "window", ...) from files or from the wire. Any bytes must give a counted
+ * "window", "poll_end", ...) from files or from the wire. Any bytes must give a counted
  * drop, never a crash, a leak or unbounded memory; then the triggers, both
  * localizers and both reports run on whatever was accepted.
  *
@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (j > i) {
 			const char *host = hosts[data[i] % 3];
 			an_ingest(s, host, (const char *)data + i + 1, j - i - 1, err, sizeof err);
+			an_tick_if_settled(s); /* a poll_end may release a trigger */
 			if (++n % 16 == 0) {
 				now += 500000000ull;
 				an_tick(s, now);
