@@ -73,9 +73,15 @@ void agent_bus_map_line(void *ctx, const char *line, size_t len)
 static void bus_line(void *ctx, const char *line, size_t len)
 {
 	struct agent *a = ctx;
-	char type[8];
-	if (!pulse_aw_line_type(line, len, type, sizeof type) && !strcmp(type, "op"))
+	char type[16];
+	int typed = !pulse_aw_line_type(line, len, type, sizeof type);
+	if (typed && !strcmp(type, "op"))
 		return; /* published as a binary record */
+	/* a poll's lines go out before its records (pulse_bus_end_poll: the
+	 * mapping first), so a poll_end there would say "all in" ahead of
+	 * them: over the bus the analyzer waits its settle time instead */
+	if (typed && !strcmp(type, "poll_end"))
+		return;
 	if (pulse_bus_put_line(a->bus, line, len))
 		LOGW("bus: a line of %zu bytes not published (out of memory, or the poll's lines over "
 		     "their bound)", len);

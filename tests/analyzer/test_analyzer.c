@@ -834,6 +834,18 @@ static void test_clock_skew(void **state)
 }
 
 /* --replay DIR on agent output files (the agent itself is not run) */
+/* pulse-analyzer --replay DIR --quiet into a fresh state */
+static struct an_state *replay_quiet(const char *dir)
+{
+	struct an_state *st = an_state_new(NULL);
+	struct an_replay_opts o = { 0 };
+	o.dir = dir;
+	o.quiet = 1;
+	char err[512];
+	assert_int_equal(an_replay(st, &o, err, sizeof err), 0);
+	return st;
+}
+
 /* Rewrites a syn_write_dir run as an agent polling every second: per
  * poll a window line, the records whose last byte is 2 ms (the agent's
  * delta) before the poll's end, and with poll_end a poll_end line saying so.
@@ -888,12 +900,7 @@ static uint64_t replay_polled(const char *dir, int n, int poll_end, int *cls, ch
 		free(ops);
 		free(end);
 	}
-	struct an_state *st = an_state_new(NULL);
-	struct an_replay_opts o = { 0 };
-	o.dir = dir;
-	o.quiet = 1;
-	char err[512];
-	assert_int_equal(an_replay(st, &o, err, sizeof err), 0);
+	struct an_state *st = replay_quiet(dir);
 	const struct an_diagnosis *p = syn_first(st, "pulse");
 	uint64_t rep = p ? p->report_ns - SYN_T0 : 0;
 	if (p) {
@@ -948,12 +955,7 @@ static void test_replay_dir(void **state)
 	syn_default(&s);
 	s.slow_rate[1] = 200;
 	assert_int_equal(syn_write_dir(&s, dir), 0);
-	struct an_state *st = an_state_new(NULL);
-	struct an_replay_opts o = { 0 };
-	o.dir = dir;
-	o.quiet = 1;
-	char err[512];
-	assert_int_equal(an_replay(st, &o, err, sizeof err), 0);
+	struct an_state *st = replay_quiet(dir);
 	expect_machine(syn_first(st, "pulse"), AN_COMM_SLOW, "host1");
 	expect_group(syn_first(st, "op-level"), AN_COMM_SLOW, 4);
 	struct an_counters c;
@@ -973,6 +975,10 @@ static void test_replay_dir(void **state)
 	snprintf(path, sizeof path, "%s/agent/host2.jsonl", dir);
 	assert_int_equal(unlink(path), 0);
 	st = an_state_new(NULL);
+	struct an_replay_opts o = { 0 };
+	o.dir = dir;
+	o.quiet = 1;
+	char err[512];
 	o.agent_bin = "/nonexistent/pulse-host-agent";
 	assert_int_equal(an_replay(st, &o, err, sizeof err), -1);
 	assert_non_null(strstr(err, "host2"));

@@ -4,7 +4,8 @@
 # interception library) publishes each poll's operator records and its QP
 # map to the job's streams on a real nats-server -js (loopback, random
 # port); a consumer (bus_client, the library pulse-analyzer --bus uses)
-# gets exactly the "op" lines the agent wrote to --out and the latest map.
+# gets exactly the "op" lines the agent wrote to --out and the latest map,
+# and every other line but poll_end.
 # Exits 77 (skip) when nats-server or a build product is missing.
 set -u
 BUILD=${BUILD:-build}
@@ -49,8 +50,13 @@ grep -q "0 dropped at the queue cap" "$work/a.log" || bad "drops: $(grep 'bus:' 
 "$cl" consume "$NATS_URL" jobA "$ops" 10 >"$work/c" 2>"$work/c.err" || bad "consume: $(cat "$work/c")"
 [ "$(val "$work/c" records)" = "$ops" ] && [ "$(val "$work/c" msgs_bad)" = 0 ] &&
 	ok "consumer: the $ops records, none malformed" || bad "consumer: $(cat "$work/c")"
-lines=$(grep -vc '"type":"op"' "$work/a.jsonl")
-[ "$(val "$work/c" lines)" = "$lines" ] && ok "consumer: the $lines other lines --out has" || bad "lines: $(cat "$work/c"), --out $lines"
+# poll_end stays off the bus: a poll's lines are published before its
+# records there, so it would say "all in" ahead of them
+pe=$(grep -c '"type":"poll_end"' "$work/a.jsonl")
+[ "$pe" -ge 1 ] && ok "--out: $pe poll_end lines" || bad "--out: no poll_end line"
+lines=$(grep -v '"type":"op"' "$work/a.jsonl" | grep -vc '"type":"poll_end"')
+[ "$(val "$work/c" lines)" = "$lines" ] && ok "consumer: the $lines other lines --out has, but its poll_end lines" ||
+	bad "lines: $(cat "$work/c"), --out $lines (and $pe poll_end)"
 [ "$(val "$work/c" maps)" = 1 ] && ok "consumer: the host's latest map (one per host)" || bad "maps: $(cat "$work/c")"
 # refused: --replay --bus of every host into one --out file, a URL that is not nats://
 "$agent" --replay "$work" --bus "$NATS_URL" --out "$work/one.jsonl" >/dev/null 2>"$work/e1"
