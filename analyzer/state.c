@@ -1094,6 +1094,10 @@ static int ingest_window(struct an_state *s, int host, const cJSON *o, char *err
 		cerr = 0; /* an older agent: no bound given */
 	struct an_host *hh = &s->hosts[host];
 	hh->win_seen = 1;
+	/* a host not counted yet (its first window came after the others'
+	 * poll_end) holds data_in back to what it has said */
+	if (!hh->skewed && hh->settled_ns < s->data_in_ns)
+		s->data_in_ns = hh->settled_ns;
 	hh->clock_err[hh->clock_err_pos] = (uint64_t)cerr;
 	hh->clock_err_pos = (hh->clock_err_pos + 1) % AN_CLOCK_ERRS;
 	hh->clock_err_max = 0;

@@ -911,6 +911,48 @@ static uint64_t replay_polled(const char *dir, int n, int poll_end, int *cls, ch
 	return rep;
 }
 
+/* data_in: the least settled time over the hosts that sent windows, past
+ * the evidence by the clock bound; a host whose agent says nothing (an
+ * older one), or whose first window comes later, holds it back */
+static void test_data_in(void **state)
+{
+	(void)state;
+	const uint64_t S = 1000000000ull;
+	struct an_state *st = an_state_new(NULL);
+	char line[512], err[256];
+	for (int h = 0; h < 2; h++) {
+		char name[16];
+		snprintf(name, sizeof name, "host%d", h);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"window\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"window_seq\":1,\"host_start_ns\":%llu,"
+			 "\"host_end_ns\":%llu,\"clock_err_ns\":0,\"epoch_ns\":32000,\"complete\":true,"
+			 "\"pages_missing\":0,\"gap\":[],\"qps\":[]}",
+			 (unsigned long long)SYN_T0, (unsigned long long)(SYN_T0 + S));
+		assert_int_equal(an_ingest(st, name, line, strlen(line), err, sizeof err), 0);
+	}
+	snprintf(line, sizeof line, "{\"type\":\"poll_end\",\"t_ns\":1,\"settled_ns\":\"%llu\"}",
+		 (unsigned long long)(SYN_T0 + S - 2000000));
+	assert_int_equal(an_ingest(st, "host0", line, strlen(line), err, sizeof err), 0);
+	assert_false(an_data_in(st, SYN_T0)); /* host1 has not said */
+	assert_int_equal(an_tick_if_settled(st), 0);
+	assert_int_equal(an_ingest(st, "host1", line, strlen(line), err, sizeof err), 0);
+	assert_true(an_data_in(st, SYN_T0 + S / 2));
+	assert_false(an_data_in(st, SYN_T0 + S - 2000000 - st->cfg.skew_bound_ns + 1)); /* the clock bound */
+	/* host2's first window, no poll_end from it */
+	snprintf(line, sizeof line,
+		 "{\"type\":\"window\",\"nic\":\"mlx5_0\",\"t_ns\":1,\"window_seq\":1,\"host_start_ns\":%llu,"
+		 "\"host_end_ns\":%llu,\"clock_err_ns\":0,\"epoch_ns\":32000,\"complete\":true,"
+		 "\"pages_missing\":0,\"gap\":[],\"qps\":[]}",
+		 (unsigned long long)SYN_T0, (unsigned long long)(SYN_T0 + S));
+	assert_int_equal(an_ingest(st, "host2", line, strlen(line), err, sizeof err), 0);
+	assert_false(an_data_in(st, SYN_T0 + S / 2));
+	/* a poll_end without its time is a counted drop */
+	const char *bad = "{\"type\":\"poll_end\",\"t_ns\":1}";
+	assert_int_equal(an_ingest(st, "host2", bad, strlen(bad), err, sizeof err), -1);
+	assert_non_null(strstr(err, "settled_ns"));
+	an_state_free(st);
+}
+
 /* With the agents' poll_end lines a slow verdict is reported at the poll
  * whose data confirms it, not a settle time (1.2 s) after: the same verdict,
  * a poll sooner. Without them, as before. */
@@ -1581,6 +1623,7 @@ int main(void)
 		cmocka_unit_test(test_clock_skew),
 		cmocka_unit_test(test_replay_dir),
 		cmocka_unit_test(test_poll_end_latency),
+		cmocka_unit_test(test_data_in),
 		cmocka_unit_test(test_hang_from_calls),
 		cmocka_unit_test(test_hang_then_restart),
 		cmocka_unit_test(test_stall_not_hang),
