@@ -709,6 +709,14 @@ static void hang_open(struct an_state *s, uint64_t comm, uint64_t seq, uint64_t 
 
 static void pending_chain(struct an_state *s, struct an_pending *p, const struct an_diagnosis *d, uint64_t now);
 
+/* A localization run before a settle time has passed since (data_in let
+ * it go early): a call counts as hung only past the hang bound a settle
+ * time back, as a hang trigger's localization would (s->hang_cut). */
+static uint64_t hang_cut_at(const struct an_state *s, int early, uint64_t now)
+{
+	return early && !s->finishing && now > s->cfg.settle_ns ? now - s->cfg.settle_ns : 0;
+}
+
 /* Runs one localizer into s->tent (not into the diagnoses). */
 static void localize_tentative(struct an_state *s, const struct an_trigger *t, int oplevel)
 {
@@ -789,10 +797,7 @@ static int pending_confirm(struct an_state *s, uint64_t now)
 		t.onset_ns = p->onset;
 		t.excl = p->excl;
 		snprintf(t.why, sizeof t.why, "%s", p->d.trigger);
-		s->hang_cut = p->early && now < p->armed_now + s->cfg.settle_ns && !s->finishing &&
-				      now > s->cfg.settle_ns
-			      ? now - s->cfg.settle_ns
-			      : 0;
+		s->hang_cut = hang_cut_at(s, p->early && now < p->armed_now + s->cfg.settle_ns, now);
 		localize_tentative(s, &t, !strcmp(p->d.localizer, "op-level"));
 		s->hang_cut = 0;
 		if (getenv("PULSE_ANALYZER_DEBUG")) {
@@ -943,8 +948,7 @@ int an_trigger_tick(struct an_state *s, uint64_t now)
 		/* released by its data before the settle time: a hang seen now
 		 * has not waited as a hang trigger would (a loaded agent's
 		 * record a poll late), so it counts from a settle time back */
-		int early = data_in && t->fired_ns + s->cfg.settle_ns > now && !s->finishing;
-		s->hang_cut = early && now > s->cfg.settle_ns ? now - s->cfg.settle_ns : 0;
+		s->hang_cut = hang_cut_at(s, data_in && t->fired_ns + s->cfg.settle_ns > now, now);
 		memmove(&s->trig[i], &s->trig[i + 1], (s->ntrig - i - 1) * sizeof *t);
 		s->ntrig--;
 		s->st.localizations++;
