@@ -37,6 +37,6 @@ $(HOOK_TDIR)/ring_dump: $(BUILD)/obj/tests/hook/ring_dump.o $(BUILD)/lib/libpuls
 	$(CC) -o $@ $^ $(HOST_LDLIBS) -lrt
 ALL += $(HOOK_TDIR)/ring_dump
 TEST_SCRIPTS += tests/hook/torch_smoke_standin.sh
-tests/hook/torch_smoke_standin.sh: | $(HOOK_TDIR)/ring_dump
+tests/hook/torch_smoke_standin.sh: | $(HOOK_TDIR)/ring_dump $(HOOK_TDIR)/libtrain_module.so $(BUILD)/bin/pulse-host-agent
 # agent_net.sh: pulse-host-agent's mapping from the plugin's net records (host-agent/qp_map.c)
 TEST_SCRIPTS += tests/hook/agent_net.sh

@@ -4,7 +4,10 @@
  * dlvsym(handle, name, "IBVERBS_1.1"). Each communicator gets one QP taken
  * through INIT -> RTR -> RTS, as NCCL's IB transport does per connection.
  * No GPU, no network: operators only validate their arguments. It prints
- * one line per verbs call result so a test can compare them with records. */
+ * one line per verbs call result so a test can compare them with records,
+ * and, as NCCL does with NCCL_DEBUG=INFO, an "Init COMPLETE" line per
+ * communicator (subsystem INIT) and a line per call it accepts (COLL), in
+ * NCCL's formats (the GPU smoke test's report reads them). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -41,7 +45,74 @@ struct ncclComm {
 	uint64_t hash;     /* this stand-in's "commHash" */
 	void *prof;        /* profiler plugin context */
 	uint64_t coll_seq; /* NCCL's per-communicator collective seqNumber */
+	_Atomic uint64_t op_count; /* NCCL's opCount, as its COLL log lines show it */
+	const char *func;  /* the init entry point, for the "Init COMPLETE" line */
+	const struct ncclComm *parent; /* a split's parent (printed only) */
+	int color, key, child_index;
+	_Atomic int children;
 };
+
+/* How a communicator came to be, for NCCL's "Init COMPLETE" line. */
+struct origin {
+	const char *func;
+	struct ncclComm *parent;
+	int color, key;
+};
+
+/* ---- NCCL's log: NCCL_DEBUG=INFO (or TRACE) and NCCL_DEBUG_SUBSYS (a
+ * comma-separated list, ALL, or ^LIST for all but those; default
+ * INIT,BOOTSTRAP,ENV), to stdout as NCCL does without NCCL_DEBUG_FILE ---- */
+static int log_on(const char *subsys)
+{
+	const char *d = getenv("NCCL_DEBUG");
+	if (!d || (strcasecmp(d, "INFO") != 0 && strcasecmp(d, "TRACE") != 0))
+		return 0;
+	const char *l = getenv("NCCL_DEBUG_SUBSYS");
+	if (!l)
+		l = "INIT,BOOTSTRAP,ENV";
+	int invert = l[0] == '^';
+	if (invert)
+		l++;
+	size_t n = strlen(subsys);
+	for (const char *p = l; *p;) {
+		size_t len = strcspn(p, ",");
+		if ((len == n && strncasecmp(p, subsys, n) == 0) || (len == 3 && strncasecmp(p, "ALL", 3) == 0))
+			return !invert;
+		p += len + (p[len] == ',');
+	}
+	return invert;
+}
+
+static void log_init_complete(const struct ncclComm *c)
+{
+	if (!log_on("INIT"))
+		return;
+	if (c->parent)
+		printf("fake:%d:%d [0] NCCL INFO %s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 3b000 "
+		       "parent %p childCount %d color %d key %d - Init COMPLETE\n",
+		       (int)getpid(), (int)getpid(), c->func, (const void *)c, c->rank, c->nranks,
+		       (const void *)c->parent, c->child_index, c->color, c->key);
+	else
+		printf("fake:%d:%d [0] NCCL INFO %s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 3b000 "
+		       "commId 0x%llx - Init COMPLETE\n",
+		       (int)getpid(), (int)getpid(), c->func, (const void *)c, c->rank, c->nranks,
+		       (unsigned long long)c->hash);
+	fflush(stdout);
+}
+
+/* As ncclEnqueueCheck, once the arguments were checked. */
+static void log_call(const char *name, const void *s, const void *d, size_t n, int dt, int op, int root,
+		     struct ncclComm *c, cudaStream_t st)
+{
+	uint64_t k = atomic_fetch_add(&c->op_count, 1);
+	if (log_on("COLL")) {
+		printf("fake:%d:%d [0] NCCL INFO %s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d "
+		       "op %d root %d comm %p [nranks=%d] stream %p\n",
+		       (int)getpid(), (int)getpid(), name, (unsigned long long)k, s, d, n, dt, op, root,
+		       (const void *)c, c->nranks, st);
+		fflush(stdout);
+	}
+}
 
 /* ---- profiler plugin, loaded the way NCCL loads it ---- */
 static int g_prof_loaded;
@@ -386,8 +457,10 @@ static ncclResult_t comm_setup(struct ncclComm *c)
 {
 	pthread_mutex_lock(&g_init_lock);
 	ncclResult_t r = connect_qp(c, c->salt);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
 		prof_init(c);
+		log_init_complete(c);
+	}
 	pthread_mutex_unlock(&g_init_lock);
 	atomic_store(&c->state, r);
 	return r;
@@ -422,7 +495,7 @@ static int config_blocking(const ncclConfig_t *config)
 }
 
 static ncclResult_t new_comm_cfg(ncclComm_t *out, int nranks, int rank, uint32_t salt,
-				 const ncclConfig_t *config)
+				 const ncclConfig_t *config, const struct origin *o)
 {
 	if (!out || nranks < 1 || rank < 0 || rank >= nranks)
 		return ncclInvalidArgument;
@@ -433,6 +506,12 @@ static ncclResult_t new_comm_cfg(ncclComm_t *out, int nranks, int rank, uint32_t
 	c->nranks = nranks;
 	c->salt = salt;
 	c->hash = 0x9000000000000000ull ^ salt;
+	c->func = o->func;
+	c->parent = o->parent;
+	c->color = o->color;
+	c->key = o->key;
+	if (o->parent)
+		c->child_index = atomic_fetch_add(&o->parent->children, 1) + 1;
 	atomic_store(&c->state, ncclInProgress);
 	if (g_group > 0) { /* NCCL runs it at ncclGroupEnd */
 		c->next_deferred = g_deferred;
@@ -454,9 +533,9 @@ static ncclResult_t new_comm_cfg(ncclComm_t *out, int nranks, int rank, uint32_t
 	return ncclSuccess;
 }
 
-static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t salt)
+static ncclResult_t new_comm(ncclComm_t *out, int nranks, int rank, uint32_t salt, const char *func)
 {
-	return new_comm_cfg(out, nranks, rank, salt, NULL);
+	return new_comm_cfg(out, nranks, rank, salt, NULL, &(struct origin){ .func = func });
 }
 
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *res)
@@ -469,13 +548,14 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *res)
 
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
-	return new_comm(comm, nranks, rank, uid_word(&id));
+	return new_comm(comm, nranks, rank, uid_word(&id), "ncclCommInitRank");
 }
 
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
 					   ncclConfig_t *config)
 {
-	return new_comm_cfg(comm, nranks, rank, uid_word(&id), config);
+	return new_comm_cfg(comm, nranks, rank, uid_word(&id), config,
+			    &(struct origin){ .func = "ncclCommInitRankConfig" });
 }
 
 EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nId,
@@ -483,7 +563,8 @@ EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int r
 {
 	if (nId < 1 || !ids)
 		return ncclInvalidArgument;
-	return new_comm_cfg(comm, nranks, rank, uid_word(&ids[0]), config);
+	return new_comm_cfg(comm, nranks, rank, uid_word(&ids[0]), config,
+			    &(struct origin){ .func = "ncclCommInitRankScalable" });
 }
 
 /* As NCCL: one init per device, each on a thread of its own. */
@@ -500,6 +581,7 @@ EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devl
 		c->nranks = ndev;
 		c->salt = 0xa11;
 		c->hash = 0x9000000000000000ull ^ 0xa11u ^ ((uint64_t)i << 32);
+		c->func = "ncclCommInitAll";
 		ncclResult_t r = setup_on_thread(c, 0);
 		if (r != ncclSuccess) {
 			free(c);
@@ -513,7 +595,6 @@ EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devl
 EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
 				  ncclConfig_t *config)
 {
-	(void)key;
 	if (!comm || !newcomm)
 		return ncclInvalidArgument;
 	if (color < 0) { /* NCCL_SPLIT_NOCOLOR */
@@ -522,7 +603,8 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
 	}
 	/* Stand-in for the collective: ranks alternate between two colors. */
 	return new_comm_cfg(newcomm, (comm->nranks + 1 - (comm->rank % 2)) / 2, comm->rank / 2,
-			    0x5000u + (uint32_t)color, config);
+			    0x5000u + (uint32_t)color, config,
+			    &(struct origin){ .func = "ncclCommSplit", .parent = comm, .color = color, .key = key });
 }
 
 /* 2.27: the ranks left after excluding some; here the excluded ranks are
@@ -535,7 +617,8 @@ EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, 
 	if (!comm || !newcomm || nexclude < 0 || nexclude >= comm->nranks)
 		return ncclInvalidArgument;
 	return new_comm_cfg(newcomm, comm->nranks - nexclude, comm->rank % (comm->nranks - nexclude),
-			    0x6000u + (uint32_t)nexclude, config);
+			    0x6000u + (uint32_t)nexclude, config,
+			    &(struct origin){ .func = "ncclCommShrink", .parent = comm, .color = -1 });
 }
 
 /* 2.29 */
@@ -544,7 +627,8 @@ EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nranks, const ncclUniqueId
 {
 	if (!newcomm || (!comm && !uid) || (comm && nranks < comm->nranks))
 		return ncclInvalidArgument;
-	return new_comm_cfg(newcomm, nranks, rank, uid ? uid_word(uid) : 0x7000u, config);
+	return new_comm_cfg(newcomm, nranks, rank, uid ? uid_word(uid) : 0x7000u, config,
+			    &(struct origin){ .func = "ncclCommGrow", .parent = uid ? NULL : comm });
 }
 
 static ncclResult_t end_comm(ncclComm_t comm)
@@ -625,52 +709,57 @@ static ncclResult_t check_peer(ncclComm_t comm, int peer)
 EXPORT ncclResult_t ncclAllReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
 				  ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)op; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("AllReduce", s, d, n, dt, (int)op, 0, comm, st);
 		prof_event(comm, 1, "AllReduce", n, -1, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclReduceScatter(const void *s, void *d, size_t n, ncclDataType_t dt,
 				      ncclRedOp_t op, ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)op; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("ReduceScatter", s, d, n, dt, (int)op, 0, comm, st);
 		prof_event(comm, 1, "ReduceScatter", n, -1, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclAllGather(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
 				  cudaStream_t st)
 {
-	(void)d; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("AllGather", s, d, n, dt, 0, 0, comm, st);
 		prof_event(comm, 1, "AllGather", n, -1, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclAlltoAll(const void *s, void *d, size_t n, ncclDataType_t dt, ncclComm_t comm,
 				 cudaStream_t st)
 {
-	(void)d; (void)st;
 	ncclResult_t r = check(s, dt, comm);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("AlltoAll", s, d, n, dt, 0, 0, comm, st);
 		prof_event(comm, 1, "AlltoAll", n, -1, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclBroadcast(const void *s, void *d, size_t n, ncclDataType_t dt, int root,
 				  ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)st;
 	ncclResult_t r = check(s, dt, comm);
 	if (r == ncclSuccess)
 		r = check_peer(comm, root);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("Broadcast", s, d, n, dt, 0, root, comm, st);
 		prof_event(comm, 1, "Broadcast", n, root, dt);
+	}
 	return r;
 }
 
@@ -686,36 +775,39 @@ EXPORT ncclResult_t ncclBcast(void *b, size_t n, ncclDataType_t dt, int root, nc
 EXPORT ncclResult_t ncclReduce(const void *s, void *d, size_t n, ncclDataType_t dt, ncclRedOp_t op,
 			       int root, ncclComm_t comm, cudaStream_t st)
 {
-	(void)d; (void)op; (void)st;
 	ncclResult_t r = check(s, dt, comm);
 	if (r == ncclSuccess)
 		r = check_peer(comm, root);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("Reduce", s, d, n, dt, (int)op, root, comm, st);
 		prof_event(comm, 1, "Reduce", n, root, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclSend(const void *s, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
 			     cudaStream_t st)
 {
-	(void)st;
 	ncclResult_t r = check(s, dt, comm);
 	if (r == ncclSuccess)
 		r = check_peer(comm, peer);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("Send", NULL, s, n, dt, 0, peer, comm, st);
 		prof_event(comm, 0, "Send", n, peer, dt);
+	}
 	return r;
 }
 
 EXPORT ncclResult_t ncclRecv(void *d, size_t n, ncclDataType_t dt, int peer, ncclComm_t comm,
 			     cudaStream_t st)
 {
-	(void)st;
 	ncclResult_t r = check(d, dt, comm);
 	if (r == ncclSuccess)
 		r = check_peer(comm, peer);
-	if (r == ncclSuccess)
+	if (r == ncclSuccess) {
+		log_call("Recv", NULL, d, n, dt, 0, peer, comm, st);
 		prof_event(comm, 0, "Recv", n, peer, dt);
+	}
 	return r;
 }
 
