@@ -224,19 +224,29 @@ def nccl_logged_inits(out):
     return len(re.findall(r"NCCL INFO \w+ comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init COMPLETE", out))
 
 
-def report(pid, rc, out, recs, args):
-    checks = []
-
+def checker(checks):
+    """A check(cond, what) that prints PASS/FAIL and appends to checks."""
     def check(cond, what):
         checks.append(bool(cond))
         print("  %s %s" % ("PASS" if cond else "FAIL", what))
+    return check
 
+
+def process_header(title, out, shown):
+    """The report's head: the process, and its output lines that shown() keeps."""
     print("=" * 78)
-    print("process %d (exit %d)" % (pid, rc))
+    print(title)
     for l in out.splitlines():
-        if ("workload" in l or "profiler" in l.lower() or "NET/IB" in l or "NET/Socket" in l
-                or l.startswith("fake-nccl: profiler") or "Using network" in l):
+        if shown(l):
             print("  | " + l[:160])
+
+
+def report(pid, rc, out, recs, args):
+    checks = []
+    check = checker(checks)
+    process_header("process %d (exit %d)" % (pid, rc), out,
+                   lambda l: ("workload" in l or "profiler" in l.lower() or "NET/IB" in l or "NET/Socket" in l
+                              or l.startswith("fake-nccl: profiler") or "Using network" in l))
     if recs is None:
         check(False, "interception ring readable")
         return checks
@@ -495,16 +505,10 @@ def hex_id(v):
 def agent_report(pid, rc, out, agent, lines, args, ring_left):
     """The agent's view of one workload process, against NCCL's own log."""
     checks = []
-
-    def check(cond, what):
-        checks.append(bool(cond))
-        print("  %s %s" % ("PASS" if cond else "FAIL", what))
-
-    print("=" * 78)
-    print("process %d (exit %d), through pulse-host-agent" % (pid, rc))
-    for l in out.splitlines():
-        if "workload" in l or "Using network" in l or "PROFILER/Plugin" in l or l.startswith("fake-nccl: profiler"):
-            print("  | " + l[:160])
+    check = checker(checks)
+    process_header("process %d (exit %d), through pulse-host-agent" % (pid, rc), out,
+                   lambda l: ("workload" in l or "Using network" in l or "PROFILER/Plugin" in l
+                              or l.startswith("fake-nccl: profiler")))
     log = agent.log_text()
     att = attached_re(pid).search(log)
     drop = dropped_re(pid).search(log)
@@ -605,11 +609,7 @@ def agent_report(pid, rc, out, agent, lines, args, ring_left):
 def agent_totals(agent, lines, pids):
     """The agent's own accounts, once it stopped: its counters line against its lines."""
     checks = []
-
-    def check(cond, what):
-        checks.append(bool(cond))
-        print("  %s %s" % ("PASS" if cond else "FAIL", what))
-
+    check = checker(checks)
     print("=" * 78)
     log = agent.log_text()
     m = re.search(r"hook rings: (\d+) attached, (\d+) detached, (\d+) records drained \((\d+) operators\), "
