@@ -39,6 +39,7 @@ void an_roll_add_at(struct an_roll *r, double v, uint64_t t);
 double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint32_t *n);
 int an_roll_stats(const struct an_roll *r, double *median, double *mad); /* -1 when empty */
 double an_roll_max(const struct an_roll *r);
+double an_roll_min(const struct an_roll *r);
 double an_median(double *v, size_t n); /* sorts v */
 double an_binom_tail(int n, int k, double p); /* P(X >= k), X binomial(n, p) */
 /* *p holds *cap elements of size bytes: at least need (at most max), the
@@ -419,6 +420,7 @@ void an_log(struct an_state *s, const char *fmt, ...) __attribute__((format(prin
 int an_host_index(struct an_state *s, const char *name, int create);
 int an_node_index(struct an_state *s, int host, int32_t gpu, uint32_t pid, int create);
 const char *an_node_host(const struct an_state *s, int node);
+int an_node_host_index(const struct an_state *s, int node); /* -1: unknown */
 /* How far a byte time of node's host may lie off against another host's:
  * the largest clock mapping bound of its recent windows plus the largest
  * of any host's (the other side of a comparison). 0 in a replay of the

@@ -403,6 +403,7 @@ static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
 /* Chance that one rank is the latest that often: a routed straggler's
  * confirmation must lie below it */
 #define ROUTED_ALPHA 0.01
+#define ROUTED_USUAL_N 64 /* instances before the evidence that give a rank's usual share */
 
 /* A confirmation of a routed all-to-all's straggler: rank k must be the
  * latest in more of the group's routed instances it takes (the
@@ -413,7 +414,38 @@ static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
  * in two periods by chance (seed 112727 #015: an MoE job without a
  * failure, an EP group of 3, a rank 1.13 ms late named twice: the latest
  * in 3 of 13; an expert imbalance on one rank of 8, seed 31337 #026: 6 of
- * 14) */
+ * 14). Chance is the rank's own share of latest places before the
+ * evidence where that is more (smoothed towards 1 in nranks): a popular
+ * expert is the latest most times, and it was named on a heavy-tailed
+ * delay and confirmed for being the latest again, as it always had been
+ * (seed 1130 #092, Mixtral 4 x 8 without a failure: rank 0 the latest in
+ * nearly every instance of its EP group). */
+static double routed_usual_share(const struct an_state *s, const struct an_window *w, struct an_comm *c, int32_t k)
+{
+	uint64_t top = 0;
+	for (uint32_t i = 0; i < w->n; i++)
+		if (s->comms[w->comm[i]] == c && w->inst[i]->seq > top)
+			top = w->inst[i]->seq;
+	int late = 0, total = 0;
+	/* (the window runs past the evidence by the confirmation's periods:
+	 * from its last instance back; each rank numbers its P2P calls) */
+	for (uint64_t back = 0; back <= 4096 && back <= top && total < ROUTED_USUAL_N; back++) {
+		struct an_inst *in = an_inst_find(c, top - back);
+		if (!in || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in) || !inst_routed(c, in))
+			continue;
+		int32_t hi = routed_latest(c, in);
+		if (hi < 0 || in->recs[hi]->start >= w->excl.a)
+			continue;
+		total++;
+		late += hi == k;
+	}
+	double chance = 1.0 / (double)c->nranks;
+	double own = (late + 1.0) / (total + (double)c->nranks);
+	if (getenv("PULSE_ANALYZER_DEBUG2"))
+		fprintf(stderr, "  routed usual share: rank %d latest in %d of %d before the evidence\n", k, late, total);
+	return own > chance ? own : chance;
+}
+
 static int routed_confirmed(const struct an_state *s, const struct an_window *w, struct an_comm *c, int32_t k)
 {
 	int late = 0, total = 0;
@@ -432,9 +464,10 @@ static int routed_confirmed(const struct an_state *s, const struct an_window *w,
 		total++;
 		late += hi == k;
 	}
+	double p = routed_usual_share(s, w, c, k);
 	if (getenv("PULSE_ANALYZER_DEBUG2"))
-		fprintf(stderr, "  routed confirmation: rank %d latest in %d of %d\n", k, late, total);
-	return total > 0 && an_binom_tail(total, late, 1.0 / (double)c->nranks) < ROUTED_ALPHA;
+		fprintf(stderr, "  routed confirmation: rank %d latest in %d of %d (usually %.2f)\n", k, late, total, p);
+	return total > 0 && an_binom_tail(total, late, p) < ROUTED_ALPHA;
 }
 
 /* Each rank's delay against its siblings in instance in (sibling_delay2),

@@ -279,7 +279,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 				pulse_op_type_name(in->op), in->seq, c->id, med);
 		if (med < s->cfg.slow_factor)
 			continue;
-		/* the trigger's floor too (thr_of): a few hundred µs more than the
+		/* the trigger's widest floor (thr_of): a few hundred µs more than the
 		 * longest recent one is what launch and proxy jitter do */
 		if (an_median(exts, (size_t)n) <= (double)s->cfg.min_slow_ns)
 			continue;

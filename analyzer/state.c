@@ -139,6 +139,12 @@ double an_roll_max(const struct an_roll *r)
 	return m > 0 ? m : 0; /* (never below 0, as before the kept order) */
 }
 
+double an_roll_min(const struct an_roll *r)
+{
+	double m = r->n ? r->v[r->by_value[0]] : 0;
+	return m > 0 ? m : 0;
+}
+
 double an_roll_base(const struct an_roll *r, uint64_t before, int want_max, uint32_t *n)
 {
 	double t[AN_BASE_N];
@@ -304,6 +310,11 @@ const char *an_node_host(const struct an_state *s, int node)
 	if (node < 0 || (uint32_t)node >= s->nnodes)
 		return "?";
 	return s->hosts[s->nodes[node].host].name;
+}
+
+int an_node_host_index(const struct an_state *s, int node)
+{
+	return node < 0 || (uint32_t)node >= s->nnodes ? -1 : s->nodes[node].host;
 }
 
 uint64_t an_clock_err_pair(const struct an_state *s, int node)

@@ -8,7 +8,8 @@
  * and every complete operator instance (all ranks) with the communicator's
  * running baseline of its span (first call to last end) and of its period
  * (one iteration, for operators issued once per iteration).
- * Anything slow_factor above its median (and min_slow_ns longer) fires.
+ * Anything slow_factor above its longest (and a floor scaled to its spread,
+ * thr_of) fires.
  *
  * Hang: a record the agent reported hung or not started (the agent applies
  * its own bound), or a rank whose call has been outstanding for hang_ns with
@@ -86,14 +87,23 @@ static void fire(struct an_state *s, int kind, const struct an_comm *c, uint64_t
 			(double)(due % 1000000000000ull) / 1e9, t->why);
 }
 
-static double thr_of(const struct an_state *s, double med, double mad)
+/* How much longer than the longest of a baseline's samples fires: the
+ * slow factor of it, and a floor scaled to the baseline's own noise. The
+ * floor is twice the samples' range (an operator whose durations spread
+ * over its schedule places or its waits gets the whole min_slow_ns), and
+ * never under a quarter of min_slow_ns: an operator of a few ms that never
+ * varied by more than a few epochs, slowed by 0.4 ms, is slow, where a
+ * fixed 0.5 ms floor hid a 30% slowdown of it. */
+static double thr_of(const struct an_state *s, const struct an_roll *r)
 {
-	double t = (s->cfg.slow_factor - 1.0) * med;
-	if (t < (double)s->cfg.min_slow_ns)
-		t = (double)s->cfg.min_slow_ns;
-	if (t < 4 * mad)
-		t = 4 * mad;
-	return t;
+	double max = an_roll_max(r), lo = (double)s->cfg.min_slow_ns / 4;
+	double floor = 2.0 * (max - an_roll_min(r));
+	if (floor < lo)
+		floor = lo;
+	if (floor > (double)s->cfg.min_slow_ns)
+		floor = (double)s->cfg.min_slow_ns;
+	double t = (s->cfg.slow_factor - 1.0) * max;
+	return t > floor ? t : floor;
 }
 
 /* The hung communicator completed a later operator: what was diagnosed as
@@ -189,7 +199,7 @@ void an_trigger_on_record(struct an_state *s, struct an_comm *c, struct an_inst 
 	 * schedule (1F1B warm-up, steady state, the iteration's first one)
 	 * changes its duration, and every place recurs each iteration */
 	if (r->dur_nb >= 3 && d && r->status == PULSE_OP_COMPLETE) {
-		double thr = thr_of(s, r->dur_max, 0);
+		double thr = thr_of(s, &m->dur[sig]);
 		if ((double)d > r->dur_max + thr)
 			fire(s, AN_TRIG_SLOW, c, r->seq, r->call, r->end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 " took %.1f ms on rank %d, at most %.1f ms before",
@@ -419,7 +429,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	double med, mad;
 	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
 		med = an_roll_max(&g->span);
-		if ((double)span > med + thr_of(s, med, 0))
+		if ((double)span > med + thr_of(s, &g->span))
 			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call, in->last_end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64
 			     " took %.1f ms from first call to last byte, at most %.1f ms before",
@@ -430,7 +440,7 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	if (g->last_end && in->last_end > g->last_end) {
 		uint64_t period = in->last_end - g->last_end;
 		double pmax = an_roll_max(&g->period);
-		if (g->period.n >= 3 && is_iteration_sig(s, g) && (double)period > pmax + thr_of(s, pmax, 0))
+		if (g->period.n >= 3 && is_iteration_sig(s, g) && (double)period > pmax + thr_of(s, &g->period))
 			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end, in->last_end,
 			     "iteration slower: %s on communicator 0x%016" PRIx64
 			     " came %.1f ms after the previous one, at most %.1f ms before",
