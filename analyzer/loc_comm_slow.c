@@ -762,22 +762,21 @@ static double rank_rate_spread(struct an_comm *c, uint64_t before, int observed,
 		if (!in)
 			continue;
 		int n = 0;
+		int32_t of[512]; /* the rank of each rate */
 		for (int32_t r = 0; r < c->nranks && n < 512; r++)
-			n += rec_rate(in->recs[r], observed, &v[n]);
+			if (rec_rate(in->recs[r], observed, &v[n]))
+				of[n++] = r;
 		if (n < 3)
 			continue;
 		memcpy(t, v, (size_t)n * sizeof *t);
 		double med = an_median(t, (size_t)n);
 		if (!(med > 0))
 			continue;
-		for (int j = 0; j < n; j++)
+		for (int j = 0; j < n; j++) {
 			dev[nd++] = fabs(v[j] / med - 1.0);
-		double vr;
-		for (int32_t r = 0; r < c->nranks; r++)
-			if (rec_rate(in->recs[r], observed, &vr)) {
-				bsum[r] += vr / med;
-				bcnt[r]++;
-			}
+			bsum[of[j]] += v[j] / med;
+			bcnt[of[j]]++;
+		}
 		if (++inblock == (int)k) {
 			for (int32_t r = 0; r < c->nranks; r++) {
 				if (r != tested && bcnt[r] * 2 >= k && nb < RATE_NOISE_INSTS * (size_t)c->nranks)

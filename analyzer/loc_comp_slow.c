@@ -400,6 +400,15 @@ static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
 	return n >= 3 ? hi : -1;
 }
 
+/* routed_latest of an instance that is a routed all-to-all group whose
+ * ranks compare, -1 for any other */
+static int32_t routed_group_latest(struct an_comm *c, const struct an_inst *in)
+{
+	if (in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in) || !inst_routed(c, in))
+		return -1;
+	return routed_latest(c, in);
+}
+
 /* Chance that one rank is the latest that often: a routed straggler's
  * confirmation must lie below it */
 #define ROUTED_ALPHA 0.01
@@ -431,9 +440,7 @@ static double routed_usual_share(const struct an_state *s, const struct an_windo
 	 * from its last instance back; each rank numbers its P2P calls) */
 	for (uint64_t back = 0; back <= 4096 && back <= top && total < ROUTED_USUAL_N; back++) {
 		struct an_inst *in = an_inst_find(c, top - back);
-		if (!in || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in) || !inst_routed(c, in))
-			continue;
-		int32_t hi = routed_latest(c, in);
+		int32_t hi = in ? routed_group_latest(c, in) : -1;
 		if (hi < 0 || in->recs[hi]->start >= w->excl.a)
 			continue;
 		total++;
@@ -451,10 +458,7 @@ static int routed_confirmed(const struct an_state *s, const struct an_window *w,
 	int late = 0, total = 0;
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
-		if (s->comms[w->comm[i]] != c || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in) ||
-		    !inst_routed(c, in))
-			continue;
-		int32_t hi = routed_latest(c, in);
+		int32_t hi = s->comms[w->comm[i]] == c ? routed_group_latest(c, in) : -1;
 		if (hi < 0)
 			continue;
 		const struct an_rec *r = in->recs[hi];

@@ -426,9 +426,8 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	last_caller_check(s, c, in);
 	struct an_sig *g = &c->sigs[in->sig];
 	uint64_t span = in->last_end > in->first_call && in->first_call ? in->last_end - in->first_call : 0;
-	double med, mad;
-	if (span && an_roll_stats(&g->span, &med, &mad) == 0 && g->span.n >= 3) {
-		med = an_roll_max(&g->span);
+	if (span && g->span.n >= 3) {
+		double med = an_roll_max(&g->span);
 		if ((double)span > med + thr_of(s, &g->span))
 			fire(s, AN_TRIG_SLOW, c, in->seq, in->first_call, in->last_end,
 			     "%s #%" PRIu64 " on communicator 0x%016" PRIx64
