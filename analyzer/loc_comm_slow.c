@@ -869,8 +869,8 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 			 * where instances are independent, the spread of k-averages
 			 * where they are not (MoE routing holds for a layer's operators
 			 * of one iteration: seed 1133 #042, no failure, an EP rank of
-			 * three 19% below over its last 10, 4 of their 2.6% standard
-			 * errors, while 10-averages before spread by 8%) */
+			 * three 15-19% below over its last 10, past 4 of their 3.2-3.4%
+			 * standard errors, while 10-averages before spread by 7-9%) */
 			double sdb = 0;
 			double sd = avg[lo] * RATE_OUTLIER < med ? rank_rate_spread(c, oldest, observed, cnt[rk[lo]], rk[lo], &sdb) : 0;
 			double se = sd / sqrt((double)cnt[rk[lo]]);

@@ -37,9 +37,9 @@
 #     transfers against a usual share from three to five instances before
 #     the look-back, and named a host whose transfers ran 6% below it;
 #   - a 3-host MoE with routing skew 0.36 (seed 1133 #42): an EP rank's
-#     rate over its last ten 19% below the median, four standard errors of
-#     the per-instance spread, named a slow NIC: ten operators of a few
-#     iterations share their routing (averages of ten spread by 8%);
+#     rate over its last ten 15-19% below the median, past four standard
+#     errors of the per-instance spread, named a slow NIC: ten operators of
+#     a few iterations share their routing (averages of ten spread by 7-9%);
 #   - the paper's 32-GPU Mixtral with skew 0.32 (seed 1130 #92): the rank
 #     of a popular expert, the latest in nearly every instance, 1.08 ms
 #     late once and "confirmed" for being the latest again, as it always
