@@ -231,16 +231,32 @@ static int infer_small(struct assoc *a, struct as_rank *rs, struct as_op *op, ui
 	return 1;
 }
 
-/* A ring rank whose successor is on this host (NVLink/PCIe) sends no data
- * over RDMA; its QPs are the receive side from a remote predecessor and
- * carry at most clear-to-send writes. Decided once δ passed after the call
- * with under 1/64 of N on its QPs, unless a tree was seen on this rank or
- * the profiler says tree (a tree rank may wait for its children). */
+/* The last rank of a broadcast's chain: its successor (learned, else
+ * NCCL's rank order, as as_succ_on_host) is the root, which already has
+ * the data. Without this a job of broadcasts alone (no other collective
+ * to learn the successor from) never had a record for that rank, and no
+ * instance of the communicator was ever complete. */
+static int chain_end(const struct as_rank *rs, const struct as_op *op)
+{
+	if (op->type != PULSE_HOOK_OP_BROADCAST || rs->rank < 0 || rs->nranks < 2 || op->root_peer < 0)
+		return 0;
+	int32_t succ = rs->ring_next >= 0 ? rs->ring_next : (rs->rank + 1) % rs->nranks;
+	return succ == op->root_peer;
+}
+
+/* A ring rank whose successor is on this host (NVLink/PCIe), or the end
+ * of a broadcast's chain, sends no data over RDMA; its QPs are the
+ * receive side from a remote predecessor and carry at most clear-to-send
+ * writes. Decided once δ passed after the call with under 1/64 of N on
+ * its QPs, unless a tree was seen on this rank or the profiler says tree
+ * (a tree rank may wait for its children; a broadcast is a chain in NCCL
+ * whatever the all-reduces use). */
 static int no_data(const struct assoc *a, const struct as_rank *rs, const struct as_op *op, uint64_t horizon)
 {
-	if (rs->last_algo == PULSE_ALGO_TREE || op->prof_algo == PULSE_ALGO_TREE)
+	int end = chain_end(rs, op);
+	if (!end && (rs->last_algo == PULSE_ALGO_TREE || op->prof_algo == PULSE_ALGO_TREE))
 		return 0;
-	if (horizon < op->call_ns + a->delta_ns || !as_succ_on_host(a, rs))
+	if (horizon < op->call_ns + a->delta_ns || !(end || as_succ_on_host(a, rs)))
 		return 0;
 	uint64_t n = op->count * (as_dtype_size(op->datatype) ? as_dtype_size(op->datatype) : 1);
 	uint64_t floor = as_call_floor(a, op), sum = 0;

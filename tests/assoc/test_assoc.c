@@ -1244,6 +1244,39 @@ static void test_successor_on_host(void **state)
 	assoc_free(a);
 }
 
+/* the last rank of a broadcast's chain (rank 3 of 4, root 0: its
+ * successor is the root) in a job of broadcasts alone, so no successor
+ * was ever learned: its QP to rank 2 carries only clear-to-send writes;
+ * its broadcasts are no_traffic once δ passed, where they had no record
+ * at all. Rank 3 with root 1 is no chain end: it sends, and the same
+ * quiet QP leaves that broadcast pending (not no_traffic). */
+static void test_broadcast_chain_end(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, COMM, 4, 3);
+	qp(a, 11, COMM, 3, 2);
+	struct traffic t = { 0 };
+	for (int i = 0; i < 3; i++) {
+		uint64_t e = 1000 + (uint64_t)i * 2000;
+		call(a, COMM, (uint64_t)i, PULSE_HOOK_OP_BROADCAST, 1u << 20, 7, 0, 0, host_ns(e));
+		for (uint64_t x = e + 2; x < e + 40; x += 8)
+			tadd(&t, 0, 11, x, 64);
+	}
+	call(a, COMM, 3, PULSE_HOOK_OP_BROADCAST, 1u << 20, 7, 1, 0, host_ns(7000));
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 1, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out.v[i].seq, (uint64_t)i);
+		assert_int_equal(out.v[i].status, PULSE_OP_NO_TRAFFIC);
+		assert_int_equal(out.v[i].expected_bytes, 0);
+	}
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* the first all-reduce of a communicator hangs after a few MB (its
  * algorithm was never inferred): hung, with the bytes it sent per peer,
  * never zeros, its peers not complete. */
@@ -1369,6 +1402,7 @@ int main(void)
 		cmocka_unit_test(test_small_then_big_same_epoch),
 		cmocka_unit_test(test_many_channels),
 		cmocka_unit_test(test_successor_on_host),
+		cmocka_unit_test(test_broadcast_chain_end),
 		cmocka_unit_test(test_hang_before_inference),
 		cmocka_unit_test(test_pp_before_join),
 		cmocka_unit_test(test_random_input),
