@@ -448,7 +448,7 @@ double an_inst_xfer_median(struct an_comm *c, struct an_inst *in);
 /* transfer pi of rank k in instance in: its rate over the instance's
  * median, divided by the median of the same ratio for the same transfer
  * (same rank, peer, op and count) over up to 16 earlier instances (at least
- * 3). *thr: the relative drop that counts as slow, the larger of four
+ * AN_XFER_ROLL_MIN). *thr: the relative drop that counts as slow, the larger of four
  * robust standard deviations of that history and four epochs of the
  * transfer's active time. NAN when unusable. */
 double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr);
@@ -456,6 +456,22 @@ double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t 
  * a slowdown's later instances judged against the usual from before it */
 double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
 			    uint64_t before);
+/* the same with at least min_n earlier instances (the defaults: 6 before
+ * `before`, AN_XFER_BEFORE_MIN; AN_XFER_ROLL_MIN rolling) */
+double an_xfer_shift_min(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
+			 uint64_t before, int min_n);
+#define AN_XFER_BEFORE_MIN 6
+#define AN_XFER_ROLL_MIN 3
+/* An early onset: a transfer level with its siblings in the first two
+ * iterations and below them from the third on is a slowdown (seed 1134
+ * #071: a congested receiver of a one-to-all from iteration 2, its
+ * transfer 11% below the others' in every instance from then on, never
+ * fired: with three earlier instances needed, they held the slowdown by
+ * then). Against so few, the transfer must also be below the instance's
+ * median (a share measured twice is no noise estimate): the trigger's
+ * second try, and the transfer-share rule's when no transfer has
+ * AN_XFER_BEFORE_MIN before the look-back */
+#define AN_XFER_EARLY_MIN 2
 /* the previous instance (before in) where rank k has a record with the
  * same op and count, or NULL */
 struct an_inst *an_xfer_prev(struct an_comm *c, const struct an_inst *in, int32_t k);

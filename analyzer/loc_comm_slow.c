@@ -906,7 +906,7 @@ int an_rule_custom_rate(struct an_state *s, const struct an_window *w, struct an
 
 /* some transfer of the window from the look-back on has a usual share
  * from before it */
-static int xfer_any_before(struct an_state *s, const struct an_window *w, uint64_t before)
+static int xfer_any_before(struct an_state *s, const struct an_window *w, uint64_t before, int min_n)
 {
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
@@ -916,11 +916,48 @@ static int xfer_any_before(struct an_state *s, const struct an_window *w, uint64
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
 			for (uint32_t pi = 0; r && pi < r->npeers; pi++)
-				if (!isnan(an_xfer_shift_before(c, in, k, pi, NULL, before)))
+				if (!isnan(an_xfer_shift_min(c, in, k, pi, NULL, before, min_n)))
 					return 1;
 		}
 	}
 	return 0;
+}
+
+/* Four robust standard deviations of the shifts of all the window's
+ * transfers from the look-back on (most of them normal): against a usual
+ * share from a couple of instances, a transfer's own two samples are no
+ * noise estimate, and the transfers of one run vary alike from the first
+ * iterations to the next (seed 1132 #139, an all-to-one without a fault
+ * yet: a sender 8% below the share of its first two instances named) */
+static double xfer_window_spread(struct an_state *s, const struct an_window *w, uint64_t before, int min_n)
+{
+	double *v = malloc(4096 * sizeof *v);
+	if (!v)
+		return 0;
+	size_t n = 0;
+	for (uint32_t i = 0; i < w->n && n < 4096; i++) {
+		struct an_inst *in = w->inst[i];
+		struct an_comm *c = s->comms[w->comm[i]];
+		if (in->hung || in->first_call < w->cause0 || an_inst_xfer_median(c, in) <= 0)
+			continue;
+		for (int32_t k = 0; k < c->nranks && n < 4096; k++) {
+			const struct an_rec *r = in->recs[k];
+			for (uint32_t pi = 0; r && pi < r->npeers && n < 4096; pi++) {
+				double sh = an_xfer_shift_min(c, in, k, pi, NULL, before, min_n);
+				if (!isnan(sh))
+					v[n++] = sh;
+			}
+		}
+	}
+	double spread = 0;
+	if (n >= 3) {
+		double med = an_median(v, n);
+		for (size_t j = 0; j < n; j++)
+			v[j] = fabs(v[j] - med);
+		spread = 4.0 * 1.4826 * an_median(v, n);
+	}
+	free(v);
+	return spread;
 }
 
 /* Communication fail-slow from a transfer's place among the transfers of
@@ -954,10 +991,26 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 	 * slow). When the run holds too few instances before it for any
 	 * transfer (an onset in the first iterations:
 	 * standalone-network_congestion-70, from iteration 3 of 6), the
-	 * rolling one, for all: one reference for the window */
+	 * usual from the AN_XFER_EARLY_MIN before the trigger's onset (the
+	 * look-back reaches before the first instance; seed 1134 #071, from
+	 * iteration 2 of 34: the rolling one counted 2 of its 32 slow
+	 * transfers), else the rolling one, for all: one reference for the
+	 * window */
 	uint64_t before = w->cause0;
-	if (!xfer_any_before(s, w, before))
-		before = 0;
+	int min_n = AN_XFER_BEFORE_MIN;
+	double floor = 0;
+	int early = 0;
+	if (!xfer_any_before(s, w, before, min_n)) {
+		before = w->onset;
+		min_n = AN_XFER_EARLY_MIN;
+		if (!before || !xfer_any_before(s, w, before, min_n)) {
+			before = 0;
+			min_n = AN_XFER_ROLL_MIN;
+		} else {
+			floor = xfer_window_spread(s, w, before, min_n);
+			early = 1;
+		}
+	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
@@ -972,11 +1025,19 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 				continue;
 			for (uint32_t pi = 0; pi < r->npeers; pi++) {
 				double thr = 0;
-				double sh = an_xfer_shift_before(c, in, k, pi, &thr, before);
+				double sh = an_xfer_shift_min(c, in, k, pi, &thr, before, min_n);
 				if (isnan(sh))
 					continue;
+				if (thr < floor)
+					thr = floor;
 				int pn = r->peers[pi].node;
 				int isslow = sh < 1.0 - thr;
+				/* against a couple of instances' share, also below the
+				 * instance's median: contending senders' shares follow
+				 * their start order (1132 #139: the sender 8% below its
+				 * first share was still 5% above the median) */
+				if (isslow && early && an_xfer_rate(r, &r->peers[pi]) >= (1.0 - thr) * in->xmed)
+					isslow = 0;
 				tot[r->node]++;
 				slow[r->node] += isslow;
 				if (pn >= 0 && pn < cap) {

@@ -370,8 +370,8 @@ int an_rec_excluded(const struct an_window *w, const struct an_rec *r)
  * CPU delays them all, while noise (routing, a data-loader hiccup) delays
  * some rank again somewhere later by chance, and the same rank by chance
  * too in a small group */
-static int past_confirmation(const struct an_state *s, const struct an_window *w, const struct an_rec *r,
-			      uint64_t periods)
+static int past_confirmation_at(const struct an_state *s, const struct an_window *w, uint64_t t,
+				 uint64_t periods)
 {
 	uint64_t period = an_period_ns(s);
 	/* (Also leaving out the delays from before the evidence, already
@@ -380,7 +380,44 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 	 * and on the fresh seeds 1128 and 1129 it confirmed three wrong
 	 * verdicts (pipeline and comm-fault cascades) the chain had dropped,
 	 * and lost one run: reverted.) */
-	return w->excl.b && period && r->start > an_excl_last(&w->excl) + periods * period;
+	return w->excl.b && period && t > an_excl_last(&w->excl) + periods * period;
+}
+
+static int past_confirmation(const struct an_state *s, const struct an_window *w, const struct an_rec *r,
+			      uint64_t periods)
+{
+	return past_confirmation_at(s, w, r->start, periods);
+}
+
+/* A lone collective's rank whose compute time before the call (its
+ * previous operator's end to the call) grew by no more than the delay
+ * floor (min_slow_ns) over its usual called late because its previous
+ * operator ended late: it is no second straggler beside one (in a
+ * broadcast chain a throttled CPU's predecessor finishes when the
+ * throttled rank drains it, and calls 0.6 of its delay late: seed 424242
+ * #053, once the chain's last rank had records). (Not a test of the
+ * straggler itself: a throttled CPU also slows its own previous
+ * operator, its lateness "inherited" from it; seed 1132 #008 was lost.)
+ * The usual from up to 16 earlier instances, two at least, before the
+ * evidence in a confirmation (as inst_usual_lateness: the rolling
+ * baseline holds a persistent straggler's longer ones by then). */
+static int inherited_lateness(const struct an_state *s, struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r || r->pre_gap < 0)
+		return 0;
+	double v[16];
+	int nv = 0;
+	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= in->seq; back++) {
+		const struct an_inst *y = an_inst_find(c, in->seq - back);
+		const struct an_rec *q = y ? y->recs[k] : NULL;
+		if (!q || q->op != r->op || q->pre_gap < 0 || (s->base_before && q->call >= s->base_before))
+			continue;
+		v[nv++] = (double)q->pre_gap;
+	}
+	if (nv < 2)
+		return 0;
+	return (double)r->pre_gap - an_median(v, (size_t)nv) <= (double)s->cfg.min_slow_ns;
 }
 
 /* The raw latest rank by first byte of a routed instance, -1 when fewer
@@ -512,6 +549,19 @@ static int group_late(const int64_t *group_dl, int32_t nranks, int32_t k, int64_
 	return n >= 2 && an_median(o, (size_t)n) > 0.5 * (double)dl;
 }
 
+/* In a confirmation, an operator that should have started while the
+ * excluded evidence ran, and started after it (it is not excluded), is
+ * late for the evidence's own delay: a pipeline stage waits for the late
+ * stage before it, and the first late operator after the evidence was
+ * the next stage's, which the confirmation then named instead (seed 1134
+ * #077: a throttled GPU's host 1.95 ms late, its next stage 7.8 ms late
+ * from the evidence's end). The named node's own next delay comes later;
+ * operators due before the evidence are no consequence of it. */
+static int caused_by_evidence(const struct an_window *w, uint64_t expect)
+{
+	return w->excl.b && expect >= w->excl.a && expect <= an_excl_last(&w->excl);
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -544,7 +594,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				fprintf(stderr, "  cand %s gpu %d comm %016" PRIx64 " seq %" PRIu64 " dl %.3f ms nsib %d sig %d exp %.3f\n",
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
-			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp);
+			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp) &&
+					!caused_by_evidence(w, ex);
 			if (qualifies && !group_dl && c->builtin)
 				group_dl = group_delays(s, c, in, w->t0);
 			if (qualifies && !group_late(group_dl, c->nranks, k, dl)) {
@@ -576,7 +627,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 				int ns2;
 				uint64_t ex2 = 0;
 				int64_t dl2 = sibling_delay2(s, x, in->seq, k, r, w->t0, &ns2, &ex2);
-				if (ns2 < AN_MIN_SIBS || !delay_significant(s, r, dl2) || (best && ex2 >= bexp))
+				if (ns2 < AN_MIN_SIBS || !delay_significant(s, r, dl2) || (best && ex2 >= bexp) ||
+				    caused_by_evidence(w, ex2))
 					continue;
 				/* not started for longer than the hang bound: a hang's
 				 * business, or a process that is gone (a job killed
@@ -658,8 +710,18 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		}
 		if (hi < 0 || isnan(dls[hi]))
 			continue; /* no history for this group yet */
+		/* the iterations after the evidence are the instances of a
+		 * collective that began then: the straggler's own start moves
+		 * later with its delay (seed 424242 #053, a CPU throttled 1.1 to
+		 * 2.7 ms later each iteration of 3.2 ms: its start in the second
+		 * after the evidence was past two periods, the first began inside
+		 * the evidence's, and a confirmation had nothing left). Not a P2P
+		 * group's: each rank numbers its own calls, and an "instance" may
+		 * hold records far apart (seed 1134 #145, no failure: a PP rank
+		 * 724 ms after the others of its seq named) */
 		const struct an_rec *r = in->recs[rk[hi]];
-		if (an_rec_excluded(w, r) || past_confirmation(s, w, r, AN_CONFIRM_PERIODS))
+		if (an_rec_excluded(w, r) ||
+		    past_confirmation_at(s, w, lone && in->first_call ? in->first_call : r->start, AN_CONFIRM_PERIODS))
 			continue;
 		int64_t dl = (int64_t)dls[hi];
 		double usual_sd = sds[hi];
@@ -700,7 +762,7 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		int exch = !lone && !inst_all_to_all(c, in);
 		double second = all ? -INFINITY : 0;
 		for (int j = 0; j < n; j++)
-			if (j != hi && !(exch && sends_to(in, rk[hi], rk[j])) &&
+			if (j != hi && !(exch && sends_to(in, rk[hi], rk[j])) && !(lone && inherited_lateness(s, c, in, rk[j])) &&
 			    (all ? !isnan(dls[j]) && dls[j] > second : st[j] > second))
 				second = all ? dls[j] : st[j];
 		if (getenv("PULSE_ANALYZER_DEBUG2"))

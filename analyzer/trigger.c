@@ -521,6 +521,15 @@ double an_xfer_shift(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t 
 double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
 			    uint64_t before)
 {
+	/* against the usual from before a slowdown, a handful of instances
+	 * is no noise estimate (seed 1128 #110: fewer than six, transfers 6%
+	 * below named a host in a run without a failure) */
+	return an_xfer_shift_min(c, in, k, pi, thr, before, before ? AN_XFER_BEFORE_MIN : AN_XFER_ROLL_MIN);
+}
+
+double an_xfer_shift_min(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr,
+			 uint64_t before, int min_n)
+{
 	const struct an_rec *r = in->recs[k];
 	if (!r || r->status != PULSE_OP_COMPLETE || pi >= r->npeers)
 		return NAN;
@@ -540,10 +549,7 @@ double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, ui
 			v[nv++] = x;
 		y = prev;
 	}
-	/* against the usual from before a slowdown, a handful of instances
-	 * is no noise estimate (seed 1128 #110: fewer than six, transfers 6%
-	 * below named a host in a run without a failure) */
-	if (nv < (before ? 6 : 3))
+	if (nv < min_n || nv < 1)
 		return NAN;
 	double t[16];
 	memcpy(t, v, (size_t)nv * sizeof *t);
@@ -561,6 +567,22 @@ double an_xfer_shift_before(struct an_comm *c, struct an_inst *in, int32_t k, ui
 	return cur / usual;
 }
 
+/* an_xfer_shift, or with AN_XFER_EARLY_MIN earlier instances where the
+ * run has no more: then a transfer not below the instance's median is
+ * not slow (1.0) */
+static double xfer_shift_early(struct an_comm *c, struct an_inst *in, int32_t k, uint32_t pi, double *thr)
+{
+	double sh = an_xfer_shift(c, in, k, pi, thr);
+	if (!isnan(sh))
+		return sh;
+	sh = an_xfer_shift_min(c, in, k, pi, thr, 0, AN_XFER_EARLY_MIN);
+	if (isnan(sh))
+		return NAN;
+	const struct an_rec *r = in->recs[k];
+	double x = xfer_ratio(c, in, r, r->peers[pi].rank);
+	return x < 1.0 - *thr ? sh : 1.0;
+}
+
 /* An instance whose records are all in (settle_ns after its last byte):
  * a transfer slower than its usual place among the instance's transfers
  * (an_xfer_shift), in this instance and in the previous one of the same
@@ -575,7 +597,7 @@ static void xfer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 			continue;
 		for (uint32_t i = 0; i < r->npeers; i++) {
 			double thr = 0, thr2 = 0;
-			double sh = an_xfer_shift(c, in, k, i, &thr);
+			double sh = xfer_shift_early(c, in, k, i, &thr);
 			if (isnan(sh) || sh >= 1.0 - thr)
 				continue;
 			struct an_inst *pv = an_xfer_prev(c, in, k);
@@ -585,7 +607,7 @@ static void xfer_check(struct an_state *s, struct an_comm *c, struct an_inst *in
 			uint32_t pj = 0;
 			while (pj < pr->npeers && pr->peers[pj].rank != r->peers[i].rank)
 				pj++;
-			double sh2 = an_xfer_shift(c, pv, k, pj, &thr2);
+			double sh2 = pj < pr->npeers ? xfer_shift_early(c, pv, k, pj, &thr2) : NAN;
 			if (isnan(sh2) || sh2 >= 1.0 - thr2)
 				continue;
 			fire(s, AN_TRIG_SLOW, c, in->seq, pr->call, in->last_end,

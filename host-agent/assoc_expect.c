@@ -23,7 +23,9 @@
  *   all-gather     ring: N (s-1) (count = sendcount)
  *   reduce-scatter ring: N (s-1) (count = recvcount)
  *   broadcast      ring (chain): N to the successor, none when the
- *                  successor is the root
+ *                  successor is the root (not learned yet: by NCCL's
+ *                  rank order, no_traffic once δ passed without data,
+ *                  assoc_infer.c)
  *   reduce         ring (chain): N to the successor, none on the root
  *   all-to-all     N to every peer (count per peer)
  * A ring rank whose successor is on this host sends nothing over RDMA (the

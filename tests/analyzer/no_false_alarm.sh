@@ -43,7 +43,11 @@
 #   - the paper's 32-GPU Mixtral with skew 0.32 (seed 1130 #92): the rank
 #     of a popular expert, the latest in nearly every instance, 1.08 ms
 #     late once and "confirmed" for being the latest again, as it always
-#     had been.
+#     had been;
+#   - a PP-4 x DP-3 GPT on 12 hosts x 3 GPUs (seed 1134 #145): each PP rank
+#     numbers its own P2P calls, and a confirmation that placed a record
+#     by its instance's first call took a PP rank 724 ms after the others
+#     of its number for a straggler (a development version, never landed).
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
