@@ -391,17 +391,19 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
 
 /* A lone collective's rank whose compute time before the call (its
  * previous operator's end to the call) grew by no more than the delay
- * floor (min_slow_ns) over its usual called late because its previous
- * operator ended late: it is no second straggler beside one (in a
- * broadcast chain a throttled CPU's predecessor finishes when the
- * throttled rank drains it, and calls 0.6 of its delay late: seed 424242
- * #053, once the chain's last rank had records). (Not a test of the
+ * floor (min_slow_ns) over its usual, and by less than half of its
+ * lateness `late` (0: not asked), called late because its previous
+ * operator ended late: it is no second straggler beside one whose own
+ * compute time grew (in a broadcast chain a throttled CPU's predecessor
+ * finishes when the throttled rank drains it, and calls 0.6 of its delay
+ * late: seed 424242 #053, once the chain's last rank had records). (Not a test of the
  * straggler itself: a throttled CPU also slows its own previous
  * operator, its lateness "inherited" from it; seed 1132 #008 was lost.)
  * The usual from up to 16 earlier instances, two at least, before the
  * evidence in a confirmation (as inst_usual_lateness: the rolling
  * baseline holds a persistent straggler's longer ones by then). */
-static int inherited_lateness(const struct an_state *s, struct an_comm *c, const struct an_inst *in, int32_t k)
+static int inherited_lateness(const struct an_state *s, struct an_comm *c, const struct an_inst *in, int32_t k,
+			      double late)
 {
 	const struct an_rec *r = in->recs[k];
 	if (!r || r->pre_gap < 0)
@@ -417,7 +419,8 @@ static int inherited_lateness(const struct an_state *s, struct an_comm *c, const
 	}
 	if (nv < 2)
 		return 0;
-	return (double)r->pre_gap - an_median(v, (size_t)nv) <= (double)s->cfg.min_slow_ns;
+	double grew = (double)r->pre_gap - an_median(v, (size_t)nv);
+	return grew <= (double)s->cfg.min_slow_ns && (late <= 0 || grew < 0.5 * late);
 }
 
 /* The raw latest rank by first byte of a routed instance, -1 when fewer
@@ -760,9 +763,14 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * contention in 7-rank exchanges, a neighbour 0.6-0.8 ms late
 		 * behind a 1.2 ms straggler) */
 		int exch = !lone && !inst_all_to_all(c, in);
+		/* only beside a straggler whose own compute time grew: where
+		 * every rank called late for its previous operator, none of them
+		 * computed longer (seed 1130 #019, no failure: the others all left
+		 * out, the latest by noise passed as the one straggler) */
+		int own = lone && !inherited_lateness(s, c, in, rk[hi], 0);
 		double second = all ? -INFINITY : 0;
 		for (int j = 0; j < n; j++)
-			if (j != hi && !(exch && sends_to(in, rk[hi], rk[j])) && !(lone && inherited_lateness(s, c, in, rk[j])) &&
+			if (j != hi && !(exch && sends_to(in, rk[hi], rk[j])) && !(own && inherited_lateness(s, c, in, rk[j], dls[j])) &&
 			    (all ? !isnan(dls[j]) && dls[j] > second : st[j] > second))
 				second = all ? dls[j] : st[j];
 		if (getenv("PULSE_ANALYZER_DEBUG2"))
