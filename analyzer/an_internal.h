@@ -549,8 +549,8 @@ const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint6
 /* complete, or complete without RDMA traffic */
 int an_rec_finished(const struct an_rec *r);
 int an_rec_done(const struct an_state *s, struct an_comm *c, int32_t rank, uint64_t key, const struct an_rec *r);
-int an_rec_send_unmade(const struct an_state *s, const struct an_comm *c, int32_t rank, uint64_t key,
-		       const struct an_rec *r);
+int an_call_send_unmade(const struct an_state *s, const struct an_comm *c, int32_t rank, const struct an_proc *p,
+			uint32_t k, const struct an_rec *r);
 int an_member_silent(const struct an_comm *c, int32_t rank, uint8_t op, uint64_t count);
 /* A link of host h that went down at or before t and has not come back up
  * since (the last such), or NULL. */

@@ -701,7 +701,7 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			 * waits when its sender never made the matching send (a
 			 * one-to-all root that never called its sends); a sender's
 			 * record not in, or lost to a gap live, is no such evidence */
-			if (an_rec_send_unmade(s, c, rank, key, r))
+			if (an_call_send_unmade(s, c, rank, p, k, r))
 				r = NULL;
 			if (c && (r || gone || an_member_silent(c, rank, x->op, x->count)))
 				continue; /* recorded (complete, or hung: handled there), or long ago, or a
