@@ -396,12 +396,12 @@ static int past_confirmation(const struct an_state *s, const struct an_window *w
  * operator ended late: it is no second straggler beside one whose own
  * compute time grew (in a broadcast chain a throttled CPU's predecessor
  * finishes when the throttled rank drains it, and calls 0.6 of its delay
- * late: seed 424242 #053, once the chain's last rank had records). (Not a test of the
- * straggler itself: a throttled CPU also slows its own previous
- * operator, its lateness "inherited" from it; seed 1132 #008 was lost.)
- * The usual from up to 16 earlier instances, two at least, before the
- * evidence in a confirmation (as inst_usual_lateness: the rolling
- * baseline holds a persistent straggler's longer ones by then). */
+ * late: seed 424242 #053, once the chain's last rank had records). Not a
+ * test of the straggler itself: a throttled CPU also slows its own
+ * previous operator, its lateness "inherited" from it (seed 1132 #008
+ * was lost). The usual from up to 16 earlier instances, two at least,
+ * before the evidence in a confirmation (as inst_usual_lateness: the
+ * rolling baseline holds a persistent straggler's longer ones by then). */
 static int inherited_lateness(const struct an_state *s, struct an_comm *c, const struct an_inst *in, int32_t k,
 			      double late)
 {

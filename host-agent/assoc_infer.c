@@ -235,7 +235,10 @@ static int infer_small(struct assoc *a, struct as_rank *rs, struct as_op *op, ui
  * NCCL's rank order, as as_succ_on_host) is the root, which already has
  * the data. Without this a job of broadcasts alone (no other collective
  * to learn the successor from) never had a record for that rank, and no
- * instance of the communicator was ever complete. */
+ * instance of the communicator was ever complete. The rank order is a
+ * guess until a ring collective shows the successor: a rank NCCL put
+ * elsewhere whose data came over δ after its call is recorded no_traffic
+ * and its bytes go unassociated (counted), as with as_succ_on_host. */
 static int chain_end(const struct as_rank *rs, const struct as_op *op)
 {
 	if (op->type != PULSE_HOOK_OP_BROADCAST || rs->rank < 0 || rs->nranks < 2 || op->root_peer < 0)
