@@ -303,6 +303,15 @@ static int sends_to(const struct an_inst *in, int32_t b, int32_t a)
 	return 0;
 }
 
+/* ranks of the instance (rk[0..n)) that rank rk[hi] sends nothing to */
+static int non_peers(const struct an_inst *in, const int32_t *rk, int n, int hi)
+{
+	int m = 0;
+	for (int j = 0; j < n; j++)
+		m += j != hi && !sends_to(in, rk[hi], rk[j]);
+	return m;
+}
+
 /* An instance in which every rank exchanges both ways with each of its
  * peers (a neighbour exchange on a ring or torus): each rank's sends start
  * with its own kernel, as in an all-to-all, so the ranks are each other's
@@ -761,8 +770,12 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * its neighbours wait for its data and come late after it
 		 * (seed 20261127 #025, #091: a throttled GPU and a CPU in
 		 * contention in 7-rank exchanges, a neighbour 0.6-0.8 ms late
-		 * behind a 1.2 ms straggler) */
-		int exch = !lone && !inst_all_to_all(c, in);
+		 * behind a 1.2 ms straggler). So in a fixed exchange with half
+		 * the ranks, which sends_to_most takes for an all-to-all (seed
+		 * 1135 #088: a 3 x 3 torus, a CPU in contention 1.5 ms late, its
+		 * four neighbours 1.2-1.4 ms late behind it, never confirmed);
+		 * not in a routed one, where every rank sends to nearly all */
+		int exch = !lone && (!inst_all_to_all(c, in) || (!routed && non_peers(in, rk, n, hi) >= 2));
 		/* only beside a straggler whose own compute time grew: where
 		 * every rank called late for its previous operator, none of them
 		 * computed longer (seed 1130 #019, no failure: the others all left

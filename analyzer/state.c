@@ -101,6 +101,25 @@ double an_binom_tail(int n, int k, double p)
 	return sum < 1 ? sum : 1;
 }
 
+static double log_choose(int n, int k)
+{
+	return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+}
+
+double an_fisher_tail(int c1, int n1, int c0, int n0)
+{
+	int n = n1 + n0, k = c1 + c0;
+	if (c1 <= 0 || n1 <= 0 || c1 > n1 || c0 < 0 || c0 > n0)
+		return 1;
+	/* X hypergeometric: n1 drawn from n, k of them marked */
+	int hi = n1 < k ? n1 : k;
+	double sum = 0, lden = log_choose(n, n1);
+	for (int x = c1; x <= hi; x++)
+		if (n1 - x <= n - k)
+			sum += exp(log_choose(k, x) + log_choose(n - k, n1 - x) - lden);
+	return sum < 1 ? sum : 1;
+}
+
 void an_roll_add(struct an_roll *r, double v)
 {
 	an_roll_add_at(r, v, 0);

@@ -1590,10 +1590,31 @@ static void test_binom_tail(void **state)
 	assert_true(far > 0 && far < 1e-5);
 }
 
+/* an_fisher_tail against exact small cases (the lady tasting tea: 4 of 4
+ * against 0 of 4 is 1 in 70) and the capped-peak cases it decides */
+static void test_fisher_tail(void **state)
+{
+	(void)state;
+	assert_true(fabs(an_fisher_tail(4, 4, 0, 4) - 1.0 / 70) < 1e-12);
+	/* 3 of 3 against 0 of 3: 1 / C(6, 3) */
+	assert_true(fabs(an_fisher_tail(3, 3, 0, 3) - 0.05) < 1e-12);
+	/* 2 of 3 against 1 of 3: (C(3,2) C(3,1) + 1) / 20 */
+	assert_true(fabs(an_fisher_tail(2, 3, 1, 3) - 0.5) < 1e-12);
+	assert_true(an_fisher_tail(0, 5, 2, 5) == 1);
+	assert_true(an_fisher_tail(6, 5, 2, 5) == 1); /* more marked than drawn: refused */
+	/* no share before to compare with: nothing stands out */
+	assert_true(an_fisher_tail(5, 5, 0, 0) == 1);
+	/* seed 1135 #066, no failure: 11 of 21 against 1 of 4 is chance */
+	assert_true(an_fisher_tail(11, 21, 1, 4) > 0.05);
+	/* seed 1135 #070: 8 of 12 against 0 of 80 is not */
+	assert_true(an_fisher_tail(8, 12, 0, 80) < 1e-8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_binom_tail),
+		cmocka_unit_test(test_fisher_tail),
 		cmocka_unit_test(test_no_failure),
 		cmocka_unit_test(test_binary_same_verdicts),
 		cmocka_unit_test(test_roll_stats_exact),
