@@ -47,7 +47,11 @@
 #   - a PP-4 x DP-3 GPT on 12 hosts x 3 GPUs (seed 1134 #145): each PP rank
 #     numbers its own P2P calls, and a confirmation that placed a record
 #     by its instance's first call took a PP rank 724 ms after the others
-#     of its number for a straggler (a development version, never landed).
+#     of its number for a straggler (a development version, never landed);
+#   - a 4-host all-to-one (seed 1135 #066) where capped transfers are
+#     common: a sender's capped share from a trigger's onset on, 11 of 21,
+#     against its share before taken as known, 1 of 4, named a slow NIC (a
+#     development version, never landed).
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
