@@ -636,10 +636,11 @@ static int cap_best(const struct cap_counts *k, const struct cap_counts *before,
  * the instance's median peak are capped; a node whose sent (or received)
  * transfers are mostly capped, over the window, and that is an end of at
  * least half of all the capped ones, is the culprit; failing that, the
- * same from the trigger's onset on, against the node's own share before. A capped transfer's
- * sender and receiver cannot be told apart when each sends to one peer
- * and receives from another (a ring): both are named. Peers only, no
- * history: it works from the first iteration. */
+ * same from the trigger's onset on, against the node's own share before
+ * (cap_best). A capped transfer's sender and receiver cannot be told
+ * apart when each sends to one peer and receives from another (a ring):
+ * both are named. Peers only, no history: it works from the first
+ * iteration. */
 int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	int nn = (int)s->nnodes;
@@ -757,12 +758,19 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 	an_diag_evidence(d, evc, ev, "peak_epoch_bytes", evpk, evmed, evc->nranks);
 	an_diag_margin(d, evpk, evmed, evmed / AN_ACTIVE_OUTLIER);
 	d->onset_ns = ev->call;
+	int own = out_cap[best] >= in_cap[best];
+	char since[128] = "";
+	if (use) {
+		const struct cap_counts *a = &cnt[0], *b = &cnt[1];
+		snprintf(since, sizeof since, " (from the trigger's onset on; before it %d of its %d were capped)",
+			 own ? a->out_cap[best] - b->out_cap[best] : a->in_cap[best] - b->in_cap[best],
+			 own ? a->out_tot[best] - b->out_tot[best] : a->in_tot[best] - b->in_tot[best]);
+	}
 	int k = snprintf(d->why, sizeof d->why,
-			 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s; the "
+			 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s%s; the "
 			 "lowest peaked at %.0f%% of its peers' in one epoch: its NIC, PCIe or path is capped%s",
-			 an_node_host(s, best), s->nodes[best].gpu,
-			 out_cap[best] >= in_cap[best] ? out_cap[best] : in_cap[best], ncap,
-			 out_cap[best] >= in_cap[best] ? "its own" : "towards it", 100 * evpk / evmed,
+			 an_node_host(s, best), s->nodes[best].gpu, own ? out_cap[best] : in_cap[best], ncap,
+			 own ? "its own" : "towards it", since, 100 * evpk / evmed,
 			 both ? " (the other end of them is as likely: both named)" : "");
 	if (alt >= 0 && k > 0 && (size_t)k < sizeof d->why)
 		snprintf(d->why + k, sizeof d->why - (size_t)k,
