@@ -44,7 +44,8 @@ double an_median(double *v, size_t n); /* sorts v */
 double an_binom_tail(int n, int k, double p); /* P(X >= k), X binomial(n, p) */
 /* One-sided Fisher exact test: P(X >= c1) for X hypergeometric, n1 drawn
  * from n1 + n0 of which c1 + c0 are marked: how often c1 of n1 happens by
- * chance when the shares of n1 and n0 are the same */
+ * chance when the shares of n1 and n0 are the same; 1 when c1 is 0 or the
+ * counts do not fit (c1 > n1, c0 > n0) */
 double an_fisher_tail(int c1, int n1, int c0, int n0);
 /* *p holds *cap elements of size bytes: at least need (at most max), the
  * new ones zeroed. -1: above max or out of memory. */
