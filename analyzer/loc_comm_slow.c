@@ -569,13 +569,21 @@ struct cap_counts {
 	uint64_t first_cap;
 };
 
+/* node j's capped and total transfers, sent (dir 0) or received (dir 1) */
+static void cap_pair(const struct cap_counts *k, int j, int dir, int *c, int *t)
+{
+	*c = dir ? k->in_cap[j] : k->out_cap[j];
+	*t = dir ? k->in_tot[j] : k->out_tot[j];
+}
+
 /* node j's larger capped share, of its sent (dir 0) or received (dir 1)
  * transfers, where it is an end of half the capped ones at least */
 static double cap_share(const struct cap_counts *k, int j, int *dir)
 {
 	double f = 0;
 	for (int x = 0; x < 2; x++) {
-		int c = x ? k->in_cap[j] : k->out_cap[j], t = x ? k->in_tot[j] : k->out_tot[j];
+		int c, t;
+		cap_pair(k, j, x, &c, &t);
 		if (c >= 2 && 2 * c >= k->ncap && (double)c / t > f) {
 			f = (double)c / t;
 			*dir = x;
@@ -603,15 +611,15 @@ static int cap_best(const struct cap_counts *k, const struct cap_counts *before,
 		if (f < 0.5)
 			continue;
 		if (before) {
-			int c = dir ? k->in_cap[j] : k->out_cap[j], t = dir ? k->in_tot[j] : k->out_tot[j];
-			int bc = (dir ? before->in_cap[j] : before->out_cap[j]) - c;
-			int bt = (dir ? before->in_tot[j] : before->out_tot[j]) - t;
+			int c, t, wc, wt;
+			cap_pair(k, j, dir, &c, &t);
+			cap_pair(before, j, dir, &wc, &wt);
 			/* against its share before, as measured: a share of a
 			 * few transfers before tells little (seed 1135 #066, an
 			 * all-to-one without a failure, a trigger's onset at its
 			 * third iteration: 11 of 21 against 1 of 4, named once
 			 * the share before was taken as known) */
-			if (an_fisher_tail(c, t, bc, bt) >= alpha)
+			if (an_fisher_tail(c, t, wc - c, wt - t) >= alpha)
 				continue;
 		}
 		if (best < 0 || f > *fb) {
@@ -761,10 +769,11 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 	int own = out_cap[best] >= in_cap[best];
 	char since[128] = "";
 	if (use) {
-		const struct cap_counts *a = &cnt[0], *b = &cnt[1];
+		int c, t, wc, wt;
+		cap_pair(&cnt[1], best, !own, &c, &t);
+		cap_pair(&cnt[0], best, !own, &wc, &wt);
 		snprintf(since, sizeof since, " (from the trigger's onset on; before it %d of its %d were capped)",
-			 own ? a->out_cap[best] - b->out_cap[best] : a->in_cap[best] - b->in_cap[best],
-			 own ? a->out_tot[best] - b->out_tot[best] : a->in_tot[best] - b->in_tot[best]);
+			 wc - c, wt - t);
 	}
 	int k = snprintf(d->why, sizeof d->why,
 			 "%s GPU %d: %d of the %d transfers whose peak stayed below their operator's are %s%s; the "
