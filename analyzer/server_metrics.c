@@ -120,6 +120,9 @@ static char *render(struct an_srv *s, size_t *len)
 		om_family(&b, "pulse_analyzer_bus_consumers_remade", "counter",
 			  "Consumers made again after their server lost them (on from the last message read)");
 		om_printf(&b, "pulse_analyzer_bus_consumers_remade_total %" PRIu64 "\n", bs.resubscribed);
+		om_family(&b, "pulse_analyzer_bus_maps_reread", "counter",
+			  "MAPs read again because records came from a host whose MAP had not been read");
+		om_printf(&b, "pulse_analyzer_bus_maps_reread_total %" PRIu64 "\n", bs.maps_reread);
 		om_family(&b, "pulse_analyzer_bus_diagnoses_published", "counter",
 			  "Diagnoses published on the bus (once each: a key said again is not counted)");
 		om_printf(&b, "pulse_analyzer_bus_diagnoses_published_total %" PRIu64 "\n", bs.diags_published);

@@ -274,6 +274,7 @@ void pulse_bus_close(struct pulse_bus *b)
 	free(b->lines);
 	free(b->scratch);
 	free(b->rec);
+	free(b->map_hosts);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }

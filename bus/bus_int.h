@@ -48,6 +48,13 @@ struct pulse_bus {
 	uint8_t *scratch;
 	size_t scratch_cap;
 	struct pulse_op_record *rec;
+	/* hosts whose MAP was read (hashes, open addressing, 0 = empty), and
+	 * the re-reading of the MAPs when records come from a host not among
+	 * them (bus_sub.c maps_reread) */
+	uint64_t *map_hosts;
+	size_t map_hosts_n, map_hosts_cap;
+	int map_missing;
+	uint64_t t_map_reread, map_reread_gap;
 	struct pulse_bus_stats st;
 	uint64_t nlog;
 	/* job ownership (bus_lease.c) */

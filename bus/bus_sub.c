@@ -15,6 +15,10 @@
 
 /* how often an idle consumer asks whether it still exists */
 #define CONSUMER_CHECK_NS 2000000000ull
+/* the MAPs read again at most this often at first, then twice as far
+ * apart each time up to the most (a host that never publishes one) */
+#define MAP_REREAD_FIRST_NS 1000000000ull
+#define MAP_REREAD_MOST_NS 64000000000ull
 
 static int subscribe(struct pulse_bus *b)
 {
@@ -29,6 +33,9 @@ static int subscribe(struct pulse_bus *b)
 		so.Config.AckPolicy = js_AckNone;
 		snprintf(subj, sizeof subj, "pulse.%s.state.*", b->job_tok);
 		s = js_PullSubscribe(&b->state_sub, b->js, subj, NULL, NULL, &so, &je);
+		b->t_map_reread = pulse_mono_ns(); /* its first MAPs may still be on the way */
+		if (!b->map_reread_gap)
+			b->map_reread_gap = MAP_REREAD_FIRST_NS;
 	}
 	if (s == NATS_OK && !b->sub) {
 		jsSubOptions so;
@@ -94,6 +101,83 @@ static void consumer_lost(struct pulse_bus *b)
 	}
 }
 
+static uint64_t host_hash(const char *h)
+{
+	uint64_t x = 1469598103934665603ull; /* FNV-1a */
+	for (; *h; h++)
+		x = (x ^ (unsigned char)*h) * 1099511628211ull;
+	return x ? x : 1;
+}
+
+static int map_host_known(const struct pulse_bus *b, const char *host)
+{
+	if (!b->map_hosts_cap)
+		return 0;
+	uint64_t x = host_hash(host);
+	for (size_t i = x & (b->map_hosts_cap - 1);; i = (i + 1) & (b->map_hosts_cap - 1)) {
+		if (b->map_hosts[i] == x)
+			return 1;
+		if (!b->map_hosts[i])
+			return 0;
+	}
+}
+
+/* 1: a host not known before. Out of memory it stays unknown: its records
+ * then only make the MAPs be read again, at the slowest pace. */
+static int map_host_add(struct pulse_bus *b, const char *host)
+{
+	if (map_host_known(b, host))
+		return 0;
+	if (2 * (b->map_hosts_n + 1) > b->map_hosts_cap) {
+		size_t nc = b->map_hosts_cap ? 2 * b->map_hosts_cap : 64;
+		uint64_t *nt = calloc(nc, sizeof *nt);
+		if (!nt)
+			return 1;
+		for (size_t j = 0; j < b->map_hosts_cap; j++) {
+			uint64_t x = b->map_hosts[j];
+			if (!x)
+				continue;
+			size_t i = x & (nc - 1);
+			while (nt[i])
+				i = (i + 1) & (nc - 1);
+			nt[i] = x;
+		}
+		free(b->map_hosts);
+		b->map_hosts = nt;
+		b->map_hosts_cap = nc;
+	}
+	uint64_t x = host_hash(host);
+	size_t i = x & (b->map_hosts_cap - 1);
+	while (b->map_hosts[i])
+		i = (i + 1) & (b->map_hosts_cap - 1);
+	b->map_hosts[i] = x;
+	b->map_hosts_n++;
+	return 1;
+}
+
+/* Records of a host whose MAP was never read: the MAP consumer missed it
+ * (nats-server 2.9 was seen to leave one host's last MAP out of a
+ * last-per-subject consumer on a loaded machine; a consumer lost with its
+ * server is another way). A new MAP consumer delivers every host's last
+ * MAP again; read twice, a MAP changes nothing. Paced: the first time a
+ * second after the consumer was made (its MAPs may still be on the way),
+ * then twice as far apart each time up to a minute, back to the start once
+ * a re-read brings a host not seen before. Caller holds mu. */
+static void maps_reread(struct pulse_bus *b)
+{
+	uint64_t now = pulse_mono_ns();
+	if (!b->map_missing || !b->state_sub || now - b->t_map_reread < b->map_reread_gap)
+		return;
+	b->map_missing = 0;
+	b->map_reread_gap = b->map_reread_gap * 2 < MAP_REREAD_MOST_NS ? b->map_reread_gap * 2 : MAP_REREAD_MOST_NS;
+	if (b->st.maps_reread < 3 || b->st.maps_reread % 100 == 0)
+		bus_log(b, "info", "records of a host whose MAP was not read: the MAPs of job %s read again (%" PRIu64
+			" time(s) so far)", b->cfg.job, b->st.maps_reread + 1);
+	natsSubscription_Destroy(b->state_sub);
+	b->state_sub = NULL; /* made again by the next subscribe */
+	b->st.maps_reread++;
+}
+
 static const char *host_of(natsMsg *m)
 {
 	const char *h = NULL;
@@ -136,6 +220,8 @@ static void one_record_msg(struct pulse_bus *b, natsMsg *m, const struct pulse_b
 		}
 		return;
 	}
+	if (!b->map_missing && !map_host_known(b, host))
+		b->map_missing = 1;
 	size_t pos = 0, rl;
 	const uint8_t *rec;
 	while (pulse_aw_ops_next(d.body, d.len, &pos, &rec, &rl, NULL, 0) == 1) {
@@ -168,8 +254,11 @@ int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int m
 				bad(b, m, "no Pulse-Host header");
 			else if (k->line(k->ctx, host, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m)) < 0)
 				bad(b, m, "MAP line refused by the analyzer");
-			else
+			else {
 				b->st.maps_in++;
+				if (map_host_add(b, host))
+					b->map_reread_gap = MAP_REREAD_FIRST_NS;
+			}
 			handled++;
 		}
 		natsMsgList_Destroy(&list);
@@ -204,6 +293,7 @@ int pulse_bus_consume(struct pulse_bus *b, const struct pulse_bus_sink *k, int m
 	} else {
 		consumer_lost(b);
 	}
+	maps_reread(b);
 	pthread_mutex_unlock(&b->mu);
 	return handled;
 }

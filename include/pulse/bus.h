@@ -50,6 +50,7 @@ struct pulse_bus_stats {
 	uint64_t msgs_in, msgs_bad, records_in, records_bad, lines_in, maps_in, diags_published;
 	uint64_t pending;         /* consumer: messages the server still holds for us */
 	uint64_t resubscribed;    /* consumer: made again after its server lost it */
+	uint64_t maps_reread;     /* consumer: MAPs read again, records of a host without one */
 	int connected;
 };
 

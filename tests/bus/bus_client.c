@@ -10,7 +10,8 @@
  *   bus_client resend URL JOB HOST SEQ   poll SEQ again (its ids: duplicates)
  *   bus_client garbage URL JOB HOST      malformed messages on the records subject
  *   bus_client consume URL JOB RECORDS SECS   consumes until RECORDS records
- *       arrived or SECS passed; prints what it got, per host, in order checks
+ *       arrived, and the MAP of each host they came from, or SECS passed;
+ *       prints what it got, per host, in order checks
  *   bus_client diag URL JOB KEY [DAYS_AGO [ID]]  a diagnosis twice under its key
  *                                   (kept once), and once more under ID
  *   bus_client diagbad URL JOB ID        a diagnosis without key, job or time
@@ -25,9 +26,10 @@
  *       script stops the server), then a diagnosis under KEY: refused, it
  *       waits in the queue ("first try: queued") and is published by
  *       pulse_bus_flush, tried every 0.2 s for up to 20 s
- *   bus_client dropconsumers URL JOB   deletes every consumer of the job's
- *       record and MAP streams (as a server that dies takes the ephemeral
- *       consumers it hosted with it); prints how many
+ *   bus_client dropconsumers URL JOB [state]   deletes every consumer of the
+ *       job's record and MAP streams, or of the MAP stream only (as a server
+ *       that dies takes the ephemeral consumers it hosted with it); prints
+ *       how many
  * PULSE_BUS in the environment sets the streams' limits (bus.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,21 +90,37 @@ static void print_stats(struct pulse_bus *b)
 struct seen {
 	uint64_t records, maps, out_of_order, last_seq[16];
 	char hosts[16][64];
-	int nhosts;
+	int nhosts, has_map[16], has_rec[16];
 };
 
-static int on_record(void *ctx, const char *host, const struct pulse_op_record *rec)
+static int host_slot(struct seen *s, const char *host)
 {
-	struct seen *s = ctx;
 	int h = 0;
 	while (h < s->nhosts && strcmp(s->hosts[h], host))
 		h++;
 	if (h == s->nhosts && h < 16)
 		snprintf(s->hosts[s->nhosts++], 64, "%s", host);
+	return h;
+}
+
+/* hosts with records whose MAP has not come */
+static int without_map(const struct seen *s)
+{
+	int n = 0;
+	for (int h = 0; h < s->nhosts; h++)
+		n += s->has_rec[h] && !s->has_map[h];
+	return n;
+}
+
+static int on_record(void *ctx, const char *host, const struct pulse_op_record *rec)
+{
+	struct seen *s = ctx;
+	int h = host_slot(s, host);
 	if (h < 16) {
 		if (rec->seq < s->last_seq[h])
 			s->out_of_order++;
 		s->last_seq[h] = rec->seq;
+		s->has_rec[h] = 1;
 	}
 	if (strcmp(rec->host, host))
 		return -1; /* as the analyzer: a record of another host on this host's subject */
@@ -112,17 +130,19 @@ static int on_record(void *ctx, const char *host, const struct pulse_op_record *
 
 static int on_line(void *ctx, const char *host, const char *line, size_t len)
 {
-	(void)host;
 	struct seen *s = ctx;
 	if (len < 2 || line[0] != '{')
 		return -1;
 	s->maps++;
+	int h = host_slot(s, host);
+	if (h < 16 && memmem(line, len, "hook_map", 8))
+		s->has_map[h] = 1;
 	return 0;
 }
 
 /* the job's streams' consumers, deleted through the JetStream API: what a
  * dead server does to the ephemeral consumers it hosted */
-static int drop_consumers(const char *url, const char *job)
+static int drop_consumers(const char *url, const char *job, int state_only)
 {
 	natsConnection *nc = NULL;
 	jsCtx *js = NULL;
@@ -133,7 +153,7 @@ static int drop_consumers(const char *url, const char *job)
 		return -1;
 	}
 	const char *kinds[2] = {"", "_STATE"};
-	for (int k = 0; k < 2; k++) {
+	for (int k = state_only; k < 2; k++) {
 		char stream[160];
 		snprintf(stream, sizeof stream, "PULSE_%s%s", job, kinds[k]);
 		jsConsumerNamesList *l = NULL;
@@ -151,8 +171,8 @@ static int drop_consumers(const char *url, const char *job)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "dropconsumers"))
-		return drop_consumers(argv[2], argv[3]) > 0 ? 0 : 1;
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "state"))) && !strcmp(argv[1], "dropconsumers"))
+		return drop_consumers(argv[2], argv[3], argc == 5) > 0 ? 0 : 1;
 	if (argc < 4) {
 		fprintf(stderr, "usage: see tests/bus/bus_client.c\n");
 		return 2;
@@ -225,7 +245,7 @@ int main(int argc, char **argv)
 		time_t end = time(NULL) + atoi(argv[5]);
 		struct seen s = {0};
 		struct pulse_bus_sink k = {.record = on_record, .line = on_line, .ctx = &s};
-		while (s.records < want && time(NULL) < end)
+		while ((s.records < want || without_map(&s)) && time(NULL) < end)
 			pulse_bus_consume(b, &k, 256, 200);
 		/* a little more: nothing beyond what was asked for may come */
 		for (int i = 0; i < 3; i++)
@@ -233,8 +253,9 @@ int main(int argc, char **argv)
 		/* maps: from the state stream; lines: the other lines, in the stream */
 		struct pulse_bus_stats bs;
 		pulse_bus_get_stats(b, &bs);
-		printf("records=%llu maps=%llu lines=%llu hosts=%d out_of_order=%llu\n", (unsigned long long)s.records,
-		       (unsigned long long)bs.maps_in, (unsigned long long)bs.lines_in, s.nhosts,
+		printf("records=%llu maps=%llu lines=%llu hosts=%d without_map=%d maps_reread=%llu out_of_order=%llu\n",
+		       (unsigned long long)s.records, (unsigned long long)bs.maps_in, (unsigned long long)bs.lines_in,
+		       s.nhosts, without_map(&s), (unsigned long long)bs.maps_reread,
 		       (unsigned long long)s.out_of_order);
 		rc = s.records >= want ? 0 : 1;
 	} else if (!strcmp(mode, "diag") && argc >= 5) {
