@@ -51,7 +51,12 @@
 #   - a 4-host all-to-one (seed 1135 #066) where capped transfers are
 #     common: a sender's capped share from a trigger's onset on, 11 of 21,
 #     against its share before taken as known, 1 of 4, named a slow NIC (a
-#     development version, never landed).
+#     development version, never landed);
+#   - the paper's 64-GPU GPT, PP 2 x DP 4 (seed 1136 #087): a DP rank's
+#     lateness takes two values, and the eight instances before a split,
+#     five of them within 0.05 ms, gave a spread of 0.05 ms; a 0.53 ms rise
+#     after it (z 36) named a slow machine until the change had to hold by
+#     ranks too (Mann-Whitney).
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
