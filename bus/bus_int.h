@@ -53,7 +53,7 @@ struct pulse_bus {
 	 * them (bus_sub.c maps_reread) */
 	uint64_t *map_hosts;
 	size_t map_hosts_n, map_hosts_cap;
-	int map_missing;
+	uint64_t map_missing;      /* a host with records and no MAP read (its hash; 0 none) */
 	uint64_t t_map_reread, map_reread_gap;
 	struct pulse_bus_stats st;
 	uint64_t nlog;

@@ -109,11 +109,10 @@ static uint64_t host_hash(const char *h)
 	return x ? x : 1;
 }
 
-static int map_host_known(const struct pulse_bus *b, const char *host)
+static int map_hash_known(const struct pulse_bus *b, uint64_t x)
 {
 	if (!b->map_hosts_cap)
 		return 0;
-	uint64_t x = host_hash(host);
 	for (size_t i = x & (b->map_hosts_cap - 1);; i = (i + 1) & (b->map_hosts_cap - 1)) {
 		if (b->map_hosts[i] == x)
 			return 1;
@@ -124,6 +123,11 @@ static int map_host_known(const struct pulse_bus *b, const char *host)
 
 /* 1: a host not known before. Out of memory it stays unknown: its records
  * then only make the MAPs be read again, at the slowest pace. */
+static int map_host_known(const struct pulse_bus *b, const char *host)
+{
+	return map_hash_known(b, host_hash(host));
+}
+
 static int map_host_add(struct pulse_bus *b, const char *host)
 {
 	if (map_host_known(b, host))
@@ -166,6 +170,8 @@ static int map_host_add(struct pulse_bus *b, const char *host)
 static void maps_reread(struct pulse_bus *b)
 {
 	uint64_t now = pulse_mono_ns();
+	if (b->map_missing && map_hash_known(b, b->map_missing))
+		b->map_missing = 0; /* it came meanwhile (a later fetch); another host sets it again */
 	if (!b->map_missing || !b->state_sub || now - b->t_map_reread < b->map_reread_gap)
 		return;
 	b->map_missing = 0;
@@ -221,7 +227,7 @@ static void one_record_msg(struct pulse_bus *b, natsMsg *m, const struct pulse_b
 		return;
 	}
 	if (!b->map_missing && !map_host_known(b, host))
-		b->map_missing = 1;
+		b->map_missing = host_hash(host);
 	size_t pos = 0, rl;
 	const uint8_t *rec;
 	while (pulse_aw_ops_next(d.body, d.len, &pos, &rec, &rl, NULL, 0) == 1) {

@@ -65,9 +65,13 @@ wait "$apid"
 rc=$?
 apid=""
 [ $rc = 0 ] && ok "stopped on SIGTERM, exit 0" || bad "exit $rc"
-# (the MAP consumer made again delivers hosts 1 and 2's last MAP a second
+# 2240 records and each host's MAP used, the 2 malformed messages not
+# (a MAP consumer made again, or the MAPs read again for host3's records
+# if they came before its MAP, delivers hosts 1 and 2's last MAP a second
 # time: read, nothing new in them)
-grep -q "server: .* lines=2245 lines_used=2243" "$work/an.log" && ok "its counters: 2240 records and 3 MAPs used" ||
+lines=$(sed -n 's/.*server: .* lines=\([0-9]*\) lines_used=\([0-9]*\) .*/\1 \2/p' "$work/an.log")
+set -- $lines 0 0
+[ "$(($1 - $2))" = 2 ] && [ "$(($2 - 2240))" -ge 3 ] && ok "its counters: 2240 records and $(($2 - 2240)) MAPs used" ||
 	bad "counters: $(grep 'server:' "$work/an.log")"
 # refused: --bus without --job, a bad URL
 "$an" --bus "$url" >/dev/null 2>"$work/e1"; [ $? = 2 ] && grep -q -- "--job" "$work/e1" && ok "--bus without --job refused" || bad "--bus without --job"
