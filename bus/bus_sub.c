@@ -121,13 +121,13 @@ static int map_hash_known(const struct pulse_bus *b, uint64_t x)
 	}
 }
 
-/* 1: a host not known before. Out of memory it stays unknown: its records
- * then only make the MAPs be read again, at the slowest pace. */
 static int map_host_known(const struct pulse_bus *b, const char *host)
 {
 	return map_hash_known(b, host_hash(host));
 }
 
+/* 1: a host not known before, now known. Out of memory it stays unknown
+ * (0): its records then make the MAPs be read again, ever more slowly. */
 static int map_host_add(struct pulse_bus *b, const char *host)
 {
 	if (map_host_known(b, host))
@@ -136,7 +136,7 @@ static int map_host_add(struct pulse_bus *b, const char *host)
 		size_t nc = b->map_hosts_cap ? 2 * b->map_hosts_cap : 64;
 		uint64_t *nt = calloc(nc, sizeof *nt);
 		if (!nt)
-			return 1;
+			return 0;
 		for (size_t j = 0; j < b->map_hosts_cap; j++) {
 			uint64_t x = b->map_hosts[j];
 			if (!x)
@@ -160,9 +160,9 @@ static int map_host_add(struct pulse_bus *b, const char *host)
 }
 
 /* Records of a host whose MAP was never read: the MAP consumer missed it
- * (nats-server 2.9 was seen to leave one host's last MAP out of a
- * last-per-subject consumer on a loaded machine; a consumer lost with its
- * server is another way). A new MAP consumer delivers every host's last
+ * (a CI run on a loaded machine read one of two hosts' MAPs from a
+ * last-per-subject consumer, nats-server 2.9.10, cause not pinned down; a
+ * consumer lost with its server is another way). A new MAP consumer delivers every host's last
  * MAP again; read twice, a MAP changes nothing. Paced: the first time a
  * second after the consumer was made (its MAPs may still be on the way),
  * then twice as far apart each time up to a minute, back to the start once
