@@ -50,7 +50,9 @@ static int edge_end_before(int a, int b, const int *slow, const int *tot)
  * than the window's share of slow ends (each slow transfer has two ends)
  * allows (over the nodes with a slow transfer), binomial tail below
  * EDGE_ALPHA over the nodes judged, while every other end's tail stays
- * above EDGE_ALPHA itself (seed 1129 #132:
+ * above EDGE_ALPHA itself once that end's transfers are left out
+ * (edge_next_tail), and its own transfers are mostly slow from a point on
+ * (edge_mostly_slow_since) (seed 1129 #132:
  * a slow NIC in a 14-rank ring, 12 of its 12 transfers slow, its
  * neighbour 8 of 12, the others half). -1 when none stands out. */
 #define EDGE_ALPHA 0.01
