@@ -236,7 +236,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	int *late = calloc((size_t)cap + 1, sizeof *late);
 	int *pvote = calloc((size_t)cap + 1, sizeof *pvote);
 	int *svote = calloc((size_t)cap + 1, sizeof *svote);
-	int npvote = 0, nsolo = 0;
+	int npvote = 0, nsolo = 0, lone_vote = 0;
 	char *ecomm = calloc((size_t)s->ncomms + 1, 1);
 	if (!late || !ecomm || !pvote || !svote) {
 		free(late);
@@ -346,6 +346,17 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		    hv > 1e5 + (double)an_clock_err_pair(s, in->recs[hi]->node)) {
 			pvote[in->recs[hi]->node]++;
 			npvote++;
+			/* enough alone when the only slowed operator has it: one
+			 * rank late (the next less than half as late, as a
+			 * delayed start's one straggler), and the operator
+			 * stretched past that lateness, which a slow proxy does
+			 * (its every slice is late) and a straggler's late call
+			 * does not (the others wait for it, no longer): seed 1137
+			 * #180, a CPU in contention 0.9 ms late in the one slowed
+			 * reduce-scatter, stretched 3.1 ms, was left at group
+			 * level; #125, a PP stage's slow backward, a downstream DP
+			 * rank 1.6 ms late in one stretched 1.2 ms */
+			lone_vote = lone_vote || (2 * h2 < hv && hv < (double)ext);
 		}
 	}
 	if (!worst) {
@@ -403,7 +414,10 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	}
 	int pv = pbest >= 0 ? hv2[pbest] : 0;
 	free(hv2);
-	if (pbest >= 0 && pv >= 2 && pv * 3 >= npvote * 2 && psecond < pv) {
+	/* two thirds of the votes, two at least; or the one vote of the one
+	 * slowed operator, when it stands out alone (lone_vote) */
+	if (pbest >= 0 && ((pv >= 2 && pv * 3 >= npvote * 2 && psecond < pv) ||
+			   (npvote == 1 && ngroups == 1 && lone_vote))) {
 		d->level = AN_LEVEL_MACHINE;
 		for (int j = 0; j < cap; j++)
 			if (pvote[j] && s->nodes[j].host == pbest)
