@@ -162,11 +162,12 @@ static int map_host_add(struct pulse_bus *b, const char *host)
 /* Records of a host whose MAP was never read: the MAP consumer missed it
  * (a CI run on a loaded machine read one of two hosts' MAPs from a
  * last-per-subject consumer, nats-server 2.9.10, cause not pinned down; a
- * consumer lost with its server is another way). A new MAP consumer delivers every host's last
- * MAP again; read twice, a MAP changes nothing. Paced: the first time a
- * second after the consumer was made (its MAPs may still be on the way),
- * then twice as far apart each time up to a minute, back to the start once
- * a re-read brings a host not seen before. Caller holds mu. */
+ * consumer lost with its server is another way). A new MAP consumer
+ * delivers every host's last MAP again; read twice, a MAP changes nothing.
+ * Paced: the first time a second after the consumer was made (its MAPs may
+ * still be on the way), then twice as far apart each time up to a minute,
+ * back to the start once a re-read brings a host not seen before. Caller
+ * holds mu. */
 static void maps_reread(struct pulse_bus *b)
 {
 	uint64_t now = pulse_mono_ns();
