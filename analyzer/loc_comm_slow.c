@@ -739,63 +739,13 @@ static int cap_best(const struct cap_counts *k, const struct cap_counts *before,
 	return best;
 }
 
-/* How far a transfer's peak epoch lies from its instance's median peak
- * when nothing caps it, over the window's instances of communicator ci:
- * the robust standard deviation (1.4826 times the median distance of peak
- * over instance median from 1). Where the receiver is the shared
- * bottleneck (an all-to-one), congestion control deals each sender a share
- * that changes from epoch to epoch, so a sender's peak falls below its
- * peers' by chance, and again (seed 1138 #020, no failure, 5 senders into
- * one: host4's peaks 512-768 KiB against 456-1664, below the median in 8 of
- * 10 instances, named). A capped link's transfers are a minority of the
- * window's, so the median holds the others' spread. 0 with fewer than
- * eight transfers measured. */
-static double peak_spread(const struct an_state *s, const struct an_window *w, uint32_t ci)
-{
-	size_t n = 0, cap = 256;
-	double *dev = malloc(cap * sizeof *dev), sd = 0;
-	if (!dev)
-		return 0;
-	for (uint32_t i = 0; i < w->n; i++) {
-		const struct an_inst *in = w->inst[i];
-		const struct an_comm *c = s->comms[w->comm[i]];
-		double med;
-		if ((uint32_t)w->comm[i] != ci || an_inst_peak_median(in, c, &med) || !(med > 0))
-			continue;
-		for (int32_t k = 0; k < c->nranks; k++) {
-			const struct an_rec *r = in->recs[k];
-			if (!r || r->status != PULSE_OP_COMPLETE)
-				continue;
-			for (uint32_t p = 0; p < r->npeers; p++) {
-				if (!an_peer_peak_measured(r, &r->peers[p]))
-					continue;
-				if (n == cap) {
-					double *g = realloc(dev, 2 * cap * sizeof *dev);
-					if (!g)
-						goto out;
-					dev = g;
-					cap *= 2;
-				}
-				dev[n++] = fabs((double)r->peers[p].peak / med - 1.0);
-			}
-		}
-	}
-	if (n >= 8)
-		sd = 1.4826 * an_median(dev, n);
-out:
-	free(dev);
-	return sd;
-}
-
 /* Communication fail-slow from each transfer's peak (the most bytes it
  * moved in one epoch): a NIC, PCIe link or path that is capped never
  * reaches the peak its peers reach in the same operator instance, even
  * where the pipeline paces every rank to the slowest one and the averages
  * (rates, actual times) come out even: a ring is as fast as its slowest
  * link. Per instance, the transfers whose peak is AN_ACTIVE_OUTLIER below
- * the instance's median peak, and RATE_SDS robust standard deviations of
- * the communicator's peaks over the window (peak_spread), are capped; a
- * node whose sent (or received)
+ * the instance's median peak are capped; a node whose sent (or received)
  * transfers are mostly capped, over the window, and that is an end of at
  * least half of all the capped ones, is the culprit; failing that, the
  * same from the trigger's onset on, against the node's own share before
@@ -822,20 +772,14 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 		cnt[x].first_cap = 0;
 		alloc_ok &= cnt[x].out_cap && cnt[x].out_tot && cnt[x].in_cap && cnt[x].in_tot;
 	}
-	double *spread = malloc(((size_t)s->ncomms + 1) * sizeof *spread);
-	if (!alloc_ok || !spread)
+	if (!alloc_ok)
 		goto out;
-	for (uint32_t i = 0; i < s->ncomms; i++)
-		spread[i] = -1; /* not computed */
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		double med;
 		if (an_inst_peak_median(in, c, &med))
 			continue;
-		if (spread[w->comm[i]] < 0)
-			spread[w->comm[i]] = peak_spread(s, w, w->comm[i]);
-		double floor_sd = RATE_SDS * spread[w->comm[i]];
 		int nx = in->last_end >= w->onset ? 2 : 1;
 		for (int32_t r0 = 0; r0 < c->nranks; r0++) {
 			const struct an_rec *r = in->recs[r0];
@@ -845,8 +789,7 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 				const struct an_peer *q = &r->peers[p];
 				if (!an_peer_peak_measured(r, q) || q->node < 0)
 					continue;
-				int capped = (double)q->peak * AN_ACTIVE_OUTLIER < med &&
-					     1.0 - (double)q->peak / med > floor_sd;
+				int capped = (double)q->peak * AN_ACTIVE_OUTLIER < med;
 				for (int x = 0; x < nx; x++) {
 					struct cap_counts *k = &cnt[x];
 					k->out_tot[r->node]++;
@@ -955,7 +898,6 @@ int an_comm_slow_peak_cap(struct an_state *s, const struct an_window *w, struct 
 			 side == snd ? es.in_slowed : es.out_slowed, side == snd ? es.in_judged : es.out_judged);
 	ok = 1;
 out:
-	free(spread);
 	for (int x = 0; x < 2; x++) {
 		free(cnt[x].out_cap);
 		free(cnt[x].out_tot);

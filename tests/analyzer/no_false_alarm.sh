@@ -56,11 +56,7 @@
 #     lateness takes two values, and the eight instances before a split,
 #     five of them within 0.05 ms, gave a spread of 0.05 ms; a 0.53 ms rise
 #     after it (z 36) named a slow machine until the change had to hold by
-#     ranks too (Mann-Whitney);
-#   - a 6-host all-to-one (seed 1138 #020): the senders' peak epochs follow
-#     the receiver's congestion control (456-1664 KiB), one sender's below
-#     the median in 8 of 10 instances, named a capped NIC until a peak had
-#     to fall past four robust SDs of the communicator's peaks as well.
+#     ranks too (Mann-Whitney).
 set -u
 cd "$(dirname "$0")/../.."
 an=build/tests/pulse-analyzer-asan
