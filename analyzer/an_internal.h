@@ -147,7 +147,7 @@ struct an_sig {
 	struct an_roll span;     /* first call .. last end over the ranks */
 	uint64_t last_end;       /* previous instance's last end (period) */
 	struct an_roll period;
-	struct an_streak span_streak, period_streak;
+	struct an_streak period_streak;
 };
 
 struct an_member {
