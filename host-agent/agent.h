@@ -128,8 +128,9 @@ struct clock_sync {
 };
 /* Takes one POLL exchange: host send/receive times and the NIC's time at the
  * poll (the window end). The NIC time is taken as the midpoint; the offset
- * kept is that of the sample among the last CLOCK_SYNC_HIST with the smallest
- * error once its age is charged at 50 ppm of drift. */
+ * kept stays while every one of the last CLOCK_SYNC_HIST samples allows it
+ * (its bound widened by 50 ppm of drift over its age), and moves to the
+ * nearest offset they all allow when one does not. */
 void clock_sync_update(struct clock_sync *cs, uint64_t host_send_ns, uint64_t host_recv_ns,
 		       uint64_t nic_ns);
 uint64_t clock_sync_to_host(const struct clock_sync *cs, uint64_t nic_ns);
@@ -514,6 +515,7 @@ struct agent {
 	pthread_mutex_t lock;       /* ring and counters vs metrics/control threads */
 	uint64_t start_realtime_ns;
 	uint64_t cycles, overruns, dumps, dump_failures;
+	uint64_t late_calls_logged; /* the association's late_calls already warned of */
 	struct hooks *hooks;        /* NULL with --no-hooks */
 	char host_name[64];         /* --host-name, gethostname, or the replayed host */
 	struct assoc *assoc;        /* flow-operator association (assoc.h); NULL: none */

@@ -26,6 +26,7 @@ struct assoc *assoc_new(const struct assoc_cfg *cfg)
 	a->delta_ns = cfg->delta_ns ? cfg->delta_ns : AS_DEFAULT_DELTA_NS;
 	a->hang_ns = cfg->hang_ns ? cfg->hang_ns : AS_DEFAULT_HANG_NS;
 	a->short_gap_ns = cfg->short_gap_ns ? cfg->short_gap_ns : 4ull * cfg->epoch_ns;
+	a->call_lag_ns = cfg->call_lag_ns ? cfg->call_lag_ns : ASSOC_CALL_LAG_NS;
 	a->qp_cap = 1024;
 	a->qps = calloc(a->qp_cap, sizeof *a->qps);
 	if (!a->qps) {
@@ -338,6 +339,11 @@ static void call_op(struct assoc *a, const struct pulse_hook_record *r)
 		return;
 	}
 	a->st.calls++;
+	if (a->calls_until && r->time_ns < a->calls_until) {
+		a->st.late_calls++;
+		if (a->calls_until - r->time_ns > a->st.late_call_max_ns)
+			a->st.late_call_max_ns = a->calls_until - r->time_ns;
+	}
 	if (b->group_id && (b->type == PULSE_HOOK_OP_SEND || b->type == PULSE_HOOK_OP_RECV)) {
 		struct as_op *g = NULL;
 		for (uint32_t i = rs->qhead; i < rs->qn; i++)
@@ -718,16 +724,15 @@ void assoc_peers_pending(struct assoc *a, int pending)
 		a->peers_pending = pending;
 }
 
-/* How late a call may show in a ring after it was made: the calling thread
- * publishes it at once, but may be preempted first (the simulator's
- * training processes, at 4x on a busy 2-core machine: with 2 ms, 1 merge
- * in 2 live runs remained; with 10 ms, none in clean runs) */
-#define AS_CALL_LAG_NS (10 * 1000000ull)
+uint64_t assoc_call_lag_ns(const struct assoc *a)
+{
+	return a ? a->call_lag_ns : 0;
+}
 
 void assoc_calls_known(struct assoc *a, uint64_t until_ns)
 {
 	if (a)
-		a->calls_until = until_ns > AS_CALL_LAG_NS ? until_ns - AS_CALL_LAG_NS : 1;
+		a->calls_until = until_ns > a->call_lag_ns ? until_ns - a->call_lag_ns : 1;
 }
 
 /* Some of the rank's QPs have no remote end yet, and it may still come. */

@@ -37,7 +37,18 @@ struct assoc_cfg {
 			     * communicator was called, an idle gap this long
 			     * (shorter than δ) also ends the segment;
 			     * 0: default (4 epochs) */
+	uint64_t call_lag_ns; /* live: how late a call may show in a ring after it
+			     * was made, in host-clock ns (assoc_calls_known);
+			     * 0: default (ASSOC_CALL_LAG_NS) */
 };
+
+/* How late a call may show in a ring after it was made, in wall time: the
+ * calling thread publishes it at once, but may be preempted first (the
+ * simulator's training processes, at 4x on a busy 2-core machine: with 2 ms,
+ * 1 merge in 2 live runs remained; with 10 ms, none in clean runs). A
+ * simulated host whose clock runs faster than the wall (--sim-clock) scales
+ * it by its rate: preemption takes wall time. */
+#define ASSOC_CALL_LAG_NS (10 * 1000000ull)
 
 struct assoc;
 
@@ -84,12 +95,17 @@ void assoc_peers_pending(struct assoc *a, int pending);
  * window reaches past the drain, so its last bytes may belong to an
  * operator called after it: until that call is known, no operator whose
  * next call is not known yet takes bytes from after until_ns (less the
- * rings' publication lag, 10 ms): it would take the next operator's too, and
+ * rings' publication lag, cfg.call_lag_ns): it would take the next
+ * operator's too, and
  * every later operator its successor's (two back-to-back collectives,
  * 1 ms apart, merged in the live join test). They wait for the next
  * cycle. 0 (the default): no bound, the calls come ahead of their bytes
- * (a replay feeds them in time order). */
+ * (a replay feeds them in time order). A call handed over later, made
+ * before the bound, came later than the lag allows: the operator before it
+ * may have taken its traffic; it is counted (assoc_stats.late_calls). */
 void assoc_calls_known(struct assoc *a, uint64_t until_ns);
+/* The publication lag in force (cfg.call_lag_ns or its default). */
+uint64_t assoc_call_lag_ns(const struct assoc *a);
 
 /* One intercepted record of a local process: PULSE_HOOK_OP, GROUP_START and
  * GROUP_END are used (others are ignored), in the order drained. */
@@ -131,6 +147,9 @@ struct assoc_stats {
 				      * non-zero epochs dropped as no operator's */
 	uint64_t unknown_qp_bytes;   /* bytes on QPs with no communicator */
 	uint64_t algo_conflicts;     /* profiler said one algorithm, inference another */
+	uint64_t late_calls;         /* calls made before the bound of calls known
+				      * (assoc_calls_known), handed over after it */
+	uint64_t late_call_max_ns;   /* the latest of them: how far before the bound */
 };
 void assoc_get_stats(const struct assoc *a, struct assoc_stats *s);
 

@@ -334,6 +334,13 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 		}
 		if (best == UINT32_MAX)
 			break;
+		/* as in as_segment_peer: bytes after the calls known may be an
+		 * operator's called since; with the next call unknown, they
+		 * wait (two back-to-back collectives read as one, the volume
+		 * of both taken for LL's, and every later operator its
+		 * successor's traffic: live at 4x, live_cluster.sh comp_stop) */
+		if (a->calls_until && bt > a->calls_until && next_call == UINT64_MAX && !a->finishing)
+			goto out;
 		if (open && tmp >= lower && bt > last + ep &&
 		    (bt - last >= a->delta_ns || (bt - (last + ep) >= a->short_gap_ns && next_call <= bt))) {
 			ended = 1;

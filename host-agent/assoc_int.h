@@ -176,7 +176,7 @@ struct as_comm {
 struct assoc {
 	char host[PULSE_OP_HOST_LEN];
 	uint32_t epoch_ns;
-	uint64_t delta_ns, hang_ns, short_gap_ns;
+	uint64_t delta_ns, hang_ns, short_gap_ns, call_lag_ns;
 	int finishing; /* assoc_finish: every pending operator is due */
 	int peers_pending; /* assoc_peers_pending */
 	uint64_t calls_until; /* assoc_calls_known, less the publication lag; 0: no bound */

@@ -80,10 +80,15 @@ void as_take(struct assoc *a, struct as_op *op, struct as_op_peer *p, const stru
 	struct as_seg *s = &p->seg;
 	if (!s->open) {
 		s->open = 1;
-		s->start = e->t;
+		s->start = s->last = e->t;
 		op->peers_with_bytes++;
 	}
-	s->last = e->t;
+	/* an epoch out of order (the clock mapping stepped back between two
+	 * windows) moves neither end inward */
+	if (e->t < s->start)
+		s->start = e->t;
+	if (e->t > s->last)
+		s->last = e->t;
 	s->tmp += e->b;
 	s->epochs++;
 	if (e->b > s->peak)
@@ -130,15 +135,19 @@ int as_segment_peer(struct assoc *a, const struct as_rank *rs, struct as_op *op,
 				continue;
 			}
 		} else {
-			uint64_t idle = e->t - (s->last + ep); /* silent time between */
+			/* silent time between; none for an epoch at or before the
+			 * last one (the clock mapping stepped back between two
+			 * windows, within its error bound) */
+			uint64_t idle = e->t > s->last + ep ? e->t - (s->last + ep) : 0;
+			uint64_t since = e->t > s->last ? e->t - s->last : 0;
 			int ok = reached(p, rs->nranks);
 			/* an epoch is stamped with its start: bytes in the epoch
 			 * the next call falls in, after a gap, are the next
 			 * operator's (a rank that calls late, its GPU waiting,
 			 * sends within the epoch of its call) */
-			if ((ok && e->t - s->last >= a->delta_ns) ||
+			if ((ok && since >= a->delta_ns) ||
 			    (ok && idle >= a->short_gap_ns && next_call < e->t + ep) ||
-			    (op->tainted && e->t - s->last >= a->delta_ns)) {
+			    (op->tainted && since >= a->delta_ns)) {
 				s->closed = 1;
 				return 1;
 			}

@@ -7,12 +7,20 @@
  * in [send, recv], so the error of the mapping is at most half the round trip
  * (plus the host clock's own error against NTP, which the host reports
  * elsewhere). A poll whose round trip was long (the host or the NIC busy)
- * has a wide bound; the offset kept is the best of the last few samples,
- * each charged for its age at DRIFT_PPM (NIC and host clocks drift apart by
- * a few ppm), so the mapping follows the fastest recent exchange and drift
- * never accumulates past a few poll periods. A sample that disagrees with
- * the kept offset by more than both bounds means the NIC clock itself jumped
- * (a restarted NIC): the history restarts from it. */
+ * has a wide bound. Each of the last few samples allows an interval of
+ * offsets (its own, +- its bound widened by its age at DRIFT_PPM: NIC and
+ * host clocks drift apart by a few ppm); the true offset lies in all of
+ * them. The offset kept moves only when that intersection excludes it, and
+ * then only to the intersection's nearer edge: a busy host's polls, each
+ * a few ms off in its own direction, would otherwise move the mapping back
+ * and forth by ms from one window to the next, and the traffic at a
+ * window's start would land before the previous window's end (operators
+ * segmented on host time take a neighbour's bytes; seen live at 4x on a
+ * busy 2-core machine). A sample that disagrees with the kept offset by
+ * more than both bounds means the NIC clock itself jumped (a restarted
+ * NIC): the history restarts from it. Samples that admit no common offset
+ * (drift faster than DRIFT_PPM) fall back to the one with the least
+ * charged error. */
 #include <string.h>
 
 #include "agent.h"
@@ -42,16 +50,36 @@ void clock_sync_update(struct clock_sync *cs, uint64_t host_send_ns, uint64_t ho
 	cs->hist[cs->nhist].err_ns = err;
 	cs->hist[cs->nhist].mid_ns = mid;
 	cs->nhist++;
+	int keep = cs->valid && cs->nhist > 1;
+	int64_t lo = INT64_MIN, hi = INT64_MAX;
 	uint64_t best = UINT64_MAX;
+	int64_t best_off = off;
 	for (uint32_t i = 0; i < cs->nhist; i++) {
 		uint64_t age = mid > cs->hist[i].mid_ns ? mid - cs->hist[i].mid_ns : 0;
 		uint64_t e = cs->hist[i].err_ns + age / 1000000u * DRIFT_PPM;
+		if (e > (uint64_t)INT64_MAX / 4)
+			e = (uint64_t)INT64_MAX / 4;
 		if (e < best) {
 			best = e;
-			cs->offset_ns = cs->hist[i].offset_ns;
+			best_off = cs->hist[i].offset_ns;
 		}
+		int64_t l = cs->hist[i].offset_ns - (int64_t)e, h = cs->hist[i].offset_ns + (int64_t)e;
+		lo = l > lo ? l : lo;
+		hi = h < hi ? h : hi;
 	}
-	cs->err_ns = best;
+	if (lo > hi) {
+		cs->offset_ns = best_off;
+		cs->err_ns = best;
+	} else {
+		if (!keep)
+			cs->offset_ns = best_off;
+		if (cs->offset_ns < lo)
+			cs->offset_ns = lo;
+		else if (cs->offset_ns > hi)
+			cs->offset_ns = hi;
+		uint64_t below = (uint64_t)(cs->offset_ns - lo), above = (uint64_t)(hi - cs->offset_ns);
+		cs->err_ns = below > above ? below : above;
+	}
 	if (cs->err_ns > cs->max_err_ns)
 		cs->max_err_ns = cs->err_ns;
 	cs->valid = 1;

@@ -51,6 +51,22 @@ static void handle_signals(struct agent *a)
 	}
 }
 
+/* Calls that reached the rings later than the association waited for them
+ * (assoc_calls_known): the operators before them may have taken their
+ * traffic. Said once when it starts, counted at the stop. */
+static void warn_late_calls(struct agent *a)
+{
+	struct assoc_stats st;
+	assoc_get_stats(a->assoc, &st);
+	if (st.late_calls && !a->late_calls_logged)
+		LOGW("interception: %llu call(s) reached the rings more than %.1f ms (host clock) after "
+		     "they were made, up to %.1f ms more: the operator before such a call may have "
+		     "taken its traffic (is this host overloaded?)",
+		     (unsigned long long)st.late_calls, (double)assoc_call_lag_ns(a->assoc) / 1e6,
+		     (double)st.late_call_max_ns / 1e6);
+	a->late_calls_logged = st.late_calls;
+}
+
 int agent_run(struct agent *a)
 {
 	/* in wall time: a simulated host clock (--sim-clock) may run faster */
@@ -83,6 +99,7 @@ int agent_run(struct agent *a)
 		if (a->hooks && !agent_sig_term) {
 			uint64_t drained = agent_realtime_ns();
 			hooks_poll(a, a->hooks);
+			warn_late_calls(a);
 			assoc_calls_known(a->assoc, drained);
 		}
 		if (!agent_sig_term)

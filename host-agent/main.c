@@ -242,7 +242,8 @@ int main(int argc, char **argv)
 		     a->opt.no_netlink ? "" : " (and the kernel's QP list, where there is one)");
 	/* the association: this host's operators from its windows and calls */
 	struct assoc_cfg acfg = {.host = a->host_name, .epoch_ns = a->opt.epoch_ns,
-				 .hang_ns = a->opt.hang_ns};
+				 .hang_ns = a->opt.hang_ns,
+				 .call_lag_ns = (uint64_t)((double)ASSOC_CALL_LAG_NS * a->opt.clock_rate)};
 	a->join = &join;
 	a->assoc = assoc_new(&acfg);
 	if (!a->assoc)
@@ -291,6 +292,11 @@ int main(int argc, char **argv)
 		     (unsigned long long)hooks.attached_total, (unsigned long long)hooks.detached_total,
 		     (unsigned long long)hooks.records, (unsigned long long)hooks.ops,
 		     (unsigned long long)hooks.dropped, (unsigned long long)hooks.attach_errors);
+	if (a->late_calls_logged)
+		LOGI("interception: %llu call(s) reached the rings later than the association waited "
+		     "for them (%.1f ms of host clock after they were made)",
+		     (unsigned long long)a->late_calls_logged,
+		     (double)assoc_call_lag_ns(a->assoc) / 1e6);
 	if (a->jwait.held)
 		LOGI("analyzer JOIN: %llu windows waited for it, %llu handed over with a remote end still "
 		     "unknown, %llu early (too many waiting), %llu not held (no memory)",

@@ -571,6 +571,39 @@ static void test_call_after_drain(void **state)
 	assoc_free(a);
 }
 
+/* The same for the first operator of a communicator, whose algorithm is
+ * inferred from its traffic: the inference too leaves the bytes after the
+ * drain for the next cycle. It took both all-reduces for one under LL (the
+ * volume of two is LL's of one), and every later operator its successor's
+ * traffic (live at 4x on a busy machine, live_cluster.sh comp_stop). */
+static void test_call_after_drain_inferred(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	ring_setup(a);
+	struct traffic t = { 0 };
+	uint64_t n = 2u << 20, e0 = 100;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(e0 - 5));
+	uint64_t en0 = ring_op(&t, e0, n, 150000, 0, 0);
+	uint64_t e1 = en0 + 10;
+	uint64_t en1 = ring_op(&t, e1, n, 150000, 0, 0);
+	qsort(t.v, t.n, sizeof *t.v, cmp_tev);
+	struct recs out = { 0 };
+	/* drained just before the second call; the window holds both */
+	live_cycle(a, &t, host_ns(en0 + 3) - 1, 0, WIN_EPOCHS, 0, &out);
+	assert_int_equal(out.n, 0);
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 4, 7, -1, 0, host_ns(en0 + 3));
+	live_cycle(a, &t, host_ns(WIN_EPOCHS + 10), WIN_EPOCHS, WIN_EPOCHS, 1, &out);
+	assert_int_equal(out.n, 2);
+	expect_ring_op(&out.v[0], e0, en0, n);
+	expect_ring_op(&out.v[1], e1, en1, n);
+	assert_int_equal(out.v[0].algo_source, PULSE_ALGO_SRC_INFERRED);
+	assert_int_equal(out.v[1].algo_source, PULSE_ALGO_SRC_REUSED);
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* a 3 ms silence inside an operator, before its volume is reached (a
  * receiver stall), does not split it; 20% extra bytes stay with it. */
 static void test_gap_inside_and_extra_bytes(void **state)
@@ -1388,6 +1421,7 @@ int main(void)
 		cmocka_unit_test(test_call_within_first_epoch),
 		cmocka_unit_test(test_settled),
 		cmocka_unit_test(test_call_after_drain),
+		cmocka_unit_test(test_call_after_drain_inferred),
 		cmocka_unit_test(test_gap_inside_and_extra_bytes),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_spanning_windows),

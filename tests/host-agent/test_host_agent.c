@@ -102,14 +102,35 @@ static void test_clock_sync(void **st)
 	clock_sync_update(&f, 2000000000, 2000400000, 1000250000); /* off 1000000000: 995 off */
 	assert_int_equal(f.offset_ns, 999999005);
 	assert_int_equal(f.err_ns, 5 + 1000 * 50);
-	/* a fast one replaces it; four polls on, the old one has left */
+	/* a fast one excludes it: the offset moves to the nearest one every
+	 * sample allows ([1000000000, 1000000002], the fast one's) */
 	clock_sync_update(&f, 3000000000, 3000000002, 2000000000);
-	assert_int_equal(f.offset_ns, 1000000001);
-	assert_int_equal(f.err_ns, 1);
+	assert_int_equal(f.offset_ns, 1000000000);
+	assert_int_equal(f.err_ns, 2);
 	/* the NIC restarted with another clock: the history starts again */
 	clock_sync_update(&f, 4000000000, 4000400000, 7);
 	assert_int_equal(f.offset_ns, 4000199993);
 	assert_int_equal(f.err_ns, 200000);
+
+	/* a busy host: every poll 7 ms long, its midpoint 3 ms off the true
+	 * offset (0) one way or the other. The first puts it at 3 ms, the
+	 * second allows only [-0.5, 0.5] ms with it: the offset moves to
+	 * 0.5 ms and stays, since every later sample allows it (the least
+	 * error alone, all equal, took the newest: 6 ms back and forth between
+	 * windows, and a window's first bytes landed before the previous one's
+	 * last; live at 4x, live_cluster.sh comp_stop) */
+	struct clock_sync b = {0};
+	for (int k = 0; k < 12; k++) {
+		uint64_t send = 1000000000ull * (uint64_t)(k + 1);
+		int64_t skew = k % 2 ? -3000000 : 3000000;
+		clock_sync_update(&b, send, send + 7000000, (uint64_t)((int64_t)send + 3500000 - skew));
+		assert_int_equal(b.offset_ns, k ? 500000 : 3000000);
+		assert_true(b.err_ns <= 3500000u + 4 * 50000u);
+	}
+	/* a fast poll narrows it: the offset moves to the edge it allows */
+	clock_sync_update(&b, 13000000000ull, 13000000020ull, 13000000010ull);
+	assert_int_equal(b.offset_ns, 10);
+	assert_int_equal(b.err_ns, 20);
 }
 
 /* A window with nflows flows of n epochs each. */
