@@ -94,13 +94,19 @@ no_asan() {
 
 # A live run on a machine too busy to keep 4x real time (other jobs: the
 # agents' polls overran, a NIC exchange timed out and left a gap, a poll's
-# round trip put its clock sync more than 2 ms of host time off) may not
+# round trip put its clock sync more than 2 ms of host time off, a training
+# process published calls later than the agent waits for them) may not
 # measure what the replay measured. A verdict that differs on such a run is
 # no evidence against the live path: the run is made again, twice at most,
 # and only then skipped (77) with the reason. On a clean run it must agree.
 degraded() { # dir -> prints the reason, status 0 when degraded
 	local d=$1 why=
 	grep -q "poll cycle overran" "$d"/agent-*.log && why="agent poll cycles overran"
+	# the agent counts the calls that reached its rings later than it
+	# waited for them (a preempted training process): the operator before
+	# one may have taken its traffic
+	grep -q "call(s) reached the rings more than" "$d"/agent-*.log &&
+		why="calls reached the interception rings late"
 	# lines that reached the analyzer below its data-time clock: a host fell
 	# silent for the wall bound while the machine was busy (a replay never
 	# has those)
