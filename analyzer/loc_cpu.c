@@ -51,6 +51,38 @@ static double lateness_shift(struct an_comm *c, const struct an_inst *in, int32_
 	return cur - an_median(v, (size_t)nv);
 }
 
+/* The last to arrive. Within one host's clock, rank k waited
+ * start - call between its call and its first byte; a collective starts
+ * when its last member arrives, so the others wait longer than usual for
+ * it and it waits about as usual (2-rank rings, where every first byte is
+ * the same instant and lateness_shift sees nothing). Returns now minus the
+ * median over up to 16 earlier instances of the same operator, and in
+ * *spread those instances' median absolute deviation; NAN without history
+ * (no clock between hosts is involved). */
+static double wait_shift(struct an_comm *c, const struct an_inst *in, int32_t k, double *spread)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r || !r->start || !r->call || r->start < r->call)
+		return NAN;
+	double v[16], dev[16];
+	int nv = 0;
+	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= in->seq; back++) {
+		struct an_inst *y = an_inst_find(c, in->seq - back);
+		const struct an_rec *q = y ? y->recs[k] : NULL;
+		if (!q || !q->start || !q->call || q->start < q->call || q->op != r->op ||
+		    q->count != r->count || q->status != PULSE_OP_COMPLETE)
+			continue;
+		v[nv++] = (double)(q->start - q->call);
+	}
+	if (nv < 3)
+		return NAN;
+	double med = an_median(v, (size_t)nv);
+	for (int i = 0; i < nv; i++)
+		dev[i] = fabs(v[i] - med);
+	*spread = an_median(dev, (size_t)nv);
+	return (double)(r->start - r->call) - med;
+}
+
 /* Receive buffers posted late (all-to-all groups). A sender starts its
  * transfer to a peer only once the peer's proxy has posted its receive
  * buffers (NCCL's slots), so within one instance a sender's transfers to
@@ -225,6 +257,36 @@ static int solo_host(const struct an_state *s, const int *svote, int nsolo, int 
 	return h;
 }
 
+/* The host of the last-arrival votes (wait_shift), counted per host (a CPU
+ * serves all its GPUs): two at least, two thirds of them, and more than any
+ * other host's; -1 otherwise. */
+static int last_arrival_host(const struct an_state *s, const int *avote, int navote, int cap, int *host)
+{
+	*host = -1;
+	if (navote < 2)
+		return -1;
+	int *hv = calloc((size_t)s->nhosts + 1, sizeof *hv);
+	if (!hv)
+		return -1;
+	for (int j = 0; j < cap; j++)
+		hv[s->nodes[j].host] += avote[j];
+	int best = -1, second = 0;
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		if (!hv[h])
+			continue;
+		if (best < 0 || hv[h] > hv[best]) {
+			second = best < 0 ? second : hv[best];
+			best = (int)h;
+		} else if (hv[h] > second) {
+			second = hv[h];
+		}
+	}
+	int ok = best >= 0 && hv[best] >= 2 && 3 * hv[best] >= 2 * navote && second < hv[best];
+	free(hv);
+	*host = ok ? best : -1;
+	return *host;
+}
+
 /* Extended durations with normal start and actual time: CPU (proxy). */
 int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
@@ -236,13 +298,15 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	int *late = calloc((size_t)cap + 1, sizeof *late);
 	int *pvote = calloc((size_t)cap + 1, sizeof *pvote);
 	int *svote = calloc((size_t)cap + 1, sizeof *svote);
-	int npvote = 0, nsolo = 0, lone_vote = 0;
+	int *avote = calloc((size_t)cap + 1, sizeof *avote);
+	int npvote = 0, nsolo = 0, navote = 0, lone_vote = 0;
 	char *ecomm = calloc((size_t)s->ncomms + 1, 1);
-	if (!late || !ecomm || !pvote || !svote) {
+	if (!late || !ecomm || !pvote || !svote || !avote) {
 		free(late);
 		free(ecomm);
 		free(pvote);
 		free(svote);
+		free(avote);
 		return 0;
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
@@ -320,6 +384,34 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			nsolo++;
 			continue; /* no other first bytes to place it among */
 		}
+		/* the last to arrive: the rank that waited least more than usual
+		 * between its call and its first byte, by more than both ranks'
+		 * usual spread of that wait (and 0.1 ms) */
+		{
+			int lo = -1, lo2 = -1;
+			double lv = 0, lv2 = 0, ls = 0, ls2 = 0;
+			for (int32_t k = 0; k < c->nranks; k++) {
+				double sp = 0, sh = wait_shift(c, in, k, &sp);
+				if (isnan(sh))
+					continue;
+				if (lo < 0 || sh < lv) {
+					lo2 = lo, lv2 = lv, ls2 = ls;
+					lo = k, lv = sh, ls = sp;
+				} else if (lo2 < 0 || sh < lv2) {
+					lo2 = k, lv2 = sh, ls2 = sp;
+				}
+			}
+			if (getenv("PULSE_ANALYZER_DEBUG") && lo2 >= 0)
+				fprintf(stderr, "cpu: %s #%" PRIu64 " last to arrive rank %d (%s GPU %d): waited %+.3f ms "
+						"of usual (spread %.3f), next %+.3f (spread %.3f)\n",
+					pulse_op_type_name(in->op), in->seq, lo, an_node_host(s, in->recs[lo]->node),
+					s->nodes[in->recs[lo]->node].gpu, lv / 1e6, ls / 1e6, lv2 / 1e6, ls2 / 1e6);
+			if (lo2 >= 0 && in->recs[lo]->node >= 0 && in->recs[lo]->node < cap &&
+			    lv2 - lv > 1e5 + 3 * (ls + ls2)) {
+				avote[in->recs[lo]->node]++;
+				navote++;
+			}
+		}
 		/* the slow proxy posts its first slice late: the rank whose first
 		 * byte is later than its usual place in this group's start order */
 		int hi = -1;
@@ -364,6 +456,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		free(ecomm);
 		free(pvote);
 		free(svote);
+		free(avote);
 		return 0;
 	}
 	/* the node common to the groups whose operators extended: a slow
@@ -398,7 +491,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
 			best >= 0 ? late[best] : 0, second >= 0 ? late[second] : 0);
 	/* votes per host: a CPU serves all the host's GPUs */
-	int pbest = -1, psecond = 0;
+	int pbest = -1, psecond = 0, ab = -1;
 	int *hv2 = calloc((size_t)s->nhosts + 1, sizeof *hv2);
 	for (int j = 0; hv2 && j < cap; j++)
 		hv2[s->nodes[j].host] += pvote[j];
@@ -457,6 +550,24 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 		an_diag_step(d, "extended durations with normal actual time: CPU; node common to the slowed groups");
 	} else if (cpu_by_recv_post(s, w, d, wc, ev, wratio, cap)) {
 		/* the slow proxy posts its receive buffers late */
+	} else if (last_arrival_host(s, avote, navote, cap, &ab) >= 0) {
+		d->level = AN_LEVEL_MACHINE;
+		for (int j = 0; j < cap; j++)
+			if (avote[j] && s->nodes[j].host == ab)
+				an_diag_suspect(s, d, j, -1);
+		int av = 0;
+		for (int j = 0; j < cap; j++)
+			if (s->nodes[j].host == ab)
+				av += avote[j];
+		an_diag_evidence(d, wc, ev, "last_arrival_votes", av, navote, wc->nranks);
+		an_diag_margin(d, av, 0, 2.0 * navote / 3.0);
+		snprintf(d->why, sizeof d->why,
+			 "operators %.1fx longer on the wire, actual time normal (CPU): in %d of %d slowed "
+			 "operators the others waited longer than usual from call to first byte and "
+			 "%.40s's rank did not: it arrived last",
+			 wratio, av, navote, s->hosts[ab].name);
+		an_diag_step(d, "extended durations with normal actual time: CPU; the rank the others "
+				"waited for (its call-to-first-byte wait as usual, theirs longer) pinpoints the node");
 	} else {
 		d->level = AN_LEVEL_GROUP;
 		an_diag_members(s, d, wc);
@@ -474,5 +585,6 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 	free(ecomm);
 	free(pvote);
 	free(svote);
+	free(avote);
 	return 1;
 }
