@@ -154,6 +154,33 @@ static int recv_post_votes(const struct an_state *s, const struct an_window *w, 
 	return votes;
 }
 
+/* Votes per node summed per host (a CPU serves all its GPUs): the host
+ * with the most, its votes in *votes and the next host's in *second; -1
+ * without votes (or memory). */
+static int host_votes(const struct an_state *s, const int *nv, int cap, int *votes, int *second)
+{
+	*votes = *second = 0;
+	int *hv = calloc((size_t)s->nhosts + 1, sizeof *hv);
+	if (!hv)
+		return -1;
+	for (int j = 0; j < cap; j++)
+		hv[s->nodes[j].host] += nv[j];
+	int best = -1;
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		if (!hv[h])
+			continue;
+		if (best < 0 || hv[h] > hv[best]) {
+			*second = best < 0 ? *second : hv[best];
+			best = (int)h;
+		} else if (hv[h] > *second) {
+			*second = hv[h];
+		}
+	}
+	*votes = best >= 0 ? hv[best] : 0;
+	free(hv);
+	return best;
+}
+
 /* rule_cpu's third way to the machine: receive buffers posted late
  * (recv_post_votes); a host with at least two votes, two thirds of them and
  * more than any other host is named. */
@@ -161,27 +188,11 @@ static int cpu_by_recv_post(const struct an_state *s, const struct an_window *w,
 			    const struct an_comm *wc, const struct an_rec *ev, double wratio, int cap)
 {
 	int *nv = calloc((size_t)cap + 1, sizeof *nv);
-	int *hv = calloc((size_t)s->nhosts + 1, sizeof *hv);
-	if (!nv || !hv) {
-		free(nv);
-		free(hv);
+	if (!nv)
 		return 0;
-	}
 	int total = recv_post_votes(s, w, nv, cap);
-	for (int j = 0; j < cap; j++)
-		hv[s->nodes[j].host] += nv[j];
-	int best = -1, second = 0;
-	for (uint32_t h = 0; h < s->nhosts; h++) {
-		if (!hv[h])
-			continue;
-		if (best < 0 || hv[h] > hv[best]) {
-			second = best < 0 ? second : hv[best];
-			best = (int)h;
-		} else if (hv[h] > second) {
-			second = hv[h];
-		}
-	}
-	int v = best >= 0 ? hv[best] : 0;
+	int v, second;
+	int best = host_votes(s, nv, cap, &v, &second);
 	int ok = best >= 0 && v >= 2 && v * 3 >= total * 2 && second < v;
 	if (getenv("PULSE_ANALYZER_DEBUG"))
 		fprintf(stderr, "cpu: late receive posting: %d votes, best %s with %d, second %d\n", total,
@@ -202,7 +213,6 @@ static int cpu_by_recv_post(const struct an_state *s, const struct an_window *w,
 				"in all-to-all operators pinpoints the node");
 	}
 	free(nv);
-	free(hv);
 	return ok;
 }
 
@@ -265,24 +275,9 @@ static int last_arrival_host(const struct an_state *s, const int *avote, int nav
 	*host = -1;
 	if (navote < 2)
 		return -1;
-	int *hv = calloc((size_t)s->nhosts + 1, sizeof *hv);
-	if (!hv)
-		return -1;
-	for (int j = 0; j < cap; j++)
-		hv[s->nodes[j].host] += avote[j];
-	int best = -1, second = 0;
-	for (uint32_t h = 0; h < s->nhosts; h++) {
-		if (!hv[h])
-			continue;
-		if (best < 0 || hv[h] > hv[best]) {
-			second = best < 0 ? second : hv[best];
-			best = (int)h;
-		} else if (hv[h] > second) {
-			second = hv[h];
-		}
-	}
-	int ok = best >= 0 && hv[best] >= 2 && 3 * hv[best] >= 2 * navote && second < hv[best];
-	free(hv);
+	int v, second;
+	int best = host_votes(s, avote, cap, &v, &second);
+	int ok = best >= 0 && v >= 2 && 3 * v >= 2 * navote && second < v;
 	*host = ok ? best : -1;
 	return *host;
 }
@@ -491,22 +486,8 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 			best >= 0 ? an_node_host(s, best) : "-", best >= 0 ? s->nodes[best].gpu : -1,
 			best >= 0 ? late[best] : 0, second >= 0 ? late[second] : 0);
 	/* votes per host: a CPU serves all the host's GPUs */
-	int pbest = -1, psecond = 0, ab = -1;
-	int *hv2 = calloc((size_t)s->nhosts + 1, sizeof *hv2);
-	for (int j = 0; hv2 && j < cap; j++)
-		hv2[s->nodes[j].host] += pvote[j];
-	for (uint32_t h = 0; hv2 && h < s->nhosts; h++) {
-		if (!hv2[h])
-			continue;
-		if (pbest < 0 || hv2[h] > hv2[pbest]) {
-			psecond = pbest < 0 ? psecond : hv2[pbest];
-			pbest = (int)h;
-		} else if (hv2[h] > psecond) {
-			psecond = hv2[h];
-		}
-	}
-	int pv = pbest >= 0 ? hv2[pbest] : 0;
-	free(hv2);
+	int pv, psecond, ab = -1;
+	int pbest = host_votes(s, pvote, cap, &pv, &psecond);
 	/* two thirds of the votes, two at least; or the one vote of the one
 	 * slowed operator, when it stands out alone (lone_vote) */
 	if (pbest >= 0 && ((pv >= 2 && pv * 3 >= npvote * 2 && psecond < pv) ||
