@@ -396,7 +396,7 @@ int an_comp_slow_cpu(struct an_state *s, const struct an_window *w, struct an_di
 					lo2 = k, lv2 = sh, ls2 = sp;
 				}
 			}
-			if (getenv("PULSE_ANALYZER_DEBUG") && lo2 >= 0)
+			if (getenv("PULSE_ANALYZER_DEBUG") && lo2 >= 0 && in->recs[lo]->node >= 0)
 				fprintf(stderr, "cpu: %s #%" PRIu64 " last to arrive rank %d (%s GPU %d): waited %+.3f ms "
 						"of usual (spread %.3f), next %+.3f (spread %.3f)\n",
 					pulse_op_type_name(in->op), in->seq, lo, an_node_host(s, in->recs[lo]->node),

@@ -51,7 +51,7 @@ static void handle_signals(struct agent *a)
 	}
 }
 
-/* Calls that reached the rings later than the association waited for them
+/* Calls that reached the agent later than the association waited for them
  * (assoc_calls_known): the operators before them may have taken their
  * traffic. Said once when it starts, counted at the stop. */
 static void warn_late_calls(struct agent *a)
@@ -59,9 +59,10 @@ static void warn_late_calls(struct agent *a)
 	struct assoc_stats st;
 	assoc_get_stats(a->assoc, &st);
 	if (st.late_calls && !a->late_calls_logged)
-		LOGW("interception: %llu call(s) reached the rings more than %.1f ms (host clock) after "
+		LOGW("interception: %llu call(s) reached the agent more than %.1f ms (host clock) after "
 		     "they were made, up to %.1f ms more: the operator before such a call may have "
-		     "taken its traffic (is this host overloaded?)",
+		     "taken its traffic (a training process preempted that long on a busy host, or a "
+		     "ring found after its first calls)",
 		     (unsigned long long)st.late_calls, (double)assoc_call_lag_ns(a->assoc) / 1e6,
 		     (double)st.late_call_max_ns / 1e6);
 	a->late_calls_logged = st.late_calls;

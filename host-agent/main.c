@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		     (unsigned long long)hooks.records, (unsigned long long)hooks.ops,
 		     (unsigned long long)hooks.dropped, (unsigned long long)hooks.attach_errors);
 	if (a->late_calls_logged)
-		LOGI("interception: %llu call(s) reached the rings later than the association waited "
+		LOGI("interception: %llu call(s) reached the agent later than the association waited "
 		     "for them (%.1f ms of host clock after they were made)",
 		     (unsigned long long)a->late_calls_logged,
 		     (double)assoc_call_lag_ns(a->assoc) / 1e6);

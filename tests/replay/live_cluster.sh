@@ -105,7 +105,7 @@ degraded() { # dir -> prints the reason, status 0 when degraded
 	# the agent counts the calls that reached its rings later than it
 	# waited for them (a preempted training process): the operator before
 	# one may have taken its traffic
-	grep -q "call(s) reached the rings more than" "$d"/agent-*.log &&
+	grep -q "call(s) reached the agent more than" "$d"/agent-*.log &&
 		why="calls reached the interception rings late"
 	# lines that reached the analyzer below its data-time clock: a host fell
 	# silent for the wall bound while the machine was busy (a replay never
