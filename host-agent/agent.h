@@ -515,7 +515,7 @@ struct agent {
 	pthread_mutex_t lock;       /* ring and counters vs metrics/control threads */
 	uint64_t start_realtime_ns;
 	uint64_t cycles, overruns, dumps, dump_failures;
-	uint64_t late_calls_logged; /* the association's late_calls already warned of */
+	int late_calls_warned;      /* the association's first late call was warned of */
 	struct hooks *hooks;        /* NULL with --no-hooks */
 	char host_name[64];         /* --host-name, gethostname, or the replayed host */
 	struct assoc *assoc;        /* flow-operator association (assoc.h); NULL: none */

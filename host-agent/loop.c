@@ -56,16 +56,16 @@ static void handle_signals(struct agent *a)
  * traffic. Said once when it starts, counted at the stop. */
 static void warn_late_calls(struct agent *a)
 {
-	struct assoc_stats st;
+	struct assoc_stats st = {0};
 	assoc_get_stats(a->assoc, &st);
-	if (st.late_calls && !a->late_calls_logged)
+	if (st.late_calls && !a->late_calls_warned)
 		LOGW("interception: %llu call(s) reached the agent more than %.1f ms (host clock) after "
 		     "they were made, up to %.1f ms more: the operator before such a call may have "
 		     "taken its traffic (a training process preempted that long on a busy host, or a "
 		     "ring found after its first calls)",
 		     (unsigned long long)st.late_calls, (double)assoc_call_lag_ns(a->assoc) / 1e6,
 		     (double)st.late_call_max_ns / 1e6);
-	a->late_calls_logged = st.late_calls;
+	a->late_calls_warned = st.late_calls > 0;
 }
 
 int agent_run(struct agent *a)

@@ -292,11 +292,12 @@ int main(int argc, char **argv)
 		     (unsigned long long)hooks.attached_total, (unsigned long long)hooks.detached_total,
 		     (unsigned long long)hooks.records, (unsigned long long)hooks.ops,
 		     (unsigned long long)hooks.dropped, (unsigned long long)hooks.attach_errors);
-	if (a->late_calls_logged)
+	struct assoc_stats ast = {0};
+	assoc_get_stats(a->assoc, &ast);
+	if (ast.late_calls)
 		LOGI("interception: %llu call(s) reached the agent later than the association waited "
 		     "for them (%.1f ms of host clock after they were made)",
-		     (unsigned long long)a->late_calls_logged,
-		     (double)assoc_call_lag_ns(a->assoc) / 1e6);
+		     (unsigned long long)ast.late_calls, (double)assoc_call_lag_ns(a->assoc) / 1e6);
 	if (a->jwait.held)
 		LOGI("analyzer JOIN: %llu windows waited for it, %llu handed over with a remote end still "
 		     "unknown, %llu early (too many waiting), %llu not held (no memory)",

@@ -102,11 +102,11 @@ no_asan() {
 degraded() { # dir -> prints the reason, status 0 when degraded
 	local d=$1 why=
 	grep -q "poll cycle overran" "$d"/agent-*.log && why="agent poll cycles overran"
-	# the agent counts the calls that reached its rings later than it
-	# waited for them (a preempted training process): the operator before
-	# one may have taken its traffic
+	# the agent counts the calls that reached it later than it waited for
+	# them (a preempted training process): the operator before one may
+	# have taken its traffic
 	grep -q "call(s) reached the agent more than" "$d"/agent-*.log &&
-		why="calls reached the interception rings late"
+		why="calls reached the agent late"
 	# lines that reached the analyzer below its data-time clock: a host fell
 	# silent for the wall bound while the machine was busy (a replay never
 	# has those)
