@@ -331,6 +331,10 @@ struct an_host {
 	 * come only after it. */
 	uint64_t join_ns;
 	int join_sent;
+	/* host time of the last poll whose operators its agent said wait for
+	 * the JOIN (a "join_wait" line): the records of calls before it come
+	 * only after the wait, however long the JOIN took */
+	uint64_t join_wait_ns;
 	/* the bound of its agents' NIC-to-host clock mapping (a window's
 	 * clock_err_ns: half the best recent poll round trip) in its last
 	 * AN_CLOCK_ERRS windows: a first or last byte is known only to within

@@ -1118,6 +1118,20 @@ static int ingest_poll_end(struct an_state *s, int host, const cJSON *o, char *e
 	return 0;
 }
 
+/* A poll whose operators wait for the analyzer's JOIN
+ * (host-agent/join_wait.c): stalled calls wait with them (trigger.c). */
+static int ingest_join_wait(struct an_state *s, int host, const cJSON *o, char *err, size_t errlen)
+{
+	uint64_t t;
+	if (time_of(o, "t_ns", &t)) {
+		snprintf(err, errlen, "join_wait: missing t_ns");
+		return -1;
+	}
+	if (t > s->hosts[host].join_wait_ns)
+		s->hosts[host].join_wait_ns = t;
+	return 0;
+}
+
 int an_data_in(const struct an_state *s, uint64_t t)
 {
 	return t && s->data_in_ns && s->data_in_ns >= t + s->cfg.skew_bound_ns;
@@ -1594,6 +1608,8 @@ int an_ingest(struct an_state *s, const char *host, const char *line, size_t len
 		rc = ingest_window(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "poll_end")) {
 		rc = ingest_poll_end(s, h, o, err, errlen);
+	} else if (!strcmp(type->valuestring, "join_wait")) {
+		rc = ingest_join_wait(s, h, o, err, errlen);
 	} else if (!strcmp(type->valuestring, "link")) {
 		rc = ingest_link(s, h, line, len, err, errlen);
 	} else if (!strcmp(type->valuestring, "config_finding")) {

@@ -704,8 +704,9 @@ static void xfer_checks(struct an_state *s, uint64_t now)
  * cfg.hang_ns, at least two agent polls and four times the longest
  * operator seen): the agent reports a finished operator at its next poll,
  * so a call without one is an operator that did not finish. Live, a call
- * before its host's agent got the JOIN is counted from the JOIN: the
- * agent's windows waited for it (host-agent/join_wait.c). */
+ * before its host's agent got the JOIN is counted from the JOIN, or from
+ * the end of the agent's wait when it says it waited: its windows waited
+ * for it (host-agent/join_wait.c). */
 static void stalled_calls(struct an_state *s, uint64_t now)
 {
 	uint64_t bound = an_hang_bound(s);
@@ -738,6 +739,13 @@ static void stalled_calls(struct an_state *s, uint64_t now)
 			uint64_t poll = s->poll_ns ? s->poll_ns : 1000000000ull;
 			uint64_t jn = s->hosts[p->host].join_ns;
 			uint64_t joined = jn && x->t + PULSE_AW_JOIN_WAIT_POLLS * poll >= jn ? jn + 2 * poll : 0;
+			/* an agent that says its operators waited (its
+			 * join_wait lines) puts out their records at the end
+			 * of the poll after its last such poll, whatever the
+			 * wait's length: 5 polls or more of data time */
+			uint64_t jw = s->hosts[p->host].join_wait_ns;
+			if (jw && jw + 2 * poll > joined)
+				joined = jw + 2 * poll;
 			uint64_t from = x->t > joined ? x->t : joined;
 			if (from + bound >= now)
 				continue;

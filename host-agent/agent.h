@@ -262,6 +262,9 @@ void jsonl_event(const struct agent_nic *n, const char *event, const char *detai
  * (host clock) has been reported (assoc_settled); the analyzer localizes on
  * it instead of waiting out its settle time (analyzer/PROTOCOL.md). */
 void jsonl_poll_end(uint64_t settled_ns);
+/* This poll's operators wait for the analyzer's JOIN (join_wait.c): windows
+ * held, QPs without a remote end. */
+void jsonl_join_wait(uint32_t windows, uint32_t qps);
 
 /* The output stream for other line types: locks it and returns the FILE,
  * or NULL (unlocked) when there is none. jsonl_end flushes and unlocks. */
@@ -464,9 +467,11 @@ struct join_wait {
 	uint64_t not_held;         /* no memory to hold one */
 };
 /* The waiting QPs are rebuilt on every mapping or JOIN change: reset, add
- * each (made_ns: its creation, host time), sort. */
+ * each (made_ns: its creation, host time; wait_ns: agent_join_wait_ns),
+ * sort. */
 void join_wait_reset(struct join_wait *jw);
-int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t poll_ns);
+uint64_t agent_join_wait_ns(uint64_t poll_ns, double clock_rate);
+int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t wait_ns);
 void join_wait_sort(struct join_wait *jw);
 /* A window for the association: handed over now (0), or held (1; -1: could
  * not be held, handed over). */
@@ -475,6 +480,9 @@ int join_wait_window(struct join_wait *jw, struct assoc *as, uint16_t nic, const
 /* Hands over the held windows that wait no more, in order (all: every
  * one); returns how many. */
 uint32_t join_wait_release(struct join_wait *jw, struct assoc *as, uint64_t now_ns, int all);
+/* Whether the association still waits for the JOIN: windows held, or a
+ * QP's wait not over (its operators are held: assoc_peers_pending). */
+int join_wait_pending(const struct join_wait *jw, uint64_t now_ns);
 void join_wait_free(struct join_wait *jw);
 
 /* ---- loop.c ---- */

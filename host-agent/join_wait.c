@@ -11,9 +11,11 @@
  * So a window with bytes on a QP of a communicator whose remote end is not
  * known yet waits here, copied, with every window after it in arrival
  * order (the association takes each NIC's windows in time order), until
- * the JOIN has named the remote ends or PULSE_AW_JOIN_WAIT_POLLS polls have passed
- * since the QP was made (the analyzer may not know the other end either:
- * a peer host without an agent). The association's horizon does not move
+ * the JOIN has named the remote ends or the wait has run out since the QP
+ * was made (the analyzer may not know the other end either: a peer host
+ * without an agent): PULSE_AW_JOIN_WAIT_POLLS polls, and JOIN_WAIT_WALL_NS of
+ * wall time at least (agent_join_wait_ns), since the JOIN's delay is the
+ * analyzer's work, in wall time whatever the host clock's rate. The association's horizon does not move
  * meanwhile, so its operators wait too instead of being closed. Only with
  * --analyzer (a JOIN can come) and a live join (a replay has every host's
  * mapping from the start). */
@@ -27,6 +29,14 @@
 /* windows held at most, all NICs together: a bound on memory whatever the
  * poll rate (the oldest goes to the association first) */
 #define JOIN_WAIT_MAX_WINDOWS 64
+
+/* The least wait, in wall time. The analyzer joins once every host's map is
+ * in and quiet; on a loaded machine, at 4x a simulated host's clock, the
+ * complete JOIN came 1.6 s of wall after the QPs' MAP, past the 5 polls
+ * (1.25 s of wall there): the held windows went on without their remote
+ * ends and the host's first operators lost their traffic. At 1x with 1 s
+ * polls the polls bound it as before. */
+#define JOIN_WAIT_WALL_NS 5000000000ull
 
 struct held_window {
 	struct held_window *next;
@@ -50,11 +60,18 @@ void join_wait_reset(struct join_wait *jw)
 	jw->until = 0;
 }
 
-int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t poll_ns)
+uint64_t agent_join_wait_ns(uint64_t poll_ns, double clock_rate)
+{
+	uint64_t polls = PULSE_AW_JOIN_WAIT_POLLS * (poll_ns ? poll_ns : 1000000000ull);
+	double wall = (double)JOIN_WAIT_WALL_NS * (clock_rate > 0 ? clock_rate : 1);
+	return wall > (double)polls ? (uint64_t)wall : polls;
+}
+
+int join_wait_add(struct join_wait *jw, uint16_t nic, uint32_t qpn, uint64_t made_ns, uint64_t wait_ns)
 {
 	if (agent_grow((void **)&jw->qps, &jw->capqps, jw->nqps, sizeof *jw->qps))
 		return -1;
-	uint64_t until = made_ns + PULSE_AW_JOIN_WAIT_POLLS * (poll_ns ? poll_ns : 1000000000ull);
+	uint64_t until = made_ns + wait_ns;
 	jw->qps[jw->nqps++] = (struct join_wait_qp){.nic = nic, .qpn = qpn, .until = until};
 	if (until > jw->until)
 		jw->until = until;
@@ -160,6 +177,11 @@ int join_wait_window(struct join_wait *jw, struct assoc *as, uint16_t nic, const
 		release_front(jw, as);
 	}
 	return 1;
+}
+
+int join_wait_pending(const struct join_wait *jw, uint64_t now_ns)
+{
+	return jw->head || (jw->nqps && now_ns < jw->until);
 }
 
 uint32_t join_wait_release(struct join_wait *jw, struct assoc *as, uint64_t now_ns, int all)

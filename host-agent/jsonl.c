@@ -176,6 +176,18 @@ void jsonl_poll_end(uint64_t settled_ns)
 	pthread_mutex_unlock(&out_lock);
 }
 
+void jsonl_join_wait(uint32_t windows, uint32_t qps)
+{
+	pthread_mutex_lock(&out_lock);
+	FILE *f = out_f;
+	if (f) {
+		fprintf(f, "{\"type\":\"join_wait\",\"t_ns\":%" PRIu64 ",\"windows\":%u,\"qps\":%u}\n",
+			agent_realtime_ns(), windows, qps);
+		fflush(f);
+	}
+	pthread_mutex_unlock(&out_lock);
+}
+
 void jsonl_event(const struct agent_nic *n, const char *event, const char *detail)
 {
 	pthread_mutex_lock(&out_lock);

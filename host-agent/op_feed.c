@@ -343,7 +343,8 @@ static void feed_mapping(struct agent *a, uint64_t now_ns)
 		}
 		assoc_qp(a->assoc, &aq);
 		if (waits && aq.comm_id && aq.remote_rank < 0 &&
-		    join_wait_add(&a->jwait, aq.nic, aq.qpn, q->time_ns, a->opt.poll_ns))
+		    join_wait_add(&a->jwait, aq.nic, aq.qpn, q->time_ns,
+				  agent_join_wait_ns(a->opt.poll_ns, a->opt.clock_rate)))
 			LOGE("QP %u: out of memory; its traffic does not wait for the analyzer's JOIN", q->qpn);
 	}
 	if (waits) {
@@ -398,6 +399,10 @@ void agent_cycle_end(struct agent *a, uint64_t now_ns)
 		uint64_t settled = assoc_settled(a->assoc);
 		if (settled)
 			jsonl_poll_end(settled);
+		/* the analyzer counts a stalled call of this host from the end
+		 * of the wait (analyzer/trigger.c), however long the JOIN took */
+		if (join_expected(a) && join_wait_pending(&a->jwait, now_ns))
+			jsonl_join_wait(a->jwait.nheld, a->jwait.nqps);
 	}
 	/* the poll's records as one bus message per part; the poll's host
 	 * time is its sequence: unique across restarts of this agent, so a

@@ -1048,8 +1048,8 @@ static void feed_line(struct an_state *st, const char *host, const char *line)
 	assert_true(rc >= 0);
 }
 
-/* one rank's complete all-reduce seq of a 4-rank job: its call and its record */
-static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
+/* one rank's call of all-reduce seq of a 4-rank job */
+static void feed_allreduce_call(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
 {
 	const uint64_t MB = 1000000;
 	char h[16], line[512];
@@ -1060,6 +1060,14 @@ static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, 
 		 (unsigned long long)call, pid0 + r, (unsigned long long)comm, (unsigned long long)seq,
 		 (unsigned long long)(50 * MB));
 	feed_line(st, h, line);
+}
+
+/* its complete record */
+static void feed_allreduce_record(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
+{
+	const uint64_t MB = 1000000;
+	char h[16];
+	snprintf(h, sizeof h, "host%d", r);
 	struct pulse_op_record o;
 	memset(&o, 0, sizeof o);
 	snprintf(o.host, sizeof o.host, "host%d", r);
@@ -1081,6 +1089,13 @@ static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, 
 	char *j = pulse_op_record_to_json(&o);
 	feed_line(st, h, j);
 	free(j);
+}
+
+/* one rank's complete all-reduce seq of a 4-rank job: its call and its record */
+static void feed_allreduce(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
+{
+	feed_allreduce_call(st, comm, pid0, r, seq, call);
+	feed_allreduce_record(st, comm, pid0, r, seq, call);
 }
 
 /* A 4-rank job (processes pid0.., QPs qp0..) of six all-reduces from T0 whose
@@ -1285,6 +1300,72 @@ static void test_pairs_judge(void **state)
 	assert_int_equal(seen, 7);
 	/* no onset: nothing to judge against */
 	assert_int_equal(an_pairs_judge(0, 0, e, n, pj, b, a), 0);
+}
+
+/* Live, host2's agent held its operators for the analyzer's JOIN for 7 s
+ * of data time (a new communicator's JOIN late on a loaded machine, a 4x
+ * host clock) and said
+ * so every poll (its "join_wait" lines): its calls without records then
+ * are no hang. Without the lines they are one: the test can tell. */
+static uint64_t late_records_hangs(int says_it_waits)
+{
+	const uint64_t MB = 1000000, S = 1000 * MB, comm = 0x10ull, T0 = SYN_T0;
+	struct an_state *st = an_state_new(NULL);
+	char h[16], line[1024];
+	for (int r = 0; r < 4; r++) {
+		snprintf(h, sizeof h, "host%d", r);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
+			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
+			 300 + r, (unsigned long long)comm, r);
+		feed_line(st, h, line);
+	}
+	for (int w = 1; w <= 12; w++) {
+		/* the poll of [T0 + (w-1) s, T0 + w s): six all-reduces a second */
+		for (int it = 0; it < 6; it++)
+			for (int r = 0; r < 4; r++) {
+				uint64_t seq = (uint64_t)((w - 1) * 6 + it);
+				uint64_t call = T0 + (uint64_t)(w - 1) * S + (uint64_t)it * 100 * MB;
+				feed_allreduce_call(st, comm, 300, r, seq, call);
+				if (r != 2 || w == 1)
+					feed_allreduce_record(st, comm, 300, r, seq, call);
+			}
+		if (w == 9) /* the JOIN: host2's held records all come out */
+			for (uint64_t seq = 6; seq < 9 * 6; seq++)
+				feed_allreduce_record(st, comm, 300, 2, seq,
+						      T0 + seq / 6 * S + seq % 6 * 100 * MB);
+		else if (w > 9)
+			for (uint64_t seq = (uint64_t)(w - 1) * 6; seq < (uint64_t)w * 6; seq++)
+				feed_allreduce_record(st, comm, 300, 2, seq,
+						      T0 + seq / 6 * S + seq % 6 * 100 * MB);
+		for (int r = 0; r < 4; r++) {
+			snprintf(h, sizeof h, "host%d", r);
+			snprintf(line, sizeof line,
+				 "{\"type\":\"window\",\"nic\":\"replay:host%d/mlx5_0\",\"t_ns\":1,\"window_seq\":%d,"
+				 "\"host_start_ns\":%llu,\"host_end_ns\":%llu,\"epoch_ns\":32000,\"qps\":[]}",
+				 r, w, (unsigned long long)(T0 + (uint64_t)(w - 1) * S),
+				 (unsigned long long)(T0 + (uint64_t)w * S));
+			feed_line(st, h, line);
+			if (r == 2 && w > 1 && w < 9 && says_it_waits) {
+				snprintf(line, sizeof line, "{\"type\":\"join_wait\",\"t_ns\":%llu,\"windows\":%d,\"qps\":4}",
+					 (unsigned long long)(T0 + (uint64_t)w * S), 2 * w);
+				feed_line(st, h, line);
+			}
+			an_tick(st, T0 + (uint64_t)w * S);
+		}
+	}
+	an_finish(st);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	an_state_free(st);
+	return c.triggers_hang;
+}
+
+static void test_join_wait_not_a_hang(void **state)
+{
+	(void)state;
+	assert_int_equal(late_records_hangs(1), 0);
+	assert_true(late_records_hangs(0) >= 1);
 }
 
 static void test_hang_from_calls(void **state)
@@ -1646,6 +1727,7 @@ int main(void)
 		cmocka_unit_test(test_poll_end_latency),
 		cmocka_unit_test(test_data_in),
 		cmocka_unit_test(test_hang_from_calls),
+		cmocka_unit_test(test_join_wait_not_a_hang),
 		cmocka_unit_test(test_hang_then_restart),
 		cmocka_unit_test(test_stall_not_hang),
 		cmocka_unit_test(test_hang_link_down),

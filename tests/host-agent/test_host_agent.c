@@ -528,7 +528,13 @@ static void test_join_wait(void **st)
 	struct join_wait jw;
 	memset(&jw, 0, sizeof jw);
 	join_wait_reset(&jw);
-	assert_int_equal(join_wait_add(&jw, 0, 40, T0, S), 0); /* made at T0: waits PULSE_AW_JOIN_WAIT_POLLS polls */
+	/* the wait: PULSE_AW_JOIN_WAIT_POLLS polls, and 5 s of wall at least
+	 * (a 4x host clock: 20 s of it, 5 polls of 1 s too few) */
+	assert_int_equal(agent_join_wait_ns(S, 1), PULSE_AW_JOIN_WAIT_POLLS * S);
+	assert_int_equal(agent_join_wait_ns(S, 4), 20 * S);
+	assert_int_equal(agent_join_wait_ns(S / 4, 1), 5 * S);
+	const uint64_t W = agent_join_wait_ns(S, 1);
+	assert_int_equal(join_wait_add(&jw, 0, 40, T0, W), 0); /* made at T0 */
 	join_wait_sort(&jw);
 
 	struct pulse_window w;
@@ -561,14 +567,16 @@ static void test_join_wait(void **st)
 	assert_int_equal(jw.released_unknown, 0);
 
 	/* a QP the JOIN never names: its window goes over when the wait ends */
-	assert_int_equal(join_wait_add(&jw, 0, 42, T0 + 10 * S, S), 0);
+	assert_int_equal(join_wait_add(&jw, 0, 42, T0 + 10 * S, W), 0);
 	join_wait_sort(&jw);
 	one_flow_window(&w, &f, &ep, &by, 3, 42, 300);
 	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, T0 + 11 * S), 1);
-	const uint64_t end = T0 + (10 + PULSE_AW_JOIN_WAIT_POLLS) * S;
+	const uint64_t end = T0 + 10 * S + W;
+	assert_true(join_wait_pending(&jw, end - 1));
 	assert_int_equal(join_wait_release(&jw, as, end - 1, 0), 0);
 	assert_int_equal(join_wait_release(&jw, as, end, 0), 1);
 	assert_int_equal(jw.released_unknown, 1);
+	assert_false(join_wait_pending(&jw, end));
 	/* a window with no waiting QP's bytes and nothing held goes straight on */
 	one_flow_window(&w, &f, &ep, &by, 4, 41, 100);
 	assert_int_equal(join_wait_window(&jw, as, 0, &w, 0, 0, end), 0);
