@@ -309,10 +309,15 @@ int as_infer(struct assoc *a, struct as_rank *rs, struct as_op *op, uint64_t hor
 	lower -= as_tolerance(lower, rs->nranks) < lower ? as_tolerance(lower, rs->nranks) : lower;
 	uint64_t floor = as_call_floor(a, op);
 	uint64_t ep = a->epoch_ns;
-	/* the next operator's call, for back-to-back operators */
+	/* the next operator's call, for back-to-back operators: the one after
+	 * this operator in the queue, which may be behind the head (a tiny
+	 * operator just before it, final and not taken off yet: its own call
+	 * read as the next one ended a tree all-reduce at its first pause,
+	 * mid-transfer, and its expectations were a wrong channel count) */
 	uint64_t next_call = UINT64_MAX;
-	if (rs->qhead + 1 < rs->qn)
-		next_call = rs->q[rs->qhead + 1].call_ns;
+	uint32_t at = (uint32_t)(op - rs->q);
+	if (at + 1 < rs->qn)
+		next_call = rs->q[at + 1].call_ns;
 	for (uint32_t i = 0; i < np; i++) {
 		rk[i] = rs->peers[i].rank;
 		ix[i] = rs->peers[i].buf.head;

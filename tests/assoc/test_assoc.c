@@ -376,6 +376,56 @@ static void test_tree_allreduce_two_channels(void **state)
 	assoc_free(a);
 }
 
+/* the tree all-reduce again, called just after a tiny all-reduce (the
+ * loss) whose record is final but still first in the queue; all its
+ * channels pause for 10 epochs mid-transfer (waiting for the tree's data:
+ * more than the short gap, less than δ). The pause is inside the
+ * operator: the next call is none. Before, the tiny operator's successor
+ * (this one) was read as the next call, the inference ended at the pause
+ * with the volumes partial and took a wrong channel count (seed
+ * 1140 #159: a 14-rank tree whose records then took the next iteration's
+ * traffic, four hosts dropped as clock-skewed). */
+static void test_tree_after_tiny_pause(void **state)
+{
+	(void)state;
+	struct assoc *a = new_assoc();
+	members(a, COMM, 4, 1);
+	qp(a, 20, COMM, 1, 0); /* ch0 to parent 0 */
+	qp(a, 21, COMM, 1, 2); /* ch0 to child 2 */
+	qp(a, 22, COMM, 1, 3); /* ch1 to parent 3 */
+	struct traffic t = { 0 };
+	uint64_t n = 8u << 20, e0 = 500;
+	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, 2, 7, -1, 0, host_ns(e0 - 20));
+	tadd(&t, 0, 20, e0 - 19, 8);
+	call(a, COMM, 1, PULSE_HOOK_OP_ALLREDUCE, n / 2, 6 /* fp16 */, -1, 0, host_ns(e0 - 3));
+	/* every channel: 4/5 of its share, 10 idle epochs together, the rest */
+	uint64_t part = n / 2 * 4 / 5, end = 0;
+	for (uint32_t q = 20; q <= 22; q++) {
+		tsend(&t, 0, q, e0, part, 100000);
+		uint64_t e = tsend(&t, 0, q, e0 + 40, n / 2 - part, 100000);
+		end = e > end ? e : end;
+	}
+	struct recs out = { 0 };
+	run_windows(a, &t, 0, 2, -1, WIN_EPOCHS, &out);
+	assert_int_equal(out.n, 2);
+	const struct pulse_op_record *r = &out.v[1];
+	assert_int_equal(r->seq, 1);
+	assert_int_equal(r->status, PULSE_OP_COMPLETE);
+	assert_int_equal(r->algo, PULSE_ALGO_TREE);
+	for (int peer = 0; peer < 4; peer++) {
+		if (peer == 1)
+			continue;
+		const struct pulse_op_peer *p = peer_of(r, peer);
+		assert_non_null(p);
+		assert_int_equal(p->expected_bytes, n / 2);
+		assert_int_equal(p->actual_bytes, n / 2);
+	}
+	assert_int_equal(r->end_ns, host_ns(end));
+	free(out.v);
+	free(t.v);
+	assoc_free(a);
+}
+
 /* a rank that calls late, its GPU waiting for it: after a first
  * all-reduce (its algorithm inferred, δ of silence after it), each is
  * called after the previous one's traffic and a gap of 10 idle epochs,
@@ -1417,6 +1467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_allreduce_two_channels),
 		cmocka_unit_test(test_tree_allreduce_two_channels),
+		cmocka_unit_test(test_tree_after_tiny_pause),
 		cmocka_unit_test(test_back_to_back),
 		cmocka_unit_test(test_call_within_first_epoch),
 		cmocka_unit_test(test_settled),
