@@ -110,6 +110,8 @@ struct edge_at {
 	int slow;
 };
 
+enum edge_side { EDGE_EITHER, EDGE_INTO, EDGE_OUT_OF };
+
 static int by_edge_time(const void *a, const void *b)
 {
 	const struct edge_at *x = a, *y = b;
@@ -125,15 +127,20 @@ static int by_edge_time(const void *a, const void *b)
  * #090: 496 of 1176, from iteration 11 of 30); a node slow now and then,
  * however significantly, is not mostly slow from any point on (seed 1133
  * #192: 16 of 138, no communication fault). */
-static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node)
+static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node,
+				enum edge_side side, double alpha)
 {
 	struct edge_at *v = malloc((size_t)n * sizeof *v);
 	int m = 0, ok = 0;
 	if (!v)
 		return 0;
-	for (uint32_t i = 0; i < n; i++)
-		if ((e[i].from == node || e[i].to == node) && e[i].rec->start >= from)
+	for (uint32_t i = 0; i < n; i++) {
+		int mine = side == EDGE_INTO ? e[i].to == node
+			 : side == EDGE_OUT_OF ? e[i].from == node
+			 : e[i].from == node || e[i].to == node;
+		if (mine && e[i].rec->start >= from)
 			v[m++] = (struct edge_at){e[i].rec->start, counted[i] != 0};
+	}
 	qsort(v, (size_t)m, sizeof *v, by_edge_time);
 	int total = 0;
 	for (int i = 0; i < m; i++)
@@ -146,12 +153,25 @@ static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const cha
 		if (k % step == 0 && k) {
 			int c1 = total - before, n1 = m - k;
 			ok = c1 >= AN_EDGE_MIN && 2 * c1 >= n1 &&
-			     an_fisher_tail(c1, n1, before, k) < EDGE_ALPHA / tries;
+			     an_fisher_tail(c1, n1, before, k) < alpha / tries;
 		}
 		before += v[k].slow;
 	}
 	free(v);
 	return ok;
+}
+
+/* ...or one side of it is: a fault on one direction of a NIC (an incast
+ * into it, its DMA reads) slows the transfers into it, or out of it, and
+ * not the others, so that its transfers of both sides are slow at most
+ * half the time (seed 1140 #149: an incast into one GPU of an MoE, 135 of
+ * its 576 transfers slow, every one of them into it). Each side is a test
+ * more: half the level each. */
+static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node)
+{
+	return edge_slow_since_side(e, n, counted, from, node, EDGE_EITHER, EDGE_ALPHA) ||
+	       edge_slow_since_side(e, n, counted, from, node, EDGE_INTO, EDGE_ALPHA / 2) ||
+	       edge_slow_since_side(e, n, counted, from, node, EDGE_OUT_OF, EDGE_ALPHA / 2);
 }
 
 static int edge_end_significant(const struct an_state *s, const struct an_window *w, const int *slow, const int *tot,
