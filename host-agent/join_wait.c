@@ -15,10 +15,10 @@
  * was made (the analyzer may not know the other end either: a peer host
  * without an agent): PULSE_AW_JOIN_WAIT_POLLS polls, and JOIN_WAIT_WALL_NS of
  * wall time at least (agent_join_wait_ns), since the JOIN's delay is the
- * analyzer's work, in wall time whatever the host clock's rate. The association's horizon does not move
- * meanwhile, so its operators wait too instead of being closed. Only with
- * --analyzer (a JOIN can come) and a live join (a replay has every host's
- * mapping from the start). */
+ * analyzer's work, in wall time whatever the host clock's rate. The
+ * association's horizon does not move meanwhile, so its operators wait too
+ * instead of being closed. Only with --analyzer (a JOIN can come) and a
+ * live join (a replay has every host's mapping from the start). */
 #include <stdlib.h>
 #include <string.h>
 

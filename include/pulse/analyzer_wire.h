@@ -269,9 +269,10 @@ struct pulse_aw_join {
 };
 #define PULSE_AW_JOIN_MAX_QPS 65536u
 /* Polls an agent holds the traffic of a QP whose remote end no JOIN has
- * named yet, from the QP's creation (host-agent/join_wait.c); the analyzer
- * counts a hang of such a QP's calls from the JOIN for as long
- * (analyzer/trigger.c). The MAP goes out at the end of the poll that saw
+ * named yet, from the QP's creation, and 5 s of wall time at least
+ * (host-agent/join_wait.c); the analyzer counts a hang of such a QP's calls
+ * from the JOIN for as long, and from the end of the wait when the agent
+ * says it waited (its "join_wait" lines; analyzer/trigger.c). The MAP goes out at the end of the poll that saw
  * the QP, the analyzer joins once the maps have been quiet for its
  * join_delay_ms, and the agent takes the JOIN in at its next poll: three
  * polls or more when the hosts' maps come in one by one (3 was too few:
