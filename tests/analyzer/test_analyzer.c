@@ -1048,6 +1048,21 @@ static void feed_line(struct an_state *st, const char *host, const char *line)
 	assert_true(rc >= 0);
 }
 
+/* host<r>'s mapping of rank r of a 4-rank communicator (process pid0 + r),
+ * no QPs */
+static void feed_maps_no_qps(struct an_state *st, uint64_t comm, int pid0)
+{
+	char h[16], line[512];
+	for (int r = 0; r < 4; r++) {
+		snprintf(h, sizeof h, "host%d", r);
+		snprintf(line, sizeof line,
+			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
+			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
+			 pid0 + r, (unsigned long long)comm, r);
+		feed_line(st, h, line);
+	}
+}
+
 /* one rank's call of all-reduce seq of a 4-rank job */
 static void feed_allreduce_call(struct an_state *st, uint64_t comm, int pid0, int r, uint64_t seq, uint64_t call)
 {
@@ -1178,14 +1193,7 @@ static void test_one_to_all_instances(void **state)
 	const int iters = 12;
 	struct an_state *st = an_state_new(NULL);
 	char h[16], line[512];
-	for (int r = 0; r < 4; r++) {
-		snprintf(h, sizeof h, "host%d", r);
-		snprintf(line, sizeof line,
-			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
-			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
-			 200 + r, (unsigned long long)comm, r);
-		feed_line(st, h, line);
-	}
+	feed_maps_no_qps(st, comm, 200);
 	for (int it = 0; it < iters; it++)
 		for (int r = 0; r < 4; r++) {
 			snprintf(h, sizeof h, "host%d", r);
@@ -1304,22 +1312,15 @@ static void test_pairs_judge(void **state)
 
 /* Live, host2's agent held its operators for the analyzer's JOIN for 7 s
  * of data time (a new communicator's JOIN late on a loaded machine, a 4x
- * host clock) and said
- * so every poll (its "join_wait" lines): its calls without records then
- * are no hang. Without the lines they are one: the test can tell. */
+ * host clock) and said so every poll (its "join_wait" lines): its calls
+ * without records then are no hang. Without the lines they are one: the
+ * test can tell. */
 static uint64_t late_records_hangs(int says_it_waits)
 {
 	const uint64_t MB = 1000000, S = 1000 * MB, comm = 0x10ull, T0 = SYN_T0;
 	struct an_state *st = an_state_new(NULL);
 	char h[16], line[1024];
-	for (int r = 0; r < 4; r++) {
-		snprintf(h, sizeof h, "host%d", r);
-		snprintf(line, sizeof line,
-			 "{\"type\":\"hook_map\",\"t_ns\":1,\"version\":1,\"comms\":[{\"pid\":%d,\"comm_id\":\"0x%016llx\","
-			 "\"rank\":%d,\"nranks\":4,\"gpu\":{\"cuda_dev\":0}}],\"qps\":[]}",
-			 300 + r, (unsigned long long)comm, r);
-		feed_line(st, h, line);
-	}
+	feed_maps_no_qps(st, comm, 300);
 	for (int w = 1; w <= 12; w++) {
 		/* the poll of [T0 + (w-1) s, T0 + w s): six all-reduces a second */
 		for (int it = 0; it < 6; it++)

@@ -333,14 +333,33 @@ static void test_ring_allreduce_two_channels(void **state)
 
 /* tree: rank 1 of 4; tree 0: parent 0, child 2; tree 1: leaf under 3.
  * Channel 0 follows tree 0, channel 1 tree 1; each tree edge carries N/2. */
-static void test_tree_allreduce_two_channels(void **state)
+/* its record: N/2 expected and sent to each tree neighbour */
+static void expect_tree_rank1_peers(const struct pulse_op_record *r, uint64_t n)
 {
-	(void)state;
+	for (int peer = 0; peer < 4; peer++) {
+		if (peer == 1)
+			continue;
+		const struct pulse_op_peer *p = peer_of(r, peer);
+		assert_non_null(p);
+		assert_int_equal(p->expected_bytes, n / 2);
+		assert_int_equal(p->actual_bytes, n / 2);
+	}
+}
+
+static struct assoc *tree_rank1(void)
+{
 	struct assoc *a = new_assoc();
 	members(a, COMM, 4, 1);
 	qp(a, 20, COMM, 1, 0); /* ch0 to parent 0 */
 	qp(a, 21, COMM, 1, 2); /* ch0 to child 2 */
 	qp(a, 22, COMM, 1, 3); /* ch1 to parent 3 */
+	return a;
+}
+
+static void test_tree_allreduce_two_channels(void **state)
+{
+	(void)state;
+	struct assoc *a = tree_rank1();
 	struct traffic t = { 0 };
 	uint64_t n = 8u << 20, e0 = 500;
 	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, n / 2, 6 /* fp16 */, -1, 0, host_ns(e0 - 3));
@@ -358,14 +377,7 @@ static void test_tree_allreduce_two_channels(void **state)
 	assert_int_equal(r->status, PULSE_OP_COMPLETE);
 	assert_int_equal(r->algo, PULSE_ALGO_TREE);
 	assert_int_equal(r->algo_source, PULSE_ALGO_SRC_INFERRED);
-	for (int peer = 0; peer < 4; peer++) {
-		if (peer == 1)
-			continue;
-		const struct pulse_op_peer *p = peer_of(r, peer);
-		assert_non_null(p);
-		assert_int_equal(p->expected_bytes, n / 2);
-		assert_int_equal(p->actual_bytes, n / 2);
-	}
+	expect_tree_rank1_peers(r, n);
 	assert_int_equal(r->expected_bytes, 3 * n / 2);
 	assert_int_equal(r->start_ns, host_ns(e0));
 	assert_int_equal(r->end_ns, host_ns(end));
@@ -388,11 +400,7 @@ static void test_tree_allreduce_two_channels(void **state)
 static void test_tree_after_tiny_pause(void **state)
 {
 	(void)state;
-	struct assoc *a = new_assoc();
-	members(a, COMM, 4, 1);
-	qp(a, 20, COMM, 1, 0); /* ch0 to parent 0 */
-	qp(a, 21, COMM, 1, 2); /* ch0 to child 2 */
-	qp(a, 22, COMM, 1, 3); /* ch1 to parent 3 */
+	struct assoc *a = tree_rank1();
 	struct traffic t = { 0 };
 	uint64_t n = 8u << 20, e0 = 500;
 	call(a, COMM, 0, PULSE_HOOK_OP_ALLREDUCE, 2, 7, -1, 0, host_ns(e0 - 20));
@@ -412,14 +420,7 @@ static void test_tree_after_tiny_pause(void **state)
 	assert_int_equal(r->seq, 1);
 	assert_int_equal(r->status, PULSE_OP_COMPLETE);
 	assert_int_equal(r->algo, PULSE_ALGO_TREE);
-	for (int peer = 0; peer < 4; peer++) {
-		if (peer == 1)
-			continue;
-		const struct pulse_op_peer *p = peer_of(r, peer);
-		assert_non_null(p);
-		assert_int_equal(p->expected_bytes, n / 2);
-		assert_int_equal(p->actual_bytes, n / 2);
-	}
+	expect_tree_rank1_peers(r, n);
 	assert_int_equal(r->end_ns, host_ns(end));
 	free(out.v);
 	free(t.v);
