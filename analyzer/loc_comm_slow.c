@@ -165,7 +165,7 @@ static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char 
  * into it, its DMA reads) slows the transfers into it, or out of it, and
  * not the others, so that its transfers of both sides are slow at most
  * half the time (seed 1140 #149: an incast into one GPU of an MoE, 135 of
- * its 576 transfers slow, every one of them into it). Each side is a test
+ * its 576 transfers slow, 123 of them of the 309 into it). Each side is a test
  * more: half the level each. */
 static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node)
 {
