@@ -131,11 +131,6 @@ struct an_inst {
 #define AN_LAST_PERIODS 2
 
 /* consecutive samples above the largest of the baseline before them */
-struct an_streak {
-	double before_max;
-	uint32_t before_n, run;
-};
-
 struct an_sig {
 	int peer_node;           /* the node whose actual time stood out of its peers' in the last
 	                          * instance (-1 none), and that instance */
@@ -147,7 +142,6 @@ struct an_sig {
 	struct an_roll span;     /* first call .. last end over the ranks */
 	uint64_t last_end;       /* previous instance's last end (period) */
 	struct an_roll period;
-	struct an_streak period_streak;
 };
 
 struct an_member {

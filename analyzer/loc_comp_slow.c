@@ -78,8 +78,8 @@ static int siblings(const struct an_state *s, const struct an_comm *c, int *out,
 	return n;
 }
 
-/* start of rank k's record of comm x at seq, 0 if none */
-static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like)
+/* start (by_call: call) of rank k's record of comm x at seq, 0 if none */
+static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like, int by_call)
 {
 	struct an_inst *y = an_inst_find(x, seq);
 	if (!y || !y->recs[k])
@@ -87,7 +87,7 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
 	const struct an_rec *q = y->recs[k];
 	if (q->op != like->op || q->count != like->count || q->status != PULSE_OP_COMPLETE)
 		return 0;
-	return rec_start(q);
+	return rec_time(q, by_call);
 }
 
 /* The usual offset between the starts of rank k's operators in comm c and
@@ -100,7 +100,7 @@ static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struc
  * the evidence, as the baselines: the ones right before seq are late as
  * well when the computation stays slow, and their offset hides the delay. */
 static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t seq, uint64_t t0,
-		       uint64_t before, uint64_t period, double *out, double *sd)
+		       uint64_t before, uint64_t period, int by_call, double *out, double *sd)
 {
 	(void)t0; /* the operators just before seq: the first delayed one has normal ones before it */
 	double off[16];
@@ -115,8 +115,8 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 		struct an_inst *xi = an_inst_find(x, q);
 		if (xi && xi->recs[k] && (xi->recs[k]->op != yi->recs[k]->op || xi->recs[k]->count != yi->recs[k]->count))
 			return 0;
-		uint64_t a = start_at(c, q, k, yi->recs[k]);
-		uint64_t b = a ? start_at(x, q, k, yi->recs[k]) : 0;
+		uint64_t a = start_at(c, q, k, yi->recs[k], by_call);
+		uint64_t b = a ? start_at(x, q, k, yi->recs[k], by_call) : 0;
 		if (a && b && (!before || a < before))
 			off[no++] = (double)a - (double)b;
 	}
@@ -144,15 +144,18 @@ static int pair_offset(struct an_comm *c, struct an_comm *x, int32_t k, uint64_t
 /* groups up to this many ranks: every rank's usual place in the start
  * order is looked up (straggler rule) */
 #define SHIFT_ALL_RANKS 64
-static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
-			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
+/* The delay itself, NAN where not measured, *noise the median of the
+ * pair offsets' robust SDs */
+static double sibling_delay_raw(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
+				const struct an_rec *like, uint64_t t0, int by_call, int *nsib, uint64_t *expect,
+				double *noise)
 {
 	*nsib = 0;
 	const struct an_inst *in = an_inst_find(c, seq);
 	const struct an_rec *r = in ? in->recs[k] : NULL;
-	if (r && (!rec_start(r) || r->status != PULSE_OP_COMPLETE))
-		return 0;
-	uint64_t mine = r ? rec_start(r) : s->now_ns;
+	if (r && (!rec_time(r, by_call) || r->status != PULSE_OP_COMPLETE))
+		return NAN;
+	uint64_t mine = r ? rec_time(r, by_call) : s->now_ns;
 	int sib[64];
 	int ns = siblings(s, c, sib, 64);
 	double dv[64], ev[64], sv[64];
@@ -160,9 +163,9 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 	uint64_t period = an_period_ns(s);
 	for (int i = 0; i < ns; i++) {
 		struct an_comm *x = s->comms[sib[i]];
-		uint64_t sx = start_at(x, seq, k, like);
+		uint64_t sx = start_at(x, seq, k, like, by_call);
 		double off, sd;
-		if (!sx || !pair_offset(c, x, k, seq, t0, s->base_before, period, &off, &sd))
+		if (!sx || !pair_offset(c, x, k, seq, t0, s->base_before, period, by_call, &off, &sd))
 			continue;
 		ev[n] = (double)sx + off;
 		dv[n] = (double)mine - ev[n];
@@ -171,13 +174,21 @@ static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint6
 	}
 	*nsib = n;
 	if (!n)
-		return 0;
+		return NAN;
 	*expect = (uint64_t)an_median(ev, (size_t)n);
-	double delay = an_median(dv, (size_t)n);
+	*noise = an_median(sv, (size_t)n);
+	return an_median(dv, (size_t)n);
+}
+
+static int64_t sibling_delay2(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k,
+			      const struct an_rec *like, uint64_t t0, int *nsib, uint64_t *expect)
+{
+	double noise = 0;
+	double delay = sibling_delay_raw(s, c, seq, k, like, t0, 0, nsib, expect, &noise);
 	/* within DELAY_SDS robust standard deviations of the pair offsets it
 	 * is measured against, a delay is the pipelines' own drift (jitter
 	 * accumulates along a deep pipeline) */
-	if (delay <= DELAY_SDS * an_median(sv, (size_t)n))
+	if (isnan(delay) || delay <= DELAY_SDS * noise)
 		return 0;
 	return (int64_t)delay;
 }
@@ -538,6 +549,60 @@ static int64_t *group_delays(const struct an_state *s, struct an_comm *c, const 
 	return v;
 }
 
+/* Each rank's call delay against its siblings in instance in and its
+ * noise (sibling_delay_raw by call), NAN where not measured; 0 without
+ * memory. */
+static int call_delays(const struct an_state *s, struct an_comm *c, const struct an_inst *in, uint64_t t0,
+		       double **dl_out, double **sd_out)
+{
+	size_t n = (size_t)(c->nranks > 0 ? c->nranks : 1);
+	double *dl = malloc(n * sizeof *dl), *sd = malloc(n * sizeof *sd);
+	if (!dl || !sd) {
+		free(dl);
+		free(sd);
+		return 0;
+	}
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		int nsib = 0;
+		uint64_t ex = 0;
+		sd[k] = 0;
+		dl[k] = r ? sibling_delay_raw(s, c, in->seq, k, r, t0, 1, &nsib, &ex, &sd[k]) : NAN;
+		if (nsib < AN_MIN_SIBS)
+			dl[k] = NAN;
+	}
+	*dl_out = dl;
+	*sd_out = sd;
+	return 1;
+}
+
+/* Which rank's call made a late instance late: past the trigger's floor
+ * (cfg.min_slow_ns) against its siblings, and later than every other
+ * rank's call by ATTRIBUTE_SDS of the two delays' noise; -1 none. A
+ * collective's first bytes wait for the ring: when one rank calls late,
+ * every rank's first byte is late, and the first in time order was any of
+ * them (seed 1141 #180: CPU contention on one GPU of a 2-rank DP group,
+ * its call 0.85 ms late against its siblings (noise 0.17 ms), its peer's
+ * 0.10 ms (0.12 ms), both first bytes 2.4-2.7 ms late: the peer named).
+ * This attributes a delay already significant, by first bytes, to one of
+ * the ranks that show it: a lower bar than DELAY_SDS, which detects one.
+ * A GPU that runs late behind a CPU running ahead calls on time: none,
+ * and the first bytes decide as before. */
+#define ATTRIBUTE_SDS 3.0
+static int32_t late_caller(const struct an_state *s, const double *dl, const double *sd, int32_t nranks)
+{
+	int32_t hi = -1;
+	for (int32_t j = 0; j < nranks; j++)
+		if (!isnan(dl[j]) && (hi < 0 || dl[j] > dl[hi]))
+			hi = j;
+	if (hi < 0 || dl[hi] <= (double)s->cfg.min_slow_ns)
+		return -1;
+	for (int32_t j = 0; j < nranks; j++)
+		if (j != hi && !isnan(dl[j]) && dl[hi] - dl[j] <= ATTRIBUTE_SDS * sqrt(sd[hi] * sd[hi] + sd[j] * sd[j]))
+			return -1;
+	return hi;
+}
+
 /* Rank k of a built-in collective, dl late against its siblings, with
  * the other ranks of its group as late (their median past half of dl):
  * the whole group started late (its previous collective, which ends on
@@ -587,6 +652,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		int64_t *group_dl = NULL; /* measured when a rank first qualifies */
+		double *call_dl = NULL, *call_sd = NULL;
+		int32_t caller = -1;
 		for (int32_t k = 0; k < c->nranks; k++) {
 			const struct an_rec *r = in->recs[k];
 			/* against its siblings through offsets from before the
@@ -608,9 +675,16 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
 			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp) &&
 					!caused_by_evidence(w, ex);
-			if (qualifies && !group_dl && c->builtin)
+			if (qualifies && c->builtin && !group_dl) {
 				group_dl = group_delays(s, c, in, w->t0);
-			if (qualifies && !group_late(group_dl, c->nranks, k, dl)) {
+				if (call_delays(s, c, in, w->t0, &call_dl, &call_sd))
+					caller = late_caller(s, call_dl, call_sd, c->nranks);
+				if (getenv("PULSE_ANALYZER_DEBUG2"))
+					fprintf(stderr, "  late caller of seq %" PRIu64 ": rank %d\n", in->seq, caller);
+			}
+			if (caller >= 0 && caller != k)
+				qualifies = 0; /* its first byte waited for that call */
+			if (qualifies && (caller == k || !group_late(group_dl, c->nranks, k, dl))) {
 				best = r;
 				bc = c;
 				bdelay = dl;
@@ -660,6 +734,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			}
 		}
 		free(group_dl);
+		free(call_dl);
+		free(call_sd);
 	}
 	/* custom collectives (all-to-all as P2P groups): each rank's P2Ps start
 	 * with its own kernel, so the ranks of one instance are comparable:

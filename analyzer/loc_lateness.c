@@ -470,7 +470,8 @@ out:
 #define LAST_SDS 5.0
 
 struct last_cand {
-	int count, node;
+	int count, total, node; /* named in count of total instances */
+	int since;              /* since the onset (last_since_onset), not in a run of LAST_N */
 	int32_t rank;
 	const struct an_comm *c;
 	const struct an_inst *first;
@@ -500,6 +501,73 @@ static int32_t lowest_apart(const double *v, int32_t n, double ep, double *med_o
 	return lo;
 }
 
+/* The last caller of a group in which ranks exchange both ways, by pairs:
+ * a transfer waits for its receiver's receive, so of two ranks that send
+ * to each other the one that called later finds its transfer going at
+ * once and the other's waiting for it. The difference of the two waits
+ * (each measured on its sender's own clock) is how much later the second
+ * called, whatever the hosts' clock offsets. The late rank is later than
+ * every peer it exchanges with, by more than LAST_SDS robust SDs of the
+ * same difference over the pairs without it (an epoch at least); by the
+ * median of its waits against the others' instead, its neighbours in a
+ * neighbour exchange share its difference and hide it. -1 none. */
+#define PAIR_MAX_RANKS 64 /* the waits' matrix on the stack */
+static int32_t p2p_pair_last_caller(const struct an_comm *c, const struct an_inst *in, double ep, double *mine,
+				    double *others)
+{
+	static const double none = -1.0;
+	double w[PAIR_MAX_RANKS][PAIR_MAX_RANKS], dmin[PAIR_MAX_RANKS], t[PAIR_MAX_RANKS * PAIR_MAX_RANKS / 2];
+	int npair[PAIR_MAX_RANKS];
+	int32_t n = c->nranks;
+	if (n > PAIR_MAX_RANKS)
+		return -1;
+	for (int32_t a = 0; a < n; a++)
+		for (int32_t b = 0; b < n; b++)
+			w[a][b] = none;
+	for (int32_t a = 0; a < n; a++) {
+		const struct an_rec *r = in->recs[a];
+		for (uint32_t p = 0; p < r->npeers; p++) {
+			const struct an_peer *q = &r->peers[p];
+			if (q->expected && q->start >= r->call && q->start && q->rank >= 0 && q->rank < n &&
+			    q->rank != a)
+				w[a][q->rank] = (double)(q->start - r->call);
+		}
+	}
+	int32_t k = -1;
+	for (int32_t a = 0; a < n; a++) {
+		npair[a] = 0;
+		for (int32_t x = 0; x < n; x++)
+			if (w[a][x] >= 0 && w[x][a] >= 0) {
+				double d = w[x][a] - w[a][x];
+				dmin[a] = npair[a]++ ? fmin(dmin[a], d) : d;
+			}
+		if (npair[a] >= 2 && (k < 0 || dmin[a] > dmin[k]))
+			k = a;
+	}
+	if (k < 0)
+		return -1;
+	size_t m = 0;
+	for (int32_t a = 0; a < n; a++)
+		for (int32_t b = a + 1; b < n; b++)
+			if (a != k && b != k && w[a][b] >= 0 && w[b][a] >= 0)
+				t[m++] = w[b][a] - w[a][b];
+	if (m < 2)
+		return -1;
+	double med, sd = robust_sd(t, m, ep, &med);
+	if (dmin[k] <= LAST_SDS * sd + fabs(med))
+		return -1;
+	double o[PAIR_MAX_RANKS], i[PAIR_MAX_RANKS];
+	size_t no = 0, ni = 0;
+	for (int32_t x = 0; x < n; x++)
+		if (w[k][x] >= 0 && w[x][k] >= 0) {
+			o[no++] = w[k][x];
+			i[ni++] = w[x][k];
+		}
+	*mine = an_median(o, no);
+	*others = an_median(i, ni);
+	return k;
+}
+
 /* The last caller of a group of sends and receives in which every rank
  * sends and receives (a neighbour exchange, an all-to-all): a send moves
  * no byte before its receiver has posted the receive, so what waits for a
@@ -520,11 +588,17 @@ static int32_t p2p_last_caller(const struct an_state *s, const struct an_comm *c
 	if (!c->custom || in->op != PULSE_OP_GROUP || c->nranks < 3 || c->nranks > LATE_MAX_RANKS || in->hung ||
 	    in->nrec != (uint32_t)c->nranks)
 		return -1;
-	memset(n_in, 0, (size_t)c->nranks * sizeof n_in[0]);
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
 		if (!r || r->status != PULSE_OP_COMPLETE || !r->call)
 			return -1;
+	}
+	int32_t pk = p2p_pair_last_caller(c, in, ep, mine, others);
+	if (pk >= 0)
+		return pk;
+	memset(n_in, 0, (size_t)c->nranks * sizeof n_in[0]);
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
 		int m = 0;
 		for (uint32_t p = 0; p < r->npeers && m < 256; p++) {
 			const struct an_peer *q = &r->peers[p];
@@ -602,13 +676,112 @@ int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const 
  * rank named most often in it, into the per-host bests. A trigger is
  * localized some time after its evidence; the run that fired it may have
  * slid out of the last LAST_N by then. */
+/* Since the trigger's onset (w->onset): the rank named in the most of
+ * the group's instances from there on, when that many is unlikely by
+ * chance, binomial below LAST_ALPHA with the rank's own share of the
+ * instances before the onset (smoothed towards 1 in nranks) and never
+ * under 1 in nranks. A fault that began a few iterations before the run
+ * ended has fewer than LAST_N instances to show (seed 1139 #113, a
+ * throttled CPU from iteration 4 of 9 in an 8-rank neighbour exchange:
+ * the last caller in 4 of 4 since the trigger's onset; 1138 #037, from
+ * iteration 22 of 28). Its own compute time before the call (the end of
+ * its previous operator to the call) must have grown by half the wait it
+ * caused at least: a rank whose previous operator ended late (downstream
+ * of a slow one in a ring) calls late for it, computing as before. Not a
+ * pipeline stage's: a stage waits for a slow neighbour and calls its DP
+ * group's collectives last, which pp_root reads from the P2P slack over a
+ * run of LAST_N (seed 1137 #121, the paper's GPT, a slow forward pass on
+ * host1 from iteration 24 of 29: its next stage, host5, the last caller
+ * in 10 of 18 since the onset, named instead of the delayed start's
+ * host1). Returns the rank, -1 none; *count of *total, *at the first
+ * instance since the onset. */
+#define LAST_ALPHA 0.01
+#define LAST_SINCE_MIN 4 /* instances named since the onset, at least */
+static int in_pipeline(const struct an_state *s, int node)
+{
+	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+		const struct an_comm *c = s->comms[ci];
+		if (c->par != PULSE_PAR_PP)
+			continue;
+		for (int32_t r = 0; r < c->nranks; r++)
+			if (c->m[r].node == node)
+				return 1;
+	}
+	return 0;
+}
+
+static int32_t last_since_onset(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
+				const struct an_inst **v, uint32_t n, const int32_t *who, const double *mine,
+				const double *others, uint64_t span, int *count, int *total, uint32_t *at)
+{
+	uint32_t j0 = 0;
+	while (j0 < n && v[j0]->first_call < w->onset)
+		j0++;
+	uint32_t m = n - j0;
+	if (m < LAST_SINCE_MIN || c->nranks < 3)
+		return -1;
+	int32_t k = -1;
+	int best = 0;
+	for (int32_t q = 0; q < c->nranks; q++) {
+		int cq = 0;
+		for (uint32_t i = j0; i < n; i++)
+			cq += who[i] == q;
+		if (cq > best) {
+			best = cq;
+			k = q;
+		}
+	}
+	if (k < 0 || best < LAST_SINCE_MIN || in_pipeline(s, c->m[k].node))
+		return -1;
+	int before = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (who[i] != k)
+			continue;
+		if (i < j0) {
+			before++;
+			continue;
+		}
+		t0 = v[i]->first_call < t0 ? v[i]->first_call : t0;
+		t1 = v[i]->first_call > t1 ? v[i]->first_call : t1;
+	}
+	if (t1 - t0 < span)
+		return -1; /* one iteration's operators: one wait, seen several times */
+	double gb[LATE_MAX], ga[LATE_MAX], wait[LATE_MAX];
+	uint32_t nb = 0, na = 0, nw = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct an_rec *r = v[i]->recs[k];
+		if (i >= j0 && who[i] == k)
+			wait[nw++] = fabs(others[i] - mine[i]);
+		if (!r || r->pre_gap < 0)
+			continue;
+		if (i < j0)
+			gb[nb++] = (double)r->pre_gap;
+		else
+			ga[na++] = (double)r->pre_gap;
+	}
+	if (nb < 2 || na < 2 || an_median(ga, na) - an_median(gb, nb) < 0.5 * an_median(wait, nw))
+		return -1;
+	double chance = 1.0 / c->nranks, own = (before + 1.0) / (j0 + (double)c->nranks);
+	double p = an_binom_tail((int)m, best, own > chance ? own : chance);
+	if (getenv("PULSE_ANALYZER_DEBUG2"))
+		fprintf(stderr, "   last caller since the onset comm %016" PRIx64 " rank %d in %d of %u (before %d of %u): p %.2g\n",
+			c->id, k, best, m, before, j0, p);
+	if (p >= LAST_ALPHA)
+		return -1;
+	*count = best;
+	*total = (int)m;
+	*at = j0;
+	return k;
+}
+
 static void judge_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
 			      const struct an_inst **v, void *bests)
 {
 	struct last_cand *host_best = bests;
 	int by_call = c->builtin ? 1 : 2;
 	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
-	if (!by_call || n < LAST_N)
+	if (!by_call || n < LAST_SINCE_MIN)
 		return;
 	int32_t who[LATE_MAX];
 	double mine[LATE_MAX], others[LATE_MAX];
@@ -616,7 +789,7 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 	for (uint32_t i = 0; i < n; i++)
 		who[i] = an_last_caller(s, c, v[i], &mine[i], &others[i]);
 	int count[LATE_MAX_RANKS];
-	int best = 0;
+	int best = 0, total = LAST_N, since = 0;
 	int32_t k = -1;
 	uint32_t at = 0; /* the first instance of the best run */
 	for (uint32_t e = LAST_N - 1; e < n; e++) {
@@ -644,14 +817,18 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 	}
 	if (getenv("PULSE_ANALYZER_DEBUG2") && k >= 0 && best >= LAST_K / 2)
 		fprintf(stderr, "   last caller comm %016" PRIx64 " rank %d in %d of %d\n", c->id, k, best, LAST_N);
-	if (k < 0 || best < LAST_K || transmits_slower(v, n, c->nranks, k, at))
+	if (k < 0 || best < LAST_K) {
+		k = last_since_onset(s, c, w, v, n, who, mine, others, span, &best, &total, &at);
+		since = 1;
+	}
+	if (k < 0 || transmits_slower(v, n, c->nranks, k, at))
 		return;
 	uint32_t f = at;
 	while (who[f] != k)
 		f++;
-	double ms[LAST_N], os[LAST_N];
+	double ms[LATE_MAX], os[LATE_MAX];
 	int m = 0;
-	for (uint32_t i = at; i < at + LAST_N; i++)
+	for (uint32_t i = at; i < at + (uint32_t)total; i++)
 		if (who[i] == k) {
 			ms[m] = mine[i];
 			os[m++] = others[i];
@@ -662,6 +839,8 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 	struct last_cand *hb = &host_best[s->nodes[r->node].host];
 	if (best > hb->count) {
 		hb->count = best;
+		hb->total = total;
+		hb->since = since;
 		hb->node = r->node;
 		hb->rank = k;
 		hb->c = c;
@@ -782,9 +961,9 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 		goto out;
 	const struct last_cand *b = &host_best[best];
 	if (getenv("PULSE_ANALYZER_DEBUG"))
-		fprintf(stderr, "last caller: %s GPU %d comm %016" PRIx64 " in %d of %d (slack %.3f ms, others %.3f ms), %d hosts\n",
-			an_node_host(s, b->node), s->nodes[b->node].gpu, b->c->id, b->count, LAST_N, b->slack / 1e6,
-			b->others / 1e6, rivals);
+		fprintf(stderr, "last caller: %s GPU %d comm %016" PRIx64 " in %d of %d%s (slack %.3f ms, others %.3f ms), %d hosts\n",
+			an_node_host(s, b->node), s->nodes[b->node].gpu, b->c->id, b->count, b->total,
+			b->since ? " since the onset" : "", b->slack / 1e6, b->others / 1e6, rivals);
 	if (rivals > 1)
 		goto out; /* two machines everyone waits for: not one culprit */
 	int hops = 0;
@@ -798,27 +977,33 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 	snprintf(d->metric, sizeof d->metric, "launch_slack_ns");
 	d->value = b->slack;
 	d->median = b->others;
-	an_diag_margin(d, b->count, 0, LAST_K);
+	an_diag_margin(d, b->count, 0, b->since ? LAST_SINCE_MIN : LAST_K);
 	d->evidence_ranks = (uint32_t)b->c->nranks;
 	d->onset_ns = b->first->recs[b->rank]->call;
-	d->persistent = 1; /* LAST_K instances: no confirmation to wait for */
+	d->persistent = 1; /* LAST_K instances, or too many since the onset for chance: no confirmation to wait for */
+	char where[48];
+	const char *noun = b->slack <= b->others || root != b->node ? "operators" : "groups";
+	if (b->since)
+		snprintf(where, sizeof where, "%d of the %d %s since the onset", b->count, b->total, noun);
+	else
+		snprintf(where, sizeof where, "%d of %d %s in a row", b->count, b->total, noun);
 	if (b->slack <= b->others)
 		snprintf(d->why, sizeof d->why,
-			 "in %d of %d operators in a row of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
+			 "in %s of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
 			 "between its call and its first byte where the others waited %.2f ms: every rank waited "
 			 "for its call, it computes slowly",
-			 b->count, LAST_N, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
+			 where, an_par_label(b->c->par), b->c->id, b->rank, b->slack / 1e6, b->others / 1e6);
 	else
 		snprintf(d->why, sizeof d->why,
-			 "in %d of %d groups of sends and receives in a row on 0x%016" PRIx64 " (%s), rank %d sent its "
+			 "in %s of sends and receives on 0x%016" PRIx64 " (%s), rank %d sent its "
 			 "first byte %.2f ms after its call where its peers did %.2f ms after theirs: its GPU reaches "
 			 "them late, it computes slowly",
-			 b->count, LAST_N, b->c->id, an_par_label(b->c->par), b->rank, b->slack / 1e6, b->others / 1e6);
+			 where, b->c->id, an_par_label(b->c->par), b->rank, b->slack / 1e6, b->others / 1e6);
 	if (root != b->node)
 		snprintf(d->why, sizeof d->why,
-			 "%s GPU %d (rank %d) was the last caller in %d of %d operators in a row of its %s group, "
+			 "%s GPU %d (rank %d) was the last caller in %s of its %s group, "
 			 "held up by its pipeline: %s GPU %d, %d stage%s away, posted its receives late; it computes slowly",
-			 an_node_host(s, b->node), s->nodes[b->node].gpu, b->rank, b->count, LAST_N,
+			 an_node_host(s, b->node), s->nodes[b->node].gpu, b->rank, where,
 			 an_par_label(b->c->par), an_node_host(s, root), s->nodes[root].gpu, hops, hops > 1 ? "s" : "");
 	an_diag_step(d, "no communication outlier; per group: the last caller (least slack between a "
 			"rank's call and its first byte, on its own clock), persistent");

@@ -417,14 +417,21 @@ static void last_caller_check(struct an_state *s, struct an_comm *c, const struc
  * baseline's longest, and the iterations after it are measured against
  * that (seed 1138 #040, a throttled CPU in a 6-host neighbour exchange:
  * periods 5.02-5.22 ms, then 5.68, 5.52, 5.41 ms, each under the longest
- * before it plus the floor; nothing fired). k consecutive periods above
- * the longest of the n before them have probability k! n! / (n + k)! when
- * the periods are exchangeable (noise alone): below STREAK_ALPHA, with
- * three at least, the iterations are slow. Each must be above by thr_of's
- * least floor as well: a steady state creeps up by tens of microseconds
- * and sets a new longest by that much (seed 1138 #065, a slow backward
- * pass from iteration 4 of 26: an allreduce's last three spans 10.07-10.12
- * ms against the longest 10.06 ms of the 23 before). Periods only: an
+ * before it plus the floor; nothing fired). So the last m periods (this
+ * one and the m - 1 before it, m up to STREAK_MAX) are held against the
+ * longest of the n before them: when c of them lie above it, the chance
+ * of that with exchangeable periods (noise alone) is C(m, c) / C(n + m, c)
+ * (the c longest of all n + m are among the last m); below STREAK_ALPHA,
+ * with c three at least and this period one of them, the iterations are
+ * slow. Counted, not required in a row: a period just under the longest
+ * amid slow ones broke the row, and the slow one before it became the
+ * longest (seed 1138 #037, a throttled CPU from iteration 22 of 28 in a
+ * neighbour exchange: 3.71-3.81 ms before, then 3.87, 4.26, 3.94, 4.06,
+ * 4.16, 3.97 ms; nothing fired). Each must be above by thr_of's least
+ * floor as well: a steady state creeps up by tens of microseconds and
+ * sets a new longest by that much (seed 1138 #065, a slow backward pass
+ * from iteration 4 of 26: an allreduce's last three spans 10.07-10.12 ms
+ * against the longest 10.06 ms of the 23 before). Periods only: an
  * instance's span is not stationary where each PP rank numbers its own
  * P2P calls (rand-gpt-pp4-ingress-group-starts-late: a PP group's span
  * grew to 406 ms over the run, a new longest every instance, and the
@@ -432,26 +439,48 @@ static void last_caller_check(struct an_state *s, struct an_comm *c, const struc
 #define STREAK_ALPHA 0.01
 #define STREAK_MIN_BASE 6
 #define STREAK_MIN_RUN 3 /* it is tested at every instance: two from a long baseline happen by chance */
+#define STREAK_MAX 8
 
-static int streak_above(const struct an_state *s, struct an_streak *k, const struct an_roll *r, double v)
+struct streak {
+	uint32_t m, c, n;
+	double before_max;
+	uint64_t onset; /* the start of the first period above it */
+};
+
+/* the slot of r's i-th most recent sample (0: the newest) */
+static uint32_t recent_slot(const struct an_roll *r, uint32_t i)
 {
-	if (r->n < STREAK_MIN_BASE) {
-		k->run = 0;
-		return 0;
+	return (r->pos + AN_BASE_N - 1 - i) % AN_BASE_N;
+}
+
+static int streak_above(const struct an_state *s, const struct an_roll *r, double v, struct streak *out)
+{
+	double margin = (double)s->cfg.min_slow_ns / 4;
+	for (uint32_t m = STREAK_MIN_RUN; m <= STREAK_MAX && r->n >= m - 1 + STREAK_MIN_BASE; m++) {
+		uint32_t n = r->n - (m - 1);
+		double bmax = -INFINITY;
+		for (uint32_t i = m - 1; i < r->n; i++)
+			bmax = fmax(bmax, r->v[recent_slot(r, i)]);
+		if (!(v > bmax + margin))
+			continue;
+		uint32_t c = 1;
+		uint64_t onset = 0;
+		for (uint32_t i = 0; i < m - 1; i++)
+			if (r->v[recent_slot(r, i)] > bmax + margin) {
+				c++;
+				onset = r->t[recent_slot(r, i)];
+			}
+		if (c < STREAK_MIN_RUN)
+			continue;
+		double p = 1;
+		for (uint32_t i = 0; i < c; i++)
+			p *= (double)(m - i) / (double)(n + m - i);
+		if (p < STREAK_ALPHA) {
+			*out = (struct streak){ m, c, n, bmax, onset };
+			return 1;
+		}
 	}
-	if (!k->run) {
-		k->before_max = an_roll_max(r);
-		k->before_n = r->n;
-	}
-	if (!(v > k->before_max + (double)s->cfg.min_slow_ns / 4)) {
-		k->run = 0;
-		return 0;
-	}
-	k->run++;
-	double p = 1;
-	for (uint32_t i = 1; i <= k->run; i++)
-		p *= (double)i / (double)(k->before_n + i);
-	return k->run >= STREAK_MIN_RUN && p < STREAK_ALPHA;
+	return 0;
 }
 
 void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in)
@@ -480,19 +509,20 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 	if (g->last_end && in->last_end > g->last_end) {
 		uint64_t period = in->last_end - g->last_end;
 		double pmax = an_roll_max(&g->period);
+		struct streak k;
 		if (g->period.n >= 3 && is_iteration_sig(s, g) && (double)period > pmax + thr_of(s, &g->period))
 			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end, in->last_end,
 			     "iteration slower: %s on communicator 0x%016" PRIx64
 			     " came %.1f ms after the previous one, at most %.1f ms before",
 			     pulse_op_type_name(in->op), c->id, (double)period / 1e6, pmax / 1e6);
-		else if (is_iteration_sig(s, g) && streak_above(s, &g->period_streak, &g->period, (double)period))
-			fire(s, AN_TRIG_SLOW, c, in->seq, g->last_end, in->last_end,
+		else if (is_iteration_sig(s, g) && streak_above(s, &g->period, (double)period, &k))
+			fire(s, AN_TRIG_SLOW, c, in->seq, k.onset ? k.onset : g->last_end, in->last_end,
 			     "iteration slower: %s on communicator 0x%016" PRIx64 " came later after the previous "
-			     "one than the longest of the %u periods before, in each of the last %u (now %.1f ms, at "
+			     "one than the longest of the %u periods before, in %u of the last %u (now %.1f ms, at "
 			     "most %.1f ms before)",
-			     pulse_op_type_name(in->op), c->id, g->period_streak.before_n, g->period_streak.run,
-			     (double)period / 1e6, g->period_streak.before_max / 1e6);
-		an_roll_add(&g->period, (double)period);
+			     pulse_op_type_name(in->op), c->id, k.n, k.c, k.m, (double)period / 1e6,
+			     k.before_max / 1e6);
+		an_roll_add_at(&g->period, (double)period, g->last_end);
 	}
 	if (in->last_end > g->last_end)
 		g->last_end = in->last_end;

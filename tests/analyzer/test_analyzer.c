@@ -401,6 +401,57 @@ static void test_p2p_last_caller(void **state)
 	free(s);
 }
 
+/* an_last_caller on a 5-rank ring neighbour exchange (rank k sends to
+ * k - 1 and k + 1), seed 1141 #122's waits: rank 4 calls 0.92 ms after
+ * its peers, every send into it waits ~0.95 ms, its own go at once. By
+ * each rank's median wait its two neighbours share half of that and it
+ * stands under 5 SDs of the others; by pairs (each pair's two waits, one
+ * host's clock each) it is later than both its peers, and the pairs
+ * without it differ by under 0.1 ms */
+static void test_p2p_last_caller_ring(void **state)
+{
+	(void)state;
+	enum { N = 5 };
+	struct an_comm c;
+	struct an_rec r[N], *pr[N];
+	struct an_peer peers[N][2];
+	struct an_inst in;
+	struct an_state *s = last_caller_setup(&c, &in, N, PULSE_OP_GROUP, pr);
+	c.custom = 1;
+	const uint64_t clock_off[N] = { 0, 1139000, 1325000, 1173000, 1450000 };
+	/* wait_us[k][0]: k -> k + 1, wait_us[k][1]: k -> k - 1 */
+	const uint64_t wait_us[N][2] = { { 815, 975 }, { 808, 808 }, { 724, 724 }, { 943, 719 }, { 39, 39 } };
+	for (int k = 0; k < N; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		r[k].rank = k;
+		r[k].status = PULSE_OP_COMPLETE;
+		r[k].op = PULSE_OP_GROUP;
+		r[k].call = 1000000000ull + clock_off[k] + (k == 4 ? 920000 : 0);
+		r[k].npeers = 2;
+		r[k].peers = peers[k];
+		for (int p = 0; p < 2; p++) {
+			memset(&peers[k][p], 0, sizeof peers[k][p]);
+			peers[k][p].rank = (k + (p ? N - 1 : 1)) % N;
+			peers[k][p].node = peers[k][p].rank;
+			peers[k][p].expected = 64u << 20;
+			peers[k][p].start = r[k].call + wait_us[k][p] * 1000;
+		}
+		r[k].start = r[k].call + (wait_us[k][0] < wait_us[k][1] ? wait_us[k][0] : wait_us[k][1]) * 1000;
+		pr[k] = &r[k];
+	}
+	double mine = 0, others = 0;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 4);
+	assert_true(fabs(mine - 39000) < 1);
+	assert_true(others > 900000);
+	/* on time: every send waits as long as its reverse, nobody */
+	r[4].call -= 920000;
+	for (int k = 0; k < N; k++)
+		for (int p = 0; p < 2; p++)
+			peers[k][p].start = r[k].call + 780000 + (uint64_t)k * 1000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	free(s);
+}
+
 static void test_comp_slow_cpu(void **state)
 {
 	(void)state;
@@ -1711,6 +1762,7 @@ int main(void)
 		cmocka_unit_test(test_comp_slow_clock_err),
 		cmocka_unit_test(test_comp_slow_all_equal),
 		cmocka_unit_test(test_last_caller),
+		cmocka_unit_test(test_p2p_last_caller_ring),
 		cmocka_unit_test(test_p2p_last_caller),
 		cmocka_unit_test(test_comp_slow_cpu),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post),
