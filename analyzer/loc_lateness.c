@@ -684,7 +684,12 @@ int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const 
  * ended has fewer than LAST_N instances to show (seed 1139 #113, a
  * throttled CPU from iteration 4 of 9 in an 8-rank neighbour exchange:
  * the last caller in 4 of 4 since the trigger's onset; 1138 #037, from
- * iteration 22 of 28). Its own compute time before the call (the end of
+ * iteration 22 of 28). In most of them, as the run of LAST_N wants 8 of
+ * 10: a slow GPU's neighbours in an exchange wait for its late sends and
+ * call late in turn, each in some (rand-neighbor7-gpu-throttling-exchange:
+ * host2's GPU throttled, its neighbour host1 the last caller in 10 of the
+ * 23 instances since the onset, 1 in 7 by chance). Its own compute time
+ * before the call (the end of
  * its previous operator to the call) must have grown by half the wait it
  * caused at least: a rank whose previous operator ended late (downstream
  * of a slow one in a ring) calls late for it, computing as before. Not a
@@ -731,7 +736,7 @@ static int32_t last_since_onset(const struct an_state *s, const struct an_comm *
 			k = q;
 		}
 	}
-	if (k < 0 || best < LAST_SINCE_MIN || in_pipeline(s, c->m[k].node))
+	if (k < 0 || best < LAST_SINCE_MIN || 2 * (uint32_t)best <= m || in_pipeline(s, c->m[k].node))
 		return -1;
 	int before = 0;
 	uint64_t t0 = UINT64_MAX, t1 = 0;

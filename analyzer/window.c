@@ -33,13 +33,21 @@ static int cmp_pair(const void *a, const void *b)
 	return cmp_inst(&x->in, &y->in, NULL);
 }
 
+/* The longest median period of a signature with three periods at least
+ * (the iteration's operators recur once per iteration). Two are no
+ * estimate: a PP group signature with two periods of 165 ms (its
+ * instances two iterations apart) in a job of 85 ms iterations, and the confirmation that
+ * left half a period either side of its evidence out had too little left
+ * (seed 1138 #196, a slow forward pass named and never confirmed). */
+#define PERIOD_MIN_SAMPLES 3
 uint64_t an_period_ns(const struct an_state *s)
 {
 	double best = 0;
 	for (uint32_t i = 0; i < s->ncomms; i++)
 		for (uint32_t k = 0; k < s->comms[i]->nsigs; k++) {
 			double med;
-			if (an_roll_stats(&s->comms[i]->sigs[k].period, &med, NULL) == 0 && med > best)
+			const struct an_roll *r = &s->comms[i]->sigs[k].period;
+			if (r->n >= PERIOD_MIN_SAMPLES && an_roll_stats(r, &med, NULL) == 0 && med > best)
 				best = med;
 		}
 	return (uint64_t)best;
