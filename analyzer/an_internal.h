@@ -553,6 +553,8 @@ double an_rec_base(const struct an_state *s, const struct an_comm *c, const stru
 /* the job's iteration period as seen so far (the longest median period of
  * an operator signature), 0 unknown */
 uint64_t an_period_ns(const struct an_state *s);
+/* the iteration's signature (*comm, *sig; either may be NULL) and its median period */
+double an_iteration_sig(const struct an_state *s, const struct an_comm **comm, int *sig);
 /* rank's record of the instance a call (key) belongs to, NULL when none;
  * *gone: the history moved past it (it was recorded long ago) */
 const struct an_rec *an_call_record(const struct an_comm *c, int32_t rank, uint64_t key, int *gone);

@@ -208,16 +208,7 @@ uint32_t an_iteration_ends(const struct an_state *s, uint64_t *ends, uint32_t ca
 {
 	const struct an_comm *bc = NULL;
 	int bs = -1;
-	double best = 0;
-	for (uint32_t i = 0; i < s->ncomms; i++)
-		for (uint32_t k = 0; k < s->comms[i]->nsigs; k++) {
-			double med;
-			if (an_roll_stats(&s->comms[i]->sigs[k].period, &med, NULL) == 0 && med > best) {
-				best = med;
-				bc = s->comms[i];
-				bs = (int)k;
-			}
-		}
+	an_iteration_sig(s, &bc, &bs);
 	if (!bc)
 		return 0;
 	uint32_t n = 0;

@@ -33,24 +33,38 @@ static int cmp_pair(const void *a, const void *b)
 	return cmp_inst(&x->in, &y->in, NULL);
 }
 
-/* The longest median period of a signature with three periods at least
- * (the iteration's operators recur once per iteration). Two are no
- * estimate: a PP group signature with two periods of 165 ms (its
- * instances two iterations apart) in a job of 85 ms iterations, and the confirmation that
- * left half a period either side of its evidence out had too little left
- * (seed 1138 #196, a slow forward pass named and never confirmed). */
+/* The iteration's signature: the one with the longest median period among
+ * those with three periods at least (the iteration's operators recur once
+ * per iteration). Two are no estimate: a PP group signature with two
+ * periods of 165 ms (its instances two iterations apart) in a job of 85
+ * ms iterations, and the confirmation that left half a period either side
+ * of its evidence out had too little left (seed 1138 #196, a slow forward
+ * pass named and never confirmed). Returns its median period, 0 (and
+ * *comm NULL) when none has enough yet. */
 #define PERIOD_MIN_SAMPLES 3
-uint64_t an_period_ns(const struct an_state *s)
+double an_iteration_sig(const struct an_state *s, const struct an_comm **comm, int *sig)
 {
 	double best = 0;
+	if (comm)
+		*comm = NULL;
 	for (uint32_t i = 0; i < s->ncomms; i++)
 		for (uint32_t k = 0; k < s->comms[i]->nsigs; k++) {
 			double med;
 			const struct an_roll *r = &s->comms[i]->sigs[k].period;
-			if (r->n >= PERIOD_MIN_SAMPLES && an_roll_stats(r, &med, NULL) == 0 && med > best)
+			if (r->n >= PERIOD_MIN_SAMPLES && an_roll_stats(r, &med, NULL) == 0 && med > best) {
 				best = med;
+				if (comm)
+					*comm = s->comms[i];
+				if (sig)
+					*sig = (int)k;
+			}
 		}
-	return (uint64_t)best;
+	return best;
+}
+
+uint64_t an_period_ns(const struct an_state *s)
+{
+	return (uint64_t)an_iteration_sig(s, NULL, NULL);
 }
 
 /* How far before the first evidence a cause may lie: a few iterations
