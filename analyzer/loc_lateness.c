@@ -671,11 +671,6 @@ int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const 
 	return lo;
 }
 
-/* The group's most recent instances, LAST_N at a time, each run of them
- * ending inside the window's cause span or later: its best run, the
- * rank named most often in it, into the per-host bests. A trigger is
- * localized some time after its evidence; the run that fired it may have
- * slid out of the last LAST_N by then. */
 /* Since the trigger's onset (w->onset): the rank named in the most of
  * the group's instances from there on, when that many is unlikely by
  * chance, binomial below LAST_ALPHA with the rank's own share of the
@@ -689,11 +684,10 @@ int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const 
  * call late in turn, each in some (rand-neighbor7-gpu-throttling-exchange:
  * host2's GPU throttled, its neighbour host1 the last caller in 10 of the
  * 23 instances since the onset, 1 in 7 by chance). Its own compute time
- * before the call (the end of
- * its previous operator to the call) must have grown by half the wait it
- * caused at least: a rank whose previous operator ended late (downstream
- * of a slow one in a ring) calls late for it, computing as before. Not a
- * pipeline stage's: a stage waits for a slow neighbour and calls its DP
+ * before the call (the end of its previous operator to the call) must
+ * have grown by half the wait it caused at least: a rank whose previous
+ * operator ended late (downstream of a slow one in a ring) calls late for
+ * it, computing as before. Not a pipeline stage's: a stage waits for a slow neighbour and calls its DP
  * group's collectives last, which pp_root reads from the P2P slack over a
  * run of LAST_N (seed 1137 #121, the paper's GPT, a slow forward pass on
  * host1 from iteration 24 of 29: its next stage, host5, the last caller
@@ -780,6 +774,12 @@ static int32_t last_since_onset(const struct an_state *s, const struct an_comm *
 	return k;
 }
 
+/* The group's most recent instances, LAST_N at a time, each run of them
+ * ending inside the window's cause span or later: its best run, the
+ * rank named most often in it, into the per-host bests. A trigger is
+ * localized some time after its evidence; the run that fired it may have
+ * slid out of the last LAST_N by then. Else the rank named since the
+ * onset (last_since_onset). */
 static void judge_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
 			      const struct an_inst **v, void *bests)
 {
