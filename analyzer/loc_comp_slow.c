@@ -78,6 +78,32 @@ static int siblings(const struct an_state *s, const struct an_comm *c, int *out,
 	return n;
 }
 
+/* Against its siblings a rank's delay is its GPU's: rank k here against
+ * rank k there. Where rank k of every sibling sits on rank k's host (TP
+ * inside each host, so every DP group spans the same hosts in the same
+ * order), one slow GPU delays its whole host (its TP peers wait for it),
+ * every sibling alike, and only the group's ranks compared with each other
+ * show it (seed 1142 #139, 2 hosts x 7 GPUs, DP 2: host1's calls 19 ms
+ * late in all seven DP groups, no sibling delay anywhere). Groups of two
+ * only: of three ranks or more the last caller rule (an_last_caller) sees
+ * it, and the latest of many ranks against its usual place is a multiple
+ * comparison that noise passes (seed 1137 #154, DP 15: a rank 0.52 ms late
+ * named, 0.03 ms of spread in three instances before). */
+static int siblings_host_aligned(const struct an_state *s, const struct an_comm *c)
+{
+	int sib[64];
+	int ns = siblings(s, c, sib, 64);
+	for (int i = 0; i < ns; i++) {
+		const struct an_comm *x = s->comms[sib[i]];
+		for (int32_t k = 0; k < c->nranks; k++) {
+			int a = c->m[k].node, b = x->m[k].node;
+			if (a < 0 || b < 0 || s->nodes[a].host != s->nodes[b].host)
+				return 0;
+		}
+	}
+	return ns > 0;
+}
+
 /* start (by_call: call) of rank k's record of comm x at seq, 0 if none */
 static uint64_t start_at(struct an_comm *x, uint64_t seq, int32_t k, const struct an_rec *like, int by_call)
 {
@@ -741,13 +767,16 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 	 * with its own kernel, so the ranks of one instance are comparable:
 	 * the rank that starts latest against the others' median (§7.2.4).
 	 * So are the ranks of a built-in collective: in a group with too few
-	 * siblings to compare with (a job of one DP group), the same test. */
+	 * siblings to compare with (a job of one DP group), or a pair whose
+	 * siblings span the same two hosts (siblings_host_aligned), the same
+	 * test. */
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct an_inst *in = w->inst[i];
 		struct an_comm *c = s->comms[w->comm[i]];
 		int sib[AN_MIN_SIBS];
-		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 2 &&
-			   siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
+		int few_sibs = siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
+		int aligned = !few_sibs && c->nranks == 2 && siblings_host_aligned(s, c);
+		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 2 && (few_sibs || aligned);
 		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in)))
 			continue;
 		double st[512];
@@ -836,7 +865,12 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		 * labels these EP too, their volumes tell) has no routing (seed
 		 * 424242 #001, a throttled GPU's first bytes 0.8 ms late in a
 		 * neighbour exchange, nothing before) */
+		/* a pair standing in for its siblings: their bar too (a host's
+		 * calls late by the max of its GPUs' compute jitter, 1.5 ms
+		 * against 0.03 ms of spread in four instances, seed 1141 #162,
+		 * no failure) */
 		if ((r->call < w->cause0 && r->start < w->cause0) || (double)dl <= DELAY_SDS * usual_sd ||
+		    (aligned && !delay_significant(s, r, dl)) ||
 		    (routed ? !delay_significant(s, r, dl)
 			    : (double)dl <= (double)s->cfg.min_slow_ns + (lone ? 0.0 : (double)an_clock_err_pair(s, r->node)) ||
 				      (double)dl <= wides[hi]))

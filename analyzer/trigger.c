@@ -483,6 +483,40 @@ static int streak_above(const struct an_state *s, const struct an_roll *r, doubl
 	return 0;
 }
 
+/* A fault from the second or third iteration leaves the period rule above
+ * one or two periods to compare with, and it wants three (their spread is
+ * the floor's measure); the streak below wants six. So a step is tested
+ * as such: the last m periods (this one among them, m >= 3) each above the
+ * longest of the one or two before by thr_of's margin for those, and that
+ * step (the shortest of the m less the longest before) wider than the m
+ * periods' own spread, the only measure of noise there is: a drift, or
+ * noise, spreads the periods after as widely as it lifts them (seed 1142
+ * #139, a throttled GPU from iteration 2 of 6: periods 52.9 ms, then 74.5,
+ * 74.7, 75.3, 74.9 ms; nothing fired). */
+#define SHIFT_MAX_BASE 2
+
+static int shift_above(const struct an_state *s, const struct an_roll *r, double v, struct streak *out)
+{
+	for (uint32_t m = STREAK_MIN_RUN; m <= STREAK_MAX && m - 1 < r->n; m++) {
+		uint32_t n = r->n - (m - 1);
+		if (n > SHIFT_MAX_BASE)
+			continue;
+		struct an_roll base = { .n = 0 };
+		for (uint32_t i = m - 1; i < r->n; i++)
+			an_roll_add(&base, r->v[recent_slot(r, i)]);
+		double bmax = an_roll_max(&base), lo = v, hi = v;
+		for (uint32_t i = 0; i < m - 1; i++) {
+			lo = fmin(lo, r->v[recent_slot(r, i)]);
+			hi = fmax(hi, r->v[recent_slot(r, i)]);
+		}
+		if (lo > bmax + thr_of(s, &base) && lo - bmax > hi - lo) {
+			*out = (struct streak){ m, m, n, bmax, r->t[recent_slot(r, m - 2)] };
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_inst *in)
 {
 	if (in->evaluated)
@@ -522,6 +556,12 @@ void an_trigger_on_instance(struct an_state *s, struct an_comm *c, struct an_ins
 			     "most %.1f ms before)",
 			     pulse_op_type_name(in->op), c->id, k.n, k.c, k.m, (double)period / 1e6,
 			     k.before_max / 1e6);
+		else if (is_iteration_sig(s, g) && shift_above(s, &g->period, (double)period, &k))
+			fire(s, AN_TRIG_SLOW, c, in->seq, k.onset, in->last_end,
+			     "iteration slower: %s on communicator 0x%016" PRIx64 " came later after the previous "
+			     "one in each of the last %u periods than in the %u before, a step (now %.1f ms, at most "
+			     "%.1f ms before)",
+			     pulse_op_type_name(in->op), c->id, k.m, k.n, (double)period / 1e6, k.before_max / 1e6);
 		an_roll_add_at(&g->period, (double)period, g->last_end);
 	}
 	if (in->last_end > g->last_end)

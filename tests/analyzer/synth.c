@@ -266,7 +266,8 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 					p->active_ns = o->active_ns;
 					p->peak_epoch_bytes = syn_peak(s, r, failing);
 					p->complete = 1;
-					double xs = failing ? (s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r]
+					int spiking = !s->xfer_slow_cycle || (it - s->fail_iter) % s->xfer_slow_cycle < 2;
+					double xs = failing && spiking ? (s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r]
 												  : s->xfer_slow[pr])
 							    : 0;
 					if (xs > 0 && xs < 1) {

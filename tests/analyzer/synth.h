@@ -31,6 +31,8 @@ struct syn {
 	double gap_ms[SYN_MAX];      /* custom: receiver-induced gaps (not the rank's fault), all iterations */
 	double xfer_slow[SYN_MAX];   /* custom: every transfer to or from this rank this fraction slower
 				      * (its path), from fail_iter on */
+	int xfer_slow_cycle;         /* 0: every iteration; c: the first two of every c iterations from
+				      * fail_iter on only (a fault that comes and goes) */
 	double recv_post_ms[SYN_MAX];/* custom: this rank's proxy posts its receive buffers late: the
 				      * other ranks' transfers to it start (and end) this much after
 				      * their first byte, from fail_iter on */

@@ -550,6 +550,27 @@ static void test_xfer_shift(void **state)
 	an_state_free(st);
 }
 
+/* A fault that comes and goes (two iterations of every five): 40% of the
+ * node's transfers slow, under the half the share rule wanted, and none
+ * of the transfers it is no end of; Fisher's exact test names it */
+static void test_xfer_shift_intermittent(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.custom = 1;
+	s.n = 6;
+	s.iters = 24;
+	s.jitter_ms = 0;
+	s.xfer_slow[2] = 0.08;
+	s.xfer_slow_cycle = 5;
+	struct an_state *st = syn_run(&s, NULL);
+	const struct an_diagnosis *p = syn_first(st, "pulse");
+	expect_machine(p, AN_COMM_SLOW, "host2");
+	assert_string_equal(p->metric, "transfer_rate_gbps");
+	an_state_free(st);
+}
+
 /* negative: 1% slower is within four epochs of the transfers' active time
  * (the measurement's resolution): no trigger, nothing reported */
 static void test_xfer_shift_small(void **state)
@@ -605,6 +626,33 @@ static void test_triggers(void **state)
 	an_get_counters(st, &c);
 	assert_true(c.triggers_slow >= 1);
 	expect_machine(syn_first(st, "pulse"), AN_COMM_SLOW, "host0");
+	an_state_free(st);
+}
+
+/* A slowdown from iteration 2 leaves one period before it, and the period
+ * rule wants three: the step is tested as one (three slow periods in a row
+ * above the one before, Student's t on their mean), and the delayed start
+ * names the rank against its siblings. Without a failure, the same short
+ * history fires nothing. */
+static void test_trigger_early_step(void **state)
+{
+	(void)state;
+	struct syn s;
+	syn_default(&s);
+	s.iters = 6;
+	s.fail_iter = 2;
+	s.ncomms = 3;
+	struct an_state *st = syn_run(&s, NULL);
+	struct an_counters c;
+	an_get_counters(st, &c);
+	assert_int_equal(c.triggers_slow, 0);
+	an_state_free(st);
+
+	s.extra_compute_ms[1] = 120; /* past the period's slack: iterations of 266 ms, not 200 */
+	st = syn_run(&s, NULL);
+	an_get_counters(st, &c);
+	assert_true(c.triggers_slow >= 1);
+	expect_machine(syn_first(st, "pulse"), AN_COMP_SLOW, "host1");
 	an_state_free(st);
 }
 
@@ -1769,8 +1817,10 @@ int main(void)
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_small),
 		cmocka_unit_test(test_xfer_shift),
+		cmocka_unit_test(test_xfer_shift_intermittent),
 		cmocka_unit_test(test_xfer_shift_small),
 		cmocka_unit_test(test_triggers),
+		cmocka_unit_test(test_trigger_early_step),
 		cmocka_unit_test(test_json_shape),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_bad_lines),
