@@ -1307,10 +1307,10 @@ int an_comm_slow_xfer_shift(struct an_state *s, const struct an_window *w, struc
 	 * link share its slow transfers, and which end is slow is undecided.
 	 * Half of its transfers slow, or fewer, but more often than the
 	 * transfers it is no end of, past chance (Fisher's exact test, its
-	 * level divided among the nodes it was picked from): a fault that comes and
-	 * goes slows some of its transfers only (seed 1140 #096, spikes on
-	 * host5 in an 8-rank neighbour exchange: 81 of its 180 transfers slow,
-	 * the next node's share 0.15; nothing reported) */
+	 * level divided among the nodes it was picked from): a fault that
+	 * comes and goes slows some of its transfers only (seed 1140 #096,
+	 * spikes on host5 in an 8-rank neighbour exchange: 81 of its 180
+	 * transfers slow, the next node's share 0.15; nothing reported) */
 	double chance = best >= 0 ? an_fisher_tail(slow[best], tot[best], all_slow - slow[best], all_tot - tot[best]) : 1;
 	int ok = best >= 0 && (bf >= 0.5 || chance < XFER_SHARE_ALPHA / cap) && 2 * sf <= bf && win;
 	if (ok) {

@@ -267,9 +267,8 @@ struct an_state *syn_run(const struct syn *s, const struct an_cfg *cfg)
 					p->peak_epoch_bytes = syn_peak(s, r, failing);
 					p->complete = 1;
 					int spiking = !s->xfer_slow_cycle || (it - s->fail_iter) % s->xfer_slow_cycle < 2;
-					double xs = failing && spiking ? (s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r]
-												  : s->xfer_slow[pr])
-							    : 0;
+					double xs = !failing || !spiking ? 0
+						    : s->xfer_slow[r] > s->xfer_slow[pr] ? s->xfer_slow[r] : s->xfer_slow[pr];
 					if (xs > 0 && xs < 1) {
 						p->active_ns = (uint64_t)((double)o->active_ns / (1.0 - xs));
 						p->end_ns = p->start_ns + p->active_ns;
