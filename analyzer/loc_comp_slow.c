@@ -49,10 +49,12 @@ static uint64_t rec_start(const struct an_rec *r)
 /* When a rank got to an operator: its first byte, or its call. A
  * built-in collective's first bytes wait for the ring (each rank's first
  * send waits for its receiver, and a small one moves in one epoch once
- * the last rank is in), so there only the calls say who came late. */
+ * the last rank is in), so there only the calls say who came late.
+ * (REC_AT_END: when it was done, what a receiver waits for.) */
+#define REC_AT_END 2
 static uint64_t rec_time(const struct an_rec *r, int by_call)
 {
-	return by_call ? r->call : rec_start(r);
+	return by_call == REC_AT_END ? r->end : by_call ? r->call : rec_start(r);
 }
 
 /* the median of v[0..n) without v[skip] (n <= 512) */
@@ -253,7 +255,7 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
  * later rank k started than the median of the others; *sd its robust
  * spread, *widest the farthest any of them lay from that median. */
 static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k, uint8_t op,
-				  int by_call, int routed, double *sd, double *widest)
+				  int by_call, int routed, double *sd, double *widest, double *res, int *nres)
 {
 	double v[16];
 	int nv = 0;
@@ -285,10 +287,15 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 	double med = an_median(v, (size_t)nv);
 	double dev[16];
 	*widest = 0;
+	int zero_left = nv % 2; /* an odd count's median lies on a value: no residual */
 	for (int q = 0; q < nv; q++) {
 		dev[q] = fabs(v[q] - med);
 		if (dev[q] > *widest)
 			*widest = dev[q];
+		if (zero_left && dev[q] == 0)
+			zero_left = 0;
+		else
+			res[(*nres)++] = dev[q];
 	}
 	*sd = 1.4826 * an_median(dev, (size_t)nv);
 	return med;
@@ -665,6 +672,125 @@ static int caused_by_evidence(const struct an_window *w, uint64_t expect)
 	return w->excl.b && expect >= w->excl.a && expect <= an_excl_last(&w->excl);
 }
 
+/* The last transfer into rank `to` of communicator c (from rank `from`
+ * only, -1 any other) that ended before `before` and within one iteration
+ * period of it: its instance, *sender its rank; NULL none. */
+static const struct an_inst *last_input(const struct an_state *s, const struct an_comm *c, int32_t to, int32_t from,
+					uint64_t before, int32_t *sender)
+{
+	uint64_t period = an_period_ns(s), last = 0;
+	const struct an_inst *found = NULL;
+	for (uint32_t i = 0; period && i < AN_HIST; i++) {
+		const struct an_inst *y = &c->hist[i];
+		for (int32_t j = 0; y->used && j < c->nranks; j++) {
+			const struct an_rec *q = y->recs[j];
+			if (j == to || (from >= 0 && j != from) || !q || q->status != PULSE_OP_COMPLETE || !q->end ||
+			    q->end > before || q->end + period < before || q->end <= last)
+				continue;
+			for (uint32_t b = 0; b < q->npeers; b++)
+				if (q->peers[b].rank == to) {
+					last = q->end;
+					found = y;
+					*sender = j;
+					break;
+				}
+		}
+	}
+	return found;
+}
+
+/* how late (ns, against its sibling groups) rank k's record of instance y
+ * was by `at` (call, first byte or end); NAN unknown */
+static double rec_delay(const struct an_state *s, struct an_comm *c, const struct an_inst *y, int32_t k, int at,
+			uint64_t t0)
+{
+	int nsib = 0;
+	uint64_t ex = 0;
+	double noise = 0;
+	double dl = sibling_delay_raw(s, c, y->seq, k, y->recs[k], t0, at, &nsib, &ex, &noise);
+	return nsib >= AN_MIN_SIBS ? dl : NAN;
+}
+
+/* Rank j's record q, `late` ns late, late because of rank k: the last
+ * transfer from k into j before q's call ended at least half of that late
+ * itself. A slow stage delays the next one, which then receives and posts
+ * late in its turn: that is no cause of the slow stage's own delays. */
+static int late_because_of(const struct an_state *s, struct an_comm *c, const struct an_rec *q, int32_t j, int32_t k,
+			   double late, uint64_t t0)
+{
+	int32_t from = -1;
+	const struct an_inst *y = last_input(s, c, j, k, q->call, &from);
+	double din = y ? rec_delay(s, c, y, from, REC_AT_END, t0) : NAN;
+	return !isnan(din) && 2 * din >= late;
+}
+
+/* A send's first byte waits for its receiver to post the receive: rank k's
+ * sends of record r, dl late, were gated by a peer they go to when that
+ * peer's call exchanging with k (a pipeline's send-backward-receive-
+ * forward) came after r's first byte was due and before it went, itself
+ * at least half of dl late against its siblings, and not because of k
+ * (late_because_of). Then the peer, not k, was late: k waited (seed 1143
+ * #130, a throttled CPU on a stage-2 GPU: its stage-1 peer's activations
+ * went 1.9 ms late, right after the stage-2 rank's late call, and the
+ * stage-1 host was named). A rank that is itself late finds its receiver
+ * waiting, its call made before. */
+static int receiver_gated(const struct an_state *s, struct an_comm *c, const struct an_rec *r, int32_t k, int64_t dl,
+			  uint64_t t0)
+{
+	uint64_t first = rec_start(r);
+	if (!first || dl <= 0 || (r->op != PULSE_OP_GROUP && !an_is_p2p(r->op)))
+		return 0;
+	uint64_t due = first - (uint64_t)dl + an_clock_err_pair(s, r->node);
+	for (uint32_t p = 0; p < r->npeers; p++) {
+		int32_t j = r->peers[p].rank;
+		if (j < 0 || j >= c->nranks || j == k)
+			continue;
+		for (uint32_t i = 0; i < AN_HIST; i++) {
+			const struct an_inst *y = &c->hist[i];
+			const struct an_rec *q = y->used ? y->recs[j] : NULL;
+			if (!q || q->call <= due || q->call > first)
+				continue;
+			int to_k = 0;
+			for (uint32_t b = 0; b < q->npeers && !to_k; b++)
+				to_k = q->peers[b].rank == k;
+			if (!to_k)
+				continue;
+			double late = rec_delay(s, c, y, j, 1, t0);
+			int gated = !isnan(late) && 2 * late >= (double)dl && !late_because_of(s, c, q, j, k, late, t0);
+			if (getenv("PULSE_ANALYZER_DEBUG2"))
+				fprintf(stderr, "  receiver of rank %d: rank %d seq %" PRIu64 " called %.3f ms late, own %.3f ms: %s\n",
+					k, j, y->seq, late / 1e6, (double)dl / 1e6, gated ? "gated" : "not gated");
+			if (gated)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* A rank computes on what it received: rank k's record r, dl late, whose
+ * input (the last transfer to k on the same communicator that ended
+ * before r's call, within one iteration period) ended at least half of
+ * dl late against its own sibling groups, and not because of k
+ * (late_because_of), inherited its delay from that sender (seed 1143
+ * #130, a throttled CPU on a stage-2 GPU: the stage-1 rank it sends
+ * gradients to sent its own backward 1.4 ms late, its input 1.1 ms late,
+ * and the stage-1 host was named). The late sender's own record is
+ * judged in its turn. */
+static int input_late(const struct an_state *s, struct an_comm *c, const struct an_rec *r, int32_t k, int64_t dl,
+		      uint64_t t0)
+{
+	if (dl <= 0 || (r->op != PULSE_OP_GROUP && !an_is_p2p(r->op)))
+		return 0;
+	int32_t from = -1;
+	const struct an_inst *y = last_input(s, c, k, -1, r->call, &from);
+	double din = y ? rec_delay(s, c, y, from, REC_AT_END, t0) : NAN;
+	int late = !isnan(din) && 2 * din >= (double)dl && !late_because_of(s, c, y->recs[from], from, k, din, t0);
+	if (getenv("PULSE_ANALYZER_DEBUG2") && y)
+		fprintf(stderr, "  input of rank %d: rank %d seq %" PRIu64 " ended %.3f ms late, own %.3f ms: %s\n", k,
+			from, y->seq, din / 1e6, (double)dl / 1e6, late ? "inherited" : "not inherited");
+	return late;
+}
+
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d)
 {
 	const struct an_rec *best = NULL;
@@ -700,7 +826,8 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 					an_node_host(s, r->node), s->nodes[r->node].gpu, c->id, in->seq, (double)dl / 1e6, nsib,
 					delay_significant(s, r, dl), (double)(ex % 10000000000ull) / 1e6);
 			int qualifies = nsib >= AN_MIN_SIBS && delay_significant(s, r, dl) && (!best || ex < bexp) &&
-					!caused_by_evidence(w, ex);
+					!caused_by_evidence(w, ex) && !receiver_gated(s, c, r, k, dl, w->t0) &&
+					!input_late(s, c, r, k, dl, w->t0);
 			if (qualifies && c->builtin && !group_dl) {
 				group_dl = group_delays(s, c, in, w->t0);
 				if (call_delays(s, c, in, w->t0, &call_dl, &call_sd))
@@ -816,10 +943,13 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (!all && (hi < 0 || st[j] > st[hi]))
 				hi = j;
 		}
+		double pool[SHIFT_ALL_RANKS * 16];
+		int np = 0;
 		for (int j = 0; j < n; j++) {
 			if (!all && j != hi)
 				continue;
-			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, routed, &sds[j], &wides[j]);
+			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, routed, &sds[j], &wides[j],
+							   pool, &np);
 			if (!isnan(usual))
 				dls[j] = st[j] - (all ? median_but(st, n, j) : med) - usual;
 			if (all && !isnan(dls[j]) && (hi < 0 || isnan(dls[hi]) || dls[j] > dls[hi]))
@@ -827,6 +957,20 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		}
 		if (hi < 0 || isnan(dls[hi]))
 			continue; /* no history for this group yet */
+		/* every rank's noise measured: the latest of them is judged by
+		 * the spread of all its group's ranks' lateness (each about its
+		 * own usual) as well as its own. A few instances of history
+		 * (three at the first DP reduce-scatters of a pipeline) make a
+		 * MAD that lies far below the noise, and the latest of several
+		 * ranks is the one whose own lies lowest by chance (seed 1143
+		 * #196, 7 ranks, no failure: 1.86 ms late against 0.35 ms) */
+		if (all && np >= 2 * n) {
+			double group_sd = 1.4826 * an_median(pool, (size_t)np);
+			if (getenv("PULSE_ANALYZER_DEBUG2"))
+				fprintf(stderr, "  group sd %.3f ms of %d, own %.3f ms\n", group_sd / 1e6, np, sds[hi] / 1e6);
+			if (group_sd > sds[hi])
+				sds[hi] = group_sd;
+		}
 		/* the iterations after the evidence are the instances of a
 		 * collective that began then: the straggler's own start moves
 		 * later with its delay (seed 424242 #053, a CPU throttled 1.1 to
