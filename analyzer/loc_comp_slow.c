@@ -255,7 +255,7 @@ static int delay_significant(const struct an_state *s, const struct an_rec *r, i
  * later rank k started than the median of the others; *sd its robust
  * spread, *widest the farthest any of them lay from that median. */
 static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, uint64_t seq, int32_t k, uint8_t op,
-				  int by_call, int routed, double *sd, double *widest, double *res, int *nres)
+				  int by_call, int routed, double *sd, double *widest)
 {
 	double v[16];
 	int nv = 0;
@@ -287,15 +287,10 @@ static double inst_usual_lateness(const struct an_state *s, struct an_comm *c, u
 	double med = an_median(v, (size_t)nv);
 	double dev[16];
 	*widest = 0;
-	int zero_left = nv % 2; /* an odd count's median lies on a value: no residual */
 	for (int q = 0; q < nv; q++) {
 		dev[q] = fabs(v[q] - med);
 		if (dev[q] > *widest)
 			*widest = dev[q];
-		if (zero_left && dev[q] == 0)
-			zero_left = 0;
-		else
-			res[(*nres)++] = dev[q];
 	}
 	*sd = 1.4826 * an_median(dev, (size_t)nv);
 	return med;
@@ -943,13 +938,10 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			if (!all && (hi < 0 || st[j] > st[hi]))
 				hi = j;
 		}
-		double pool[SHIFT_ALL_RANKS * 16];
-		int np = 0;
 		for (int j = 0; j < n; j++) {
 			if (!all && j != hi)
 				continue;
-			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, routed, &sds[j], &wides[j],
-							   pool, &np);
+			double usual = inst_usual_lateness(s, c, in->seq, rk[j], in->op, lone, routed, &sds[j], &wides[j]);
 			if (!isnan(usual))
 				dls[j] = st[j] - (all ? median_but(st, n, j) : med) - usual;
 			if (all && !isnan(dls[j]) && (hi < 0 || isnan(dls[hi]) || dls[j] > dls[hi]))
@@ -957,29 +949,6 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		}
 		if (hi < 0 || isnan(dls[hi]))
 			continue; /* no history for this group yet */
-		/* every rank's noise measured: the latest of them is judged by
-		 * the spread of all its group's ranks' lateness (each about its
-		 * own usual) as well as its own. A few instances of history
-		 * (three at the first DP reduce-scatters of a pipeline) make a
-		 * MAD that lies far below the noise, and the latest of several
-		 * ranks is the one whose own lies lowest by chance (seed 1143
-		 * #196, 7 ranks, no failure: 1.86 ms late against 0.35 ms) */
-		if (all && np >= 2 * n) {
-			double group_sd = 1.4826 * an_median(pool, (size_t)np);
-			if (getenv("PULSE_ANALYZER_DEBUG2"))
-				fprintf(stderr, "  group sd %.3f ms of %d, own %.3f ms\n", group_sd / 1e6, np, sds[hi] / 1e6);
-			if (group_sd > sds[hi])
-				sds[hi] = group_sd;
-		}
-		/* the iterations after the evidence are the instances of a
-		 * collective that began then: the straggler's own start moves
-		 * later with its delay (seed 424242 #053, a CPU throttled 1.1 to
-		 * 2.7 ms later each iteration of 3.2 ms: its start in the second
-		 * after the evidence was past two periods, the first began inside
-		 * the evidence's, and a confirmation had nothing left). Not a P2P
-		 * group's: each rank numbers its own calls, and an "instance" may
-		 * hold records far apart (seed 1134 #145, no failure: a PP rank
-		 * 724 ms after the others of its seq named) */
 		const struct an_rec *r = in->recs[rk[hi]];
 		if (an_rec_excluded(w, r) ||
 		    past_confirmation_at(s, w, lone && in->first_call ? in->first_call : r->start, AN_CONFIRM_PERIODS))
