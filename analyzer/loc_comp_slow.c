@@ -724,11 +724,11 @@ static int late_because_of(const struct an_state *s, struct an_comm *c, const st
  * peer's call exchanging with k (a pipeline's send-backward-receive-
  * forward) came after r's first byte was due and before it went, itself
  * at least half of dl late against its siblings, and not because of k
- * (late_because_of). Then the peer, not k, was late: k waited (seed 1143
- * #130, a throttled CPU on a stage-2 GPU: its stage-1 peer's activations
- * went 1.9 ms late, right after the stage-2 rank's late call, and the
- * stage-1 host was named). A rank that is itself late finds its receiver
- * waiting, its call made before. */
+ * (late_because_of). Then the peer, not k, was late: k waited (seed 1141
+ * #156, a throttled CPU on a stage-1 GPU: the stage-0 rank's sends to it
+ * went 1.95 ms late, right after its call, itself 1.94 ms late, and host0
+ * was named; rand-gpt-pp2-cpu-throttling-receiver-posts-late). A rank
+ * that is itself late finds its receiver waiting, its call made before. */
 static int receiver_gated(const struct an_state *s, struct an_comm *c, const struct an_rec *r, int32_t k, int64_t dl,
 			  uint64_t t0)
 {
@@ -750,7 +750,7 @@ static int receiver_gated(const struct an_state *s, struct an_comm *c, const str
 				to_k = q->peers[b].rank == k;
 			if (!to_k)
 				continue;
-			double late = rec_delay(s, c, y, j, 1, t0);
+			double late = rec_delay(s, c, y, j, 1 /* by call */, t0);
 			int gated = !isnan(late) && 2 * late >= (double)dl && !late_because_of(s, c, q, j, k, late, t0);
 			if (getenv("PULSE_ANALYZER_DEBUG2"))
 				fprintf(stderr, "  receiver of rank %d: rank %d seq %" PRIu64 " called %.3f ms late, own %.3f ms: %s\n",
@@ -949,6 +949,15 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		}
 		if (hi < 0 || isnan(dls[hi]))
 			continue; /* no history for this group yet */
+		/* the iterations after the evidence are the instances of a
+		 * collective that began then: the straggler's own start moves
+		 * later with its delay (seed 424242 #053, a CPU throttled 1.1 to
+		 * 2.7 ms later each iteration of 3.2 ms: its start in the second
+		 * after the evidence was past two periods, the first began inside
+		 * the evidence's, and a confirmation had nothing left). Not a P2P
+		 * group's: each rank numbers its own calls, and an "instance" may
+		 * hold records far apart (seed 1134 #145, no failure: a PP rank
+		 * 724 ms after the others of its seq named) */
 		const struct an_rec *r = in->recs[rk[hi]];
 		if (an_rec_excluded(w, r) ||
 		    past_confirmation_at(s, w, lone && in->first_call ? in->first_call : r->start, AN_CONFIRM_PERIODS))
