@@ -679,16 +679,12 @@ static const struct an_inst *last_input(const struct an_state *s, const struct a
 		const struct an_inst *y = &c->hist[i];
 		for (int32_t j = 0; y->used && j < c->nranks; j++) {
 			const struct an_rec *q = y->recs[j];
-			if (j == to || (from >= 0 && j != from) || !q || q->status != PULSE_OP_COMPLETE || !q->end ||
-			    q->end > before || q->end + period < before || q->end <= last)
+			if (j == to || (from >= 0 && j != from) || !q || !q->end || q->end > before ||
+			    q->end + period < before || q->end <= last || !sends_to(y, j, to))
 				continue;
-			for (uint32_t b = 0; b < q->npeers; b++)
-				if (q->peers[b].rank == to) {
-					last = q->end;
-					found = y;
-					*sender = j;
-					break;
-				}
+			last = q->end;
+			found = y;
+			*sender = j;
 		}
 	}
 	return found;
