@@ -905,7 +905,7 @@ static double pp_send_slack(const struct an_state *s, int a, int b, uint64_t t0,
  * sends to node did (two epochs more at least, and more than the standard
  * error of that difference of four medians: a run holds a few sends whose
  * slack is noisy, and a difference within its own noise is no evidence of
- * a wait; seed 1143 #018, a contended CPU on host12, was moved to the next
+ * a wait; seed 1143 #018, a contended CPU on host12, was moved to the other
  * stage by 0.064 ms against a 0.17 ms error, 1141 #020's second verdict by
  * 0.11 against 0.28), node was held up by it; the neighbour replaces it,
  * hop by hop. Returns the node at the end. */
