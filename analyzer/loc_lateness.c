@@ -857,8 +857,8 @@ static void judge_last_caller(const struct an_state *s, const struct an_comm *c,
 
 /* The median slack (first byte minus call) of node a's P2P sends to node b
  * in pipeline groups, over the ones called in [t0, t1); NAN with fewer
- * than three. *se: that median's standard error (1.253 robust SDs, 1.4826
- * MADs, over the root of their number). */
+ * than three. *se: that median's standard error (1.253 robust SDs over
+ * the root of their number). */
 static double pp_send_slack(const struct an_state *s, int a, int b, uint64_t t0, uint64_t t1, double *se)
 {
 	double v[256];
@@ -888,10 +888,8 @@ static double pp_send_slack(const struct an_state *s, int a, int b, uint64_t t0,
 	}
 	if (n < 3)
 		return NAN;
-	double med = an_median(v, (size_t)n), dev[256];
-	for (int i = 0; i < n; i++)
-		dev[i] = fabs(v[i] - med);
-	*se = 1.253 * 1.4826 * an_median(dev, (size_t)n) / sqrt((double)n);
+	double med, sd = robust_sd(v, (size_t)n, 0, &med);
+	*se = 1.253 * sd / sqrt((double)n);
 	return med;
 }
 
