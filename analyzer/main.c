@@ -283,6 +283,11 @@ int main(int argc, char **argv)
 			       "  (open it in https://ui.perfetto.dev or chrome://tracing)\n",
 			       timeline);
 	}
+	/* a report cut short by a full disk or a closed pipe is no report */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "pulse-analyzer: writing the report: %s\n", strerror(errno ? errno : EIO));
+		rc = 1;
+	}
 	an_state_free(s);
 	an_devhist_free(&dh);
 	return rc;

@@ -250,7 +250,7 @@ long agent_dump(const struct agent *a, const char *dir, char *err, size_t errlen
 /* ---- jsonl.c ---- */
 int jsonl_open(const char *path); /* NULL or "-": stdout */
 int jsonl_reopen(void);
-void jsonl_close(void);
+int jsonl_close(void); /* -1: a write to --out failed since jsonl_open (logged) */
 /* Every stream jsonl_open/jsonl_reopen open is handed to wrap (before
  * them), whose FILE the lines then go to: the analyzer link's tee
  * (alink_tee), which writes through to the file. */

@@ -25,7 +25,13 @@
 #include "pulse/json_put.h"
 
 static FILE *out_f;
-static const char *out_path;
+static FILE *out_file; /* the file under out_f (out_f may be the tee around it) */
+static const char *out_path; /* NULL (stdout) or out_path_buf */
+static char out_path_buf[4400];  /* a copy: callers pass paths on their stack */
+/* The first write error since jsonl_open (0: none) and how many flushes
+ * failed: a full disk must not pass for a complete output. */
+static int out_errno;
+static unsigned long out_failed_flushes;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *(*out_wrap)(void *ctx, FILE *inner, int close_inner); /* jsonl_set_wrap */
 static void *out_wrap_ctx;
@@ -50,14 +56,55 @@ static FILE *wrapped(FILE *f, int close_inner)
 	return w;
 }
 
+static const char *out_name(void)
+{
+	return out_path ? out_path : "-";
+}
+
+/* Flushes f (out_f, under out_lock) and the file under it. The tee keeps
+ * feeding the analyzer when the file fails, so the file's own error flag is
+ * the one that tells. */
+static void out_flush(FILE *f)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+	int e = errno;
+	if (out_file && out_file != f && (fflush(out_file) != 0 || ferror(out_file))) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return;
+	out_failed_flushes++;
+	if (!out_errno) {
+		out_errno = e ? e : EIO;
+		LOGE("--out %s: write failed: %s; the output is incomplete from here on", out_name(),
+		     strerror(out_errno));
+	}
+	clearerr(f);
+	if (out_file)
+		clearerr(out_file);
+}
+
 int jsonl_open(const char *path)
 {
-	out_path = path && strcmp(path, "-") ? path : NULL;
+	out_path = NULL;
+	if (path && strcmp(path, "-")) {
+		if (strlen(path) >= sizeof out_path_buf) {
+			LOGE("--out: path too long (%zu bytes)", strlen(path));
+			return -1;
+		}
+		strcpy(out_path_buf, path);
+		out_path = out_path_buf;
+	}
+	out_errno = 0;
+	out_failed_flushes = 0;
 	if (!out_path) {
+		out_file = stdout;
 		out_f = wrapped(stdout, 0);
 		return 0;
 	}
-	out_f = wrapped(fopen(out_path, "a"), 1);
+	out_file = fopen(out_path, "a");
+	out_f = wrapped(out_file, 1);
 	if (!out_f) {
 		LOGE("--out %s: cannot open: %s", out_path, strerror(errno));
 		return -1;
@@ -73,7 +120,9 @@ int jsonl_reopen(void)
 	FILE *f = fopen(out_path, "a");
 	int e = errno;
 	if (f) {
+		out_flush(out_f);
 		fclose(out_f);
+		out_file = f;
 		out_f = wrapped(f, 1);
 	}
 	pthread_mutex_unlock(&out_lock);
@@ -84,16 +133,26 @@ int jsonl_reopen(void)
 	return 0;
 }
 
-void jsonl_close(void)
+int jsonl_close(void)
 {
 	pthread_mutex_lock(&out_lock);
 	if (out_f) {
-		fflush(out_f);
-		if (out_f != stdout)
-			fclose(out_f);
+		out_flush(out_f);
+		if (out_f != stdout && fclose(out_f) && !out_errno) {
+			out_errno = errno ? errno : EIO;
+			LOGE("--out %s: closing: %s", out_name(), strerror(out_errno));
+		}
 	}
+	int failed = out_errno != 0;
+	if (out_failed_flushes)
+		LOGE("--out %s: %lu writes failed (first: %s): the file lacks lines", out_name(),
+		     out_failed_flushes, strerror(out_errno));
 	out_f = NULL;
+	out_file = NULL;
+	out_errno = 0;
+	out_failed_flushes = 0;
 	pthread_mutex_unlock(&out_lock);
+	return failed ? -1 : 0;
 }
 
 FILE *jsonl_begin(void)
@@ -109,7 +168,7 @@ FILE *jsonl_begin(void)
 void jsonl_end(void)
 {
 	if (out_f)
-		fflush(out_f);
+		out_flush(out_f);
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -160,7 +219,7 @@ void jsonl_window(const struct agent_nic *n, const struct pulse_window *w, uint3
 			i ? "," : "", s->qpn, s->total_bytes, s->count, peak, peak_gbps, mean_gbps, s0, s1);
 	}
 	fputs("]}\n", f);
-	fflush(f);
+	out_flush(f);
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -171,7 +230,7 @@ void jsonl_poll_end(uint64_t settled_ns)
 	if (f) {
 		fprintf(f, "{\"type\":\"poll_end\",\"t_ns\":%" PRIu64 ",\"settled_ns\":\"%" PRIu64 "\"}\n",
 			agent_realtime_ns(), settled_ns);
-		fflush(f);
+		out_flush(f);
 	}
 	pthread_mutex_unlock(&out_lock);
 }
@@ -183,7 +242,7 @@ void jsonl_join_wait(uint32_t windows, uint32_t qps)
 	if (f) {
 		fprintf(f, "{\"type\":\"join_wait\",\"t_ns\":%" PRIu64 ",\"windows\":%u,\"qps\":%u}\n",
 			agent_realtime_ns(), windows, qps);
-		fflush(f);
+		out_flush(f);
 	}
 	pthread_mutex_unlock(&out_lock);
 }
@@ -200,7 +259,7 @@ void jsonl_event(const struct agent_nic *n, const char *event, const char *detai
 		fputs(",\"detail\":", f);
 		put_str(f, detail ? detail : "");
 		fputs("}\n", f);
-		fflush(f);
+		out_flush(f);
 	}
 	pthread_mutex_unlock(&out_lock);
 }

@@ -21,11 +21,10 @@ struct tee {
 static ssize_t tee_write(void *cookie, const char *p, size_t n)
 {
 	struct tee *t = cookie;
-	if (t->inner) {
-		if (fwrite(p, 1, n, t->inner) != n)
-			return -1;
+	/* A failing file (a full disk) must not cut the analyzer off too: its
+	 * error stays on the file's stream, where jsonl.c looks for it. */
+	if (t->inner && fwrite(p, 1, n, t->inner) == n)
 		fflush(t->inner);
-	}
 	size_t i = 0;
 	while (i < n) {
 		const char *nl = memchr(p + i, '\n', n - i);

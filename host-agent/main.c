@@ -57,7 +57,8 @@ static int replay_one(struct agent *a)
 	if (!per_host && jsonl_open(a->opt.out_path))
 		return 1;
 	int status = agent_replay(a);
-	jsonl_close();
+	if (jsonl_close() && !status)
+		status = 1; /* a replay whose output is incomplete did not happen */
 	agent_bus_close(a, a->bus_seq + 1); /* the lines after the last poll */
 	return status;
 }

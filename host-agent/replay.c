@@ -682,7 +682,8 @@ static int open_out(const struct agent *a, const char *host)
 		return 0; /* one stream for every host, opened once */
 	char path[4400];
 	snprintf(path, sizeof path, "%.*s%s%s", (int)(at - o), o, host, at + 6);
-	jsonl_close();
+	if (jsonl_close()) /* the previous host's file: logged */
+		return -1;
 	/* a fresh file per host (live --out appends; a replay is one run) */
 	FILE *f = fopen(path, "w");
 	if (f)

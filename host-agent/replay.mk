@@ -18,7 +18,7 @@ $(BUILD)/tests/test_qp_join: $(call objs,asan,tests/replay/test_qp_join.c) $(BUI
 TEST_PROGS += $(BUILD)/tests/test_qp_join
 
 # The same on a real sim/run_cluster run (skips when the simulator is absent).
-TEST_SCRIPTS += tests/replay/replay_sim.sh tests/replay/replay_hang.sh
+TEST_SCRIPTS += tests/replay/replay_sim.sh tests/replay/replay_hang.sh tests/replay/full_disk.sh
 test: $(BUILD)/tests/pulse-host-agent-asan $(BUILD)/bin/pulse-run-cluster
 
 # The association wiring (loop.c) and the replay options, in process.

@@ -9,8 +9,9 @@
 #   EVAL_JOBS=N        scenarios at a time (default 2)
 #   EVAL_SCENARIOS="a.json b.json"   a subset (default: tests/scenarios/*.json)
 #   EVAL_OUT=DIR       default build/eval
-#   EVAL_KEEP=1        keep the simulator's per-host output (and, in the
-#                      randomized matrix, the agents' output and truth-ops.jsonl)
+#   EVAL_KEEP=1        keep the simulator's per-host output, the agents' output
+#                      and truth-ops.jsonl (by default only the reports, truth
+#                      and logs stay)
 #   EVAL_KEEP=agent    keep only what pulse-analyzer --replay RUN/run needs
 #                      again: the agents' output and the hosts' link lines
 #   EVAL_NO_ABLATION=1 skip the ablation
@@ -163,13 +164,9 @@ if [ $random = 1 ]; then
 		echo
 		python3 tools/eval/direction-table.py --scenarios "$rdir/scenarios" "${rruns[@]}"
 		[ $r2 -ne 0 ] && rc=$r2
-		# 200 runs leave GBs of agent output and truth-ops.jsonl; the scores,
-		# reports, timelines and truth stay (one run again: tools/eval/run-one.sh
-		# SCENARIO DIR 1 1 0)
+		# run-one.sh removed each run's agent output and truth-ops.jsonl (one
+		# run again: tools/eval/run-one.sh SCENARIO DIR 1 1 0)
 		if [ -z "${EVAL_KEEP:-}" ]; then
-			for r in "${rruns[@]}"; do
-				rm -rf "$r/run/agent" "$r/run/truth-ops.jsonl"
-			done
 			echo "(per-run agent output and truth-ops.jsonl removed; EVAL_KEEP=1 keeps them)"
 		fi
 	fi

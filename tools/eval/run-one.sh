@@ -3,6 +3,7 @@
 #   sim/run_cluster SCENARIO --out RUN/run
 #   pulse-analyzer --replay RUN/run --json   (runs pulse-host-agent --replay per host itself)
 # RUN/truth.json and RUN/analyzer.json are what pulse-eval-score reads.
+# EVAL_KEEP: unset drops the bulky output once the run is judged (see below).
 # Usage: run-one.sh SCENARIO.json OUTROOT INDEX TOTAL T0 [ANALYZER]
 set -u
 scen=$1 root=$2 idx=$3 total=$4 t0=$5
@@ -27,9 +28,13 @@ else
 		mv "$run/analyzer.json.part" "$run/analyzer.json"
 	fi
 fi
-# keep the agent output and reports, drop the bulky simulator output
+# keep the reports, the truth and the agents' logs; the simulator's, the
+# agents' and the truth's per-operator output are GBs over a matrix (and
+# filled a CI disk): EVAL_KEEP=agent keeps what pulse-analyzer --replay
+# RUN/run needs again, EVAL_KEEP=1 everything
 if [ -z "${EVAL_KEEP:-}" ]; then
-	rm -rf "$run/run/hosts"
+	rm -rf "$run/run/hosts" "$run/run/truth-ops.jsonl"
+	rm -f "$run/run/agent"/*.jsonl
 elif [ "$EVAL_KEEP" = agent ]; then
 	# what pulse-analyzer --replay needs again (agent/, the hosts' link lines)
 	find "$run/run/hosts" -type f ! -name links.jsonl -delete 2>/dev/null
