@@ -227,7 +227,7 @@ struct pulse_bus *pulse_bus_open(const struct pulse_bus_cfg *cfg, char *err, siz
 	}
 	jsOptions jo;
 	jsOptions_Init(&jo);
-	jo.Wait = 5000;
+	jo.Wait = cfg->request_ms ? cfg->request_ms : 5000;
 	if (natsConnection_JetStream(&b->js, b->nc, &jo) != NATS_OK) {
 		snprintf(err, errlen, "--bus %s: no JetStream context", cfg->url);
 		pulse_bus_close(b);
@@ -271,7 +271,8 @@ void pulse_bus_close(struct pulse_bus *b)
 		free(q);
 	}
 	free(b->batch);
-	free(b->lines);
+	free(b->lines.buf);
+	free(b->after.buf);
 	free(b->scratch);
 	free(b->rec);
 	free(b->map_hosts);

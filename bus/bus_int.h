@@ -23,6 +23,13 @@ struct bus_qmsg {
 	struct bus_qmsg *next;
 };
 
+/* a poll's JSON lines, '\n' after each, bounded by 4 * PULSE_BUS_MAX_RAW */
+struct bus_lines {
+	char *buf;
+	size_t len, cap;
+	uint32_t count;
+};
+
 struct pulse_bus {
 	struct pulse_bus_cfg cfg;
 	char job_tok[PULSE_BUS_TOKEN_LEN];
@@ -36,9 +43,8 @@ struct pulse_bus {
 	uint8_t *batch;            /* the current poll's OPS payload */
 	size_t batch_len, batch_cap;
 	uint32_t batch_records;
-	char *lines;               /* the current poll's other JSON lines ('\n' after each) */
-	size_t lines_len, lines_cap;
-	uint32_t lines_count;
+	struct bus_lines lines;    /* the current poll's other JSON lines ('\n' after each) */
+	struct bus_lines after;    /* and those that close it (after its records) */
 	struct bus_qmsg *qhead, *qtail;
 	size_t qbytes;
 	/* consumer */

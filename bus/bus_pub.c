@@ -35,24 +35,24 @@ int pulse_bus_put_op(struct pulse_bus *b, const struct pulse_op_record *r)
 	return n ? 0 : -1;
 }
 
-int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len)
+static int lines_put(struct pulse_bus *b, struct bus_lines *l, const char *line, size_t len)
 {
 	pthread_mutex_lock(&b->mu);
 	int rc = -1;
-	if (len && len < PULSE_BUS_MAX_RAW && b->lines_len + len + 1 <= 4 * (size_t)PULSE_BUS_MAX_RAW) {
-		if (b->lines_cap - b->lines_len < len + 1) {
-			size_t nc = b->lines_cap ? b->lines_cap : 64 * 1024;
-			while (nc - b->lines_len < len + 1)
+	if (len && len < PULSE_BUS_MAX_RAW && l->len + len + 1 <= 4 * (size_t)PULSE_BUS_MAX_RAW) {
+		if (l->cap - l->len < len + 1) {
+			size_t nc = l->cap ? l->cap : 64 * 1024;
+			while (nc - l->len < len + 1)
 				nc *= 2;
-			char *nb = realloc(b->lines, nc);
+			char *nb = realloc(l->buf, nc);
 			if (nb)
-				b->lines = nb, b->lines_cap = nc;
+				l->buf = nb, l->cap = nc;
 		}
-		if (b->lines_cap - b->lines_len >= len + 1) {
-			memcpy(b->lines + b->lines_len, line, len);
-			b->lines_len += len;
-			b->lines[b->lines_len++] = '\n';
-			b->lines_count++;
+		if (l->cap - l->len >= len + 1) {
+			memcpy(l->buf + l->len, line, len);
+			l->len += len;
+			l->buf[l->len++] = '\n';
+			l->count++;
 			rc = 0;
 		}
 	}
@@ -60,6 +60,16 @@ int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len)
 		b->st.queue_dropped++;
 	pthread_mutex_unlock(&b->mu);
 	return rc;
+}
+
+int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len)
+{
+	return lines_put(b, &b->lines, line, len);
+}
+
+int pulse_bus_put_line_after(struct pulse_bus *b, const char *line, size_t len)
+{
+	return lines_put(b, &b->after, line, len);
 }
 
 static void enqueue(struct pulse_bus *b, const char *subj, const char *id, const char *host,
@@ -123,10 +133,11 @@ static int drain(struct pulse_bus *b)
 }
 
 /* A poll's parts (body[starts[p]..starts[p+1]), counts[p] records or
- * lines each) as messages of kind into the queue. Caller holds mu. */
+ * lines each) as messages of kind into the queue, their ids' part numbers
+ * from id_base. Caller holds mu. */
 static void parts_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq,
 		      uint8_t kind, const uint8_t *body, const size_t *starts, const uint32_t *counts,
-		      size_t nparts)
+		      size_t nparts, uint16_t id_base)
 {
 	char id[PULSE_BUS_TOKEN_LEN + 48], err[160];
 	for (size_t p = 0; p < nparts; p++) {
@@ -141,33 +152,36 @@ static void parts_out(struct pulse_bus *b, const char *subj, const char *host, u
 			continue;
 		}
 		if (kind == PULSE_BUS_KIND_LINES)
-			pulse_bus_lines_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+			pulse_bus_lines_id(host, poll_seq, (uint16_t)(id_base + p), id, sizeof id);
 		else
-			pulse_bus_msg_id(host, poll_seq, (uint16_t)p, id, sizeof id);
+			pulse_bus_msg_id(host, poll_seq, (uint16_t)(id_base + p), id, sizeof id);
 		b->st.bytes_raw += m.len;
 		enqueue(b, subj, id, host, msg, len, m.records, kind == PULSE_BUS_KIND_LINES, 0);
 	}
 }
 
-/* The poll's lines as kind-2 messages, split at line ends within
- * PULSE_BUS_MAX_RAW. Caller holds mu. */
-static void lines_out(struct pulse_bus *b, const char *subj, const char *host, uint64_t poll_seq)
+/* A poll's lines as kind-2 messages, split at line ends within
+ * PULSE_BUS_MAX_RAW (at most 4 of them: lines_put), their ids' parts from
+ * id_base. Caller holds mu. */
+enum { LINES_MAXP = 8 };
+static void lines_out(struct pulse_bus *b, struct bus_lines *l, const char *subj, const char *host,
+		      uint64_t poll_seq, uint16_t id_base)
 {
-	enum { MAXP = 8 };
-	size_t starts[MAXP + 1], nparts = 0, last = 0;
-	uint32_t counts[MAXP] = {0};
-	for (size_t i = 0; i < b->lines_len; i++) {
-		if (b->lines[i] != '\n')
+	size_t starts[LINES_MAXP + 1], nparts = 0, last = 0;
+	uint32_t counts[LINES_MAXP] = {0};
+	for (size_t i = 0; i < l->len; i++) {
+		if (l->buf[i] != '\n')
 			continue;
-		if (!nparts || (i + 1 - starts[nparts - 1] > PULSE_BUS_MAX_RAW && nparts < MAXP))
+		if (!nparts || (i + 1 - starts[nparts - 1] > PULSE_BUS_MAX_RAW && nparts < LINES_MAXP))
 			starts[nparts++] = last;
 		counts[nparts - 1]++;
 		last = i + 1;
 	}
-	starts[nparts] = b->lines_len;
-	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_LINES, (const uint8_t *)b->lines, starts, counts, nparts);
-	b->lines_len = 0;
-	b->lines_count = 0;
+	starts[nparts] = l->len;
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_LINES, (const uint8_t *)l->buf, starts, counts, nparts,
+		  id_base);
+	l->len = 0;
+	l->count = 0;
 }
 
 int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
@@ -187,8 +201,11 @@ int pulse_bus_end_poll(struct pulse_bus *b, const char *host, uint64_t poll_seq)
 	starts[nparts] = b->batch_len;
 	char subj[2 * PULSE_BUS_TOKEN_LEN + 16];
 	bus_subject(b, "ops", host, subj, sizeof subj);
-	lines_out(b, subj, host, poll_seq);
-	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_OPS, b->batch, starts, counts, nparts);
+	lines_out(b, &b->lines, subj, host, poll_seq, 0);
+	parts_out(b, subj, host, poll_seq, PULSE_BUS_KIND_OPS, b->batch, starts, counts, nparts, 0);
+	/* the lines that close the poll: after its records, their ids past
+	 * the first lines' parts */
+	lines_out(b, &b->after, subj, host, poll_seq, LINES_MAXP);
 	b->batch_len = 0;
 	b->batch_records = 0;
 	int rc = drain(b);

@@ -38,6 +38,11 @@ struct pulse_bus_cfg {
 	const char *durable;      /* consumer: a durable name, whose position survives the
 	                           * consumer; NULL: ephemeral, from the stream's start
 	                           * (an analyzer taking a job over replays it whole) */
+	uint32_t request_ms;      /* the longest one JetStream request (a lease's
+	                           * take or renewal, a subscribe, a consumer's
+	                           * check) waits; 0: the library's 5000. An owner
+	                           * of a lease wants a third of its expiry: a
+	                           * request must not outlast the lease it renews */
 	void (*log)(void *ctx, const char *level, const char *msg); /* NULL: stderr */
 	void *ctx;
 };
@@ -73,6 +78,10 @@ int pulse_bus_put_op(struct pulse_bus *b, const struct pulse_op_record *r);
  * them. 0, or -1: over PULSE_BUS_MAX_RAW or out of memory (counted in
  * queue_dropped). */
 int pulse_bus_put_line(struct pulse_bus *b, const char *line, size_t len);
+/* The same for a line that closes the poll (poll_end, join_wait): it goes
+ * out after the poll's records, as the agent's file has it, so that the
+ * analyzer settles a trigger on it over the bus as it does from the file. */
+int pulse_bus_put_line_after(struct pulse_bus *b, const char *line, size_t len);
 /* The poll's lines, then its records, as messages "<host>/<poll_seq>/<part>", then
  * whatever was queued. Returns 0, or -1 when the bus is unreachable (kept
  * in the queue up to its cap). */

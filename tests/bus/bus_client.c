@@ -91,6 +91,10 @@ struct seen {
 	uint64_t records, maps, out_of_order, last_seq[16];
 	char hosts[16][64];
 	int nhosts, has_map[16], has_rec[16];
+	/* the records read before each poll_end line, comma-separated: where
+	 * the stream puts the lines that close a poll */
+	char poll_end_after[8192];
+	size_t poll_end_len;
 };
 
 static int host_slot(struct seen *s, const char *host)
@@ -134,6 +138,13 @@ static int on_line(void *ctx, const char *host, const char *line, size_t len)
 	if (len < 2 || line[0] != '{')
 		return -1;
 	s->maps++;
+	static const char poll_end[] = "\"type\":\"poll_end\"";
+	if (memmem(line, len, poll_end, sizeof poll_end - 1) && s->poll_end_len + 24 < sizeof s->poll_end_after) {
+		int n = snprintf(s->poll_end_after + s->poll_end_len, sizeof s->poll_end_after - s->poll_end_len,
+				 "%s%llu", s->poll_end_len ? "," : "", (unsigned long long)s->records);
+		if (n > 0)
+			s->poll_end_len += (size_t)n;
+	}
 	int h = host_slot(s, host);
 	if (h < 16 && memmem(line, len, "hook_map", 8))
 		s->has_map[h] = 1;
@@ -257,6 +268,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)s.records, (unsigned long long)bs.maps_in, (unsigned long long)bs.lines_in,
 		       s.nhosts, without_map(&s), (unsigned long long)bs.maps_reread,
 		       (unsigned long long)s.out_of_order);
+		printf("poll_end_after=%s\n", s.poll_end_len ? s.poll_end_after : "none");
 		rc = s.records >= want ? 0 : 1;
 	} else if (!strcmp(mode, "diag") && argc >= 5) {
 		/* a diagnosis as pulse-analyzer --bus publishes it (report.c's
