@@ -62,8 +62,15 @@ static void blog(void *ctx, const char *level, const char *msg)
 
 int srv_bus_start(struct an_srv *s, char *err, size_t errlen)
 {
+	/* Its requests give up after a renewal period: with the cluster losing
+	 * a server, the library's 5 s made a standby that had just taken the
+	 * job sit in its subscribe past its own lease, and a take wait out an
+	 * entry that had expired meanwhile (bus_cluster.sh: job A's lease moved
+	 * in 3.6-12.7 s with a 1.5 s expiry). A request that gives up is made
+	 * again at the next turn. */
+	uint32_t req_ms = s->cfg.lease_ms / 3 < 100 ? 100 : s->cfg.lease_ms / 3;
 	struct pulse_bus_cfg c = {.url = s->cfg.bus, .job = s->cfg.job, .log = blog, .ctx = s,
-				  .durable = s->cfg.bus_durable};
+				  .durable = s->cfg.bus_durable, .request_ms = req_ms};
 	s->bus = pulse_bus_open(&c, err, errlen);
 	if (!s->bus)
 		return -1;
@@ -81,11 +88,30 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Takes or renews the job's lease every third of its expiry. Losing it
- * (another analyzer took the job: we were cut off past the expiry) ends
- * this analyzer: its state may miss what the other one read, and a
- * supervisor that restarts it gets a standby that replays if it is chosen
- * again. Returns 1 while we own the job. */
+/* Every diagnosis made so far, published again under its key once a
+ * lapsed lease is ours again: those made while it lapsed were published by
+ * no one (JetStream's duplicate window and the sink's key drop the rest). */
+static void republish_all(struct an_srv *s)
+{
+	uint32_t n = 0;
+	const struct an_diagnosis *d = an_diagnoses(s->state, &n);
+	for (uint32_t i = 0; d && i < n; i++)
+		srv_bus_diagnosis(s, &d[i]);
+	if (n)
+		srv_log(s, "info", "job %s: its %u diagnoses published again (those made while the lease "
+			"lapsed had gone nowhere)", s->job, n);
+}
+
+/* Takes or renews the job's lease every third of its expiry. Losing it to
+ * another analyzer (it took the job: we were cut off past the expiry) ends
+ * this analyzer: its diagnoses are the other's now, and a supervisor that
+ * restarts it gets a standby that replays if it is chosen again. An owner
+ * that cannot reach the lease past its expiry (the lease bucket's stream
+ * electing a leader after a server died: no one can take it meanwhile)
+ * does not know yet: it reads on and publishes nothing (lease_lapsed)
+ * until the lease is ours again, or stops once it sees it taken. Its state
+ * is whole either way: it is built from the job's stream, not from the
+ * lease. Returns 1 while we own the job. */
 static int lease(struct an_srv *s)
 {
 	uint64_t now = pulse_mono_ns(), period = (uint64_t)s->cfg.lease_ms * 1000000u / 3;
@@ -96,19 +122,31 @@ static int lease(struct an_srv *s)
 	uint64_t rev = 0;
 	int rc = pulse_bus_lease(s->bus, s->owner, s->cfg.lease_ms, &rev, who, sizeof who);
 	if (rc == 1) {
-		if (!s->owned)
+		if (s->lease_lapsed)
+			srv_log(s, "info", "job %s is ours again (lease revision %" PRIu64 ")", s->job, rev);
+		else if (!s->owned)
 			srv_log(s, "info", "job %s is ours (lease revision %" PRIu64 "): reading its stream",
 				s->job, rev);
 		s->owned = 1;
 		s->lease_rev = rev;
 		s->lease_ok_at = now;
-	} else if (s->owned && (rc == 0 || now - s->lease_ok_at > (uint64_t)s->cfg.lease_ms * 1000000u)) {
-		srv_log(s, "error", "job %s: lease lost%s%s; stopping (its diagnoses are another's now)",
-			s->job, rc == 0 ? " to " : " (bus unreachable past the expiry)", rc == 0 ? who : "");
+		if (s->lease_lapsed) {
+			s->lease_lapsed = 0;
+			republish_all(s);
+		}
+	} else if ((s->owned || s->lease_lapsed) && rc == 0) {
+		srv_log(s, "error", "job %s: lease lost to %s; stopping (its diagnoses are another's now)",
+			s->job, who);
 		s->owned = 0;
+		s->lease_lapsed = 0;
 		s->lease_lost = 1;
 		s->stop = 1;
-	} else if (!s->owned && rc == 0 && s->st.ticks % 50 == 0) {
+	} else if (s->owned && now - s->lease_ok_at > (uint64_t)s->cfg.lease_ms * 1000000u) {
+		srv_log(s, "warn", "job %s: lease lapsed (the bus unreachable past its expiry); reading on, "
+			"publishing nothing until it is ours again", s->job);
+		s->owned = 0;
+		s->lease_lapsed = 1;
+	} else if (!s->owned && !s->lease_lapsed && rc == 0 && s->st.ticks % 50 == 0) {
 		srv_log(s, "info", "job %s is held by %s; standing by", s->job, who);
 	}
 	return s->owned;
@@ -116,16 +154,25 @@ static int lease(struct an_srv *s)
 
 int srv_bus_poll(struct an_srv *s, int timeout_ms)
 {
-	if (!lease(s))
+	if (!lease(s) && !s->lease_lapsed)
 		return -1; /* a standby: poll() does the waiting */
 	/* diagnoses the bus refused wait in its queue (pulse_bus_put_diag),
 	 * published while we hold the lease */
 	struct pulse_bus_stats bs;
 	pulse_bus_get_stats(s->bus, &bs);
-	if (bs.queued && !pulse_bus_flush(s->bus))
+	if (s->owned && bs.queued && !pulse_bus_flush(s->bus))
 		srv_log(s, "info", "what waited for the bus is published");
 	struct pulse_bus_sink k = {.record = on_record, .line = on_line, .ctx = s};
-	return pulse_bus_consume(s->bus, &k, 256, timeout_ms);
+	int got = pulse_bus_consume(s->bus, &k, 256, timeout_ms);
+	/* behind the stream, or cut off from it: the hosts' lines may all be
+	 * in what is still to read, so none is silent yet (an analyzer stalled
+	 * by the cluster losing a server took the hosts it read last for
+	 * silent, released past them, and named another machine than the
+	 * replay: bus_cluster.sh job B, host1 instead of host3) */
+	pulse_bus_get_stats(s->bus, &bs);
+	if (got < 0 || bs.pending > 0)
+		pulse_wm_touch(s->wm, pulse_mono_ns());
+	return got;
 }
 
 /* The key of a diagnosis: what it is and the evidence it rests on, all

@@ -103,6 +103,9 @@ struct an_srv {
 	uint64_t t_lease;            /* the last take or renewal attempt (monotonic ns) */
 	uint64_t lease_ok_at;        /* the last successful one */
 	int lease_lost;              /* stopped because another analyzer took the job */
+	int lease_lapsed;            /* owned it, then could not renew it past its expiry
+	                              * (the bus unreachable): reading on, publishing
+	                              * nothing until it is ours again */
 	uint64_t series_seq;         /* SERIES_REQ ids (server_series.c) */
 };
 

@@ -141,6 +141,15 @@ int pulse_wm_push_rec(struct pulse_wm *w, const char *host, const void *rec, siz
 	return push(w, host, rec, len, 1, key, wall_ns);
 }
 
+void pulse_wm_touch(struct pulse_wm *w, uint64_t wall_ns)
+{
+	for (uint32_t i = 0; i < w->nhosts; i++)
+		if (!w->hosts[i].ended && w->hosts[i].last_wall < wall_ns) {
+			w->hosts[i].last_wall = wall_ns;
+			w->hosts[i].silent = 0;
+		}
+}
+
 void pulse_wm_end(struct pulse_wm *w, const char *host)
 {
 	int i = find(w, host);

@@ -69,6 +69,11 @@ int pulse_wm_push(struct pulse_wm *w, const char *host, const char *line, size_t
  * ordered with the host's lines; released through ops->deliver_rec. */
 int pulse_wm_push_rec(struct pulse_wm *w, const char *host, const void *rec, size_t len, uint64_t key,
 		      uint64_t wall_ns);
+/* The transport is behind or cut off (a backlog it has not read yet, a
+ * fetch that failed): every host's lines may be in that backlog, so none
+ * counts as silent as of wall_ns. A host is silent only while the
+ * transport keeps up and its lines have stopped. */
+void pulse_wm_touch(struct pulse_wm *w, uint64_t wall_ns);
 /* The host is done: it stops holding the watermark. */
 void pulse_wm_end(struct pulse_wm *w, const char *host);
 /* Releases nothing before wall time wall_ns: the hosts that will register are

@@ -1,5 +1,6 @@
 /* The data-time watermark (include/pulse/watermark.h): release order, ties,
- * a host that ends, a silent host and its late lines, the line keys. */
+ * a host that ends, a silent host and its late lines, a transport behind
+ * its backlog (no host silent meanwhile), the line keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,6 +138,35 @@ static void test_silent_and_late(void **st)
 	pulse_wm_free(w);
 }
 
+/* A bus consumer stalled (the cluster losing a server) or behind its
+ * backlog touches the watermark: b's lines may be in what is still to read,
+ * so b does not go silent and a's later lines wait for it; once the
+ * transport keeps up and b stays quiet, b is silent as before. */
+static void test_touch_behind(void **st)
+{
+	(void)st;
+	struct rec r = {0};
+	struct pulse_wm *w = pulse_wm_new(&ops, &r, 100);
+	pulse_wm_host(w, "a", 0);
+	pulse_wm_host(w, "b", 0);
+	pulse_wm_push(w, "a", WIN(50), strlen(WIN(50)), 150);
+	pulse_wm_touch(w, 150);                       /* behind at 150 */
+	assert_int_equal(pulse_wm_advance(w, 200), 0); /* b is not silent: a waits */
+	pulse_wm_push(w, "b", WIN(40), strlen(WIN(40)), 220);
+	assert_int_equal(pulse_wm_advance(w, 220), 1); /* b's line came from the backlog */
+	assert_string_equal(r.out[1], "b:" WIN(40));
+	struct pulse_wm_stats s;
+	pulse_wm_stats(w, &s);
+	assert_int_equal(s.silent_events, 0);
+	assert_int_equal(s.late, 0);
+	/* caught up, a sends on and b nothing more: b silent past the bound */
+	pulse_wm_push(w, "a", WIN(60), strlen(WIN(60)), 390);
+	assert_int_equal(pulse_wm_advance(w, 400), 2);
+	pulse_wm_stats(w, &s);
+	assert_int_equal(s.silent_events, 1);
+	pulse_wm_free(w);
+}
+
 static void test_keys(void **st)
 {
 	(void)st;
@@ -159,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_order_ties_end),
 		cmocka_unit_test(test_records_with_lines),
 		cmocka_unit_test(test_silent_and_late),
+		cmocka_unit_test(test_touch_behind),
 		cmocka_unit_test(test_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
