@@ -66,7 +66,7 @@ int srv_bus_start(struct an_srv *s, char *err, size_t errlen)
 	 * a server, the library's 5 s made a standby that had just taken the
 	 * job sit in its subscribe past its own lease, and a take wait out an
 	 * entry that had expired meanwhile (bus_cluster.sh: job A's lease moved
-	 * in 3.6-12.7 s with a 1.5 s expiry). A request that gives up is made
+	 * in 3.6-8.9 s with a 1.5 s expiry). A request that gives up is made
 	 * again at the next turn. */
 	uint32_t req_ms = s->cfg.lease_ms / 3 < 100 ? 100 : s->cfg.lease_ms / 3;
 	struct pulse_bus_cfg c = {.url = s->cfg.bus, .job = s->cfg.job, .log = blog, .ctx = s,
