@@ -1027,7 +1027,7 @@ int agent_replay(struct agent *a)
 		struct rhost *rh = &run.hosts[i];
 		if (only && rh != only)
 			continue;
-		if (open_out(a, rh->name)) { /* logged by jsonl_open */
+		if (open_out(a, rh->name)) { /* logged by jsonl_close or jsonl_open */
 			status = 1;
 			break;
 		}
