@@ -57,15 +57,42 @@ static int edge_end_before(int a, int b, const int *slow, const int *tot)
  * neighbour 8 of 12, the others half). -1 when none stands out. */
 #define EDGE_ALPHA 0.01
 
+/* Node j's transfers, best's left out, were slow before `since` (best's
+ * change point) at least AN_EDGE_MIN times, and not significantly less
+ * often than after it: j's share is its usual state, not a second fault
+ * beside best's. */
+static int edge_usual(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, uint64_t since, int j,
+		      int best)
+{
+	int sb = 0, nb = 0, sa = 0, na = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (e[i].from == best || e[i].to == best || (e[i].from != j && e[i].to != j) || e[i].rec->start < from)
+			continue;
+		if (e[i].rec->start < since) {
+			nb++;
+			sb += counted[i] != 0;
+		} else {
+			na++;
+			sa += counted[i] != 0;
+		}
+	}
+	return sb >= AN_EDGE_MIN && na && an_fisher_tail(sa, na, sb, nb) >= EDGE_ALPHA;
+}
+
 /* The smallest binomial tail of the other ends once the transfers best is
  * an end of are left out: a slow node's peers are ends of its slow
  * transfers, and over a rail (GPU k of every host, an MoE all-to-all) they
  * stand out of the window's share with it (seed 1136 #090: host3 GPU 3
  * 496 slow of 1176, GPU 3 of each other host about 180 of 1040 against
- * 9%). What they have left says whether another node is slow as well.
- * counted[i]: transfer i is one of the slow ones counted. 1 when none is
- * left. */
-static double edge_next_tail(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int best, int nn)
+ * 9%). What they have left says whether another node is slow as well,
+ * unless that is its usual state before best's change point `since`
+ * (edge_usual: the small transfers of a skewed MoE route run below the
+ * window's median all along; seed 1146 #198: a cross-NUMA GPU from
+ * iteration 17 of 40, two other ranks' exchanges 27 of 47 slow from
+ * iteration 2 on). counted[i]: transfer i is one of the slow ones counted.
+ * 1 when none is left. */
+static double edge_next_tail(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, uint64_t since,
+			     int best, int nn)
 {
 	int *sl = calloc((size_t)nn + 1, sizeof *sl), *to = calloc((size_t)nn + 1, sizeof *to);
 	double ts = 1;
@@ -96,7 +123,7 @@ static double edge_next_tail(const struct an_edge *e, uint32_t n, const char *co
 	for (int j = 0; j < nn; j++)
 		if (sl[j] && to[j]) {
 			double tail = an_binom_tail(to[j], sl[j] < to[j] ? sl[j] : to[j], p < 1 ? p : 1);
-			if (tail < ts)
+			if (tail < ts && !edge_usual(e, n, counted, from, since, j, best))
 				ts = tail;
 		}
 out:
@@ -126,9 +153,10 @@ static int by_edge_time(const void *a, const void *b)
  * leaves its node's share over the whole window below half (seed 1136
  * #090: 496 of 1176, from iteration 11 of 30); a node slow now and then,
  * however significantly, is not mostly slow from any point on (seed 1133
- * #192: 16 of 138, no communication fault). */
+ * #192: 16 of 138, no communication fault). *since: the earliest such
+ * point, even for a node mostly slow over the window (from when none). */
 static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node,
-				enum edge_side side, double alpha)
+				enum edge_side side, double alpha, uint64_t *since)
 {
 	struct edge_at *v = malloc((size_t)n * sizeof *v);
 	int m = 0, ok = 0;
@@ -145,8 +173,8 @@ static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char 
 	int total = 0;
 	for (int i = 0; i < m; i++)
 		total += v[i].slow;
-	if (m && 2 * total >= m)
-		ok = 1;
+	int all_along = m && 2 * total >= m;
+	*since = from;
 	int step = m / 16 > 1 ? m / 16 : 1, tries = (m + step - 1) / step;
 	int before = 0;
 	for (int k = 0; k < m && !ok; k++) {
@@ -154,11 +182,13 @@ static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char 
 			int c1 = total - before, n1 = m - k;
 			ok = c1 >= AN_EDGE_MIN && 2 * c1 >= n1 &&
 			     an_fisher_tail(c1, n1, before, k) < alpha / tries;
+			if (ok)
+				*since = v[k].t;
 		}
 		before += v[k].slow;
 	}
 	free(v);
-	return ok;
+	return ok || all_along;
 }
 
 /* ...or one side of it is: a fault on one direction of a NIC (an incast
@@ -167,11 +197,51 @@ static int edge_slow_since_side(const struct an_edge *e, uint32_t n, const char 
  * half the time (seed 1140 #149: an incast into one GPU of an MoE, 135 of
  * its 576 transfers slow, 123 of them of the 309 into it). Each side is a test
  * more: half the level each. */
-static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node)
+static int edge_mostly_slow_since(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int node,
+				  uint64_t *since)
 {
-	return edge_slow_since_side(e, n, counted, from, node, EDGE_EITHER, EDGE_ALPHA) ||
-	       edge_slow_since_side(e, n, counted, from, node, EDGE_INTO, EDGE_ALPHA / 2) ||
-	       edge_slow_since_side(e, n, counted, from, node, EDGE_OUT_OF, EDGE_ALPHA / 2);
+	return edge_slow_since_side(e, n, counted, from, node, EDGE_EITHER, EDGE_ALPHA, since) ||
+	       edge_slow_since_side(e, n, counted, from, node, EDGE_INTO, EDGE_ALPHA / 2, since) ||
+	       edge_slow_since_side(e, n, counted, from, node, EDGE_OUT_OF, EDGE_ALPHA / 2, since);
+}
+
+/* The other end of best's slow link: the node best shares most counted
+ * slow transfers with (-1 when none). Its transfers and best's without
+ * each other (each one's own, from `from` on) are the only evidence that
+ * separates the two: *bs of *bt slow for best, *js of *jt for it. */
+static int edge_other_end(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, int best, int nn,
+			  int *bs, int *bt, int *js, int *jt)
+{
+	int *shared = calloc((size_t)nn + 1, sizeof *shared);
+	int j = -1;
+	*bs = *bt = *js = *jt = 0;
+	if (!shared)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!counted[i] || e[i].from >= nn || e[i].to >= nn)
+			continue;
+		if (e[i].from == best)
+			shared[e[i].to]++;
+		else if (e[i].to == best)
+			shared[e[i].from]++;
+	}
+	for (int k = 0; k < nn; k++)
+		if (k != best && shared[k] && (j < 0 || shared[k] > shared[j]))
+			j = k;
+	for (uint32_t i = 0; j >= 0 && i < n; i++) {
+		if (e[i].rec->start < from)
+			continue;
+		int b = e[i].from == best || e[i].to == best, o = e[i].from == j || e[i].to == j;
+		if (b && !o) {
+			(*bt)++;
+			*bs += counted[i] != 0;
+		} else if (o && !b) {
+			(*jt)++;
+			*js += counted[i] != 0;
+		}
+	}
+	free(shared);
+	return j;
 }
 
 static int edge_end_significant(const struct an_state *s, const struct an_window *w, const int *slow, const int *tot,
@@ -202,7 +272,26 @@ static int edge_end_significant(const struct an_state *s, const struct an_window
 	}
 	if (best < 0)
 		return -1;
-	double ts = edge_next_tail(e, n, counted, from, best, nn);
+	double alpha = w->excl.b ? EDGE_ALPHA : EDGE_ALPHA / judged;
+	/* both ends of one slow link stand out alike (TX-only data: a slow
+	 * sender and a slow receiver stretch the transfers between them the
+	 * same way): only their transfers without each other say which one
+	 * is slow, and best's must be slow more often than the other end's
+	 * (seed 1147 #146: two GPUs of an MoE, each 110 of 178 slow, nearly
+	 * all with each other, the wrong one named when the others' usual
+	 * share no longer held it back) */
+	int bs, bt, js, jt;
+	int other = edge_other_end(e, n, counted, from, best, nn, &bs, &bt, &js, &jt);
+	if (other >= 0 && an_binom_tail(tot[other], slow[other], p) < alpha &&
+	    (!bt || (double)bs * jt <= (double)js * bt)) {
+		if (getenv("PULSE_ANALYZER_DEBUG"))
+			fprintf(stderr, "edges: %s GPU %d and %s GPU %d both stand out, without each other %d of %d and %d of %d slow: no verdict\n",
+				an_node_host(s, best), s->nodes[best].gpu, an_node_host(s, other), s->nodes[other].gpu, bs, bt, js, jt);
+		return -1;
+	}
+	uint64_t since = from;
+	int changed = edge_mostly_slow_since(e, n, counted, from, best, &since);
+	double ts = changed ? edge_next_tail(e, n, counted, from, since, best, nn) : 0;
 	if (getenv("PULSE_ANALYZER_DEBUG"))
 		fprintf(stderr, "edges: slow share %.2f; most often slow %s GPU %d (%d of %d, tail %.2g), next tail "
 			"without its transfers %.2g\n",
@@ -210,8 +299,7 @@ static int edge_end_significant(const struct an_state *s, const struct an_window
 	/* a confirmation (w->excl) asks whether its verdict's node stands out
 	 * again, with fewer iterations: the node was chosen among the others
 	 * before, and only the same node confirms it */
-	double alpha = w->excl.b ? EDGE_ALPHA : EDGE_ALPHA / judged;
-	if (tb >= alpha || ts < EDGE_ALPHA || !edge_mostly_slow_since(e, n, counted, from, best))
+	if (tb >= alpha || ts < EDGE_ALPHA || !changed)
 		return -1;
 	return best;
 }
@@ -641,14 +729,19 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 		else if (second < 0 || edge_end_before(j, second, slow, tot))
 			second = j;
 	}
+	/* an end of most slow transfers whose own are mostly normal (a fault
+	 * from the middle of the window on, its transfers before diluting
+	 * its share; seed 1146 #187: a slow TX from iteration 19 of 38 in a
+	 * 3-rank MoE, 214 of its 692 slow) is judged like a node of no
+	 * majority: its share against the window's, from a point on */
+	if (best >= 0 && 2 * slow[best] < tot[best])
+		best = second = -1;
 	int significant = best < 0;
 	if (significant)
 		best = edge_end_significant(s, w, slow, tot, nn, nslow, e, n, paced, from);
 	if (best < 0)
 		goto out;
 	double fb = (double)slow[best] / tot[best];
-	if (fb < 0.5 && !significant)
-		goto out;
 	d->cls = AN_COMM_SLOW;
 	d->level = AN_LEVEL_MACHINE;
 	an_diag_suspect(s, d, best, -1);
