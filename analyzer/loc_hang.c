@@ -406,7 +406,11 @@ out:
  * wait on each other, and which of them is stuck does not show there. The
  * host's CPU issues calls ahead of its GPU, so the next operator of the
  * group tells: the one rank that never called it while every other did
- * (at least two) stopped issuing operators; -1 when that is not one rank. */
+ * stopped issuing operators; -1 when that is not one rank. In a group of
+ * two the other one is all the evidence there is, and enough: without it
+ * the volumes, nothing on either side, named a rank by its index as a
+ * stopped link (seed 1147 #073: a DP pair's two-element all-reduce, both
+ * called, neither started; host7 called the next one, host6 never did). */
 static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t key)
 {
 	struct an_inst *in = an_inst_find(c, key + 1);
@@ -422,7 +426,7 @@ static int32_t next_not_called(struct an_state *s, struct an_comm *c, uint64_t k
 			quit = r;
 		}
 	}
-	return called >= 2 ? quit : -1;
+	return called >= 1 ? quit : -1;
 }
 
 /* The peer of call v made its matching call (NCCL's pairing, an_call.pair) */
