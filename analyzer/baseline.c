@@ -128,6 +128,6 @@ int an_localize_oplevel(struct an_state *s, const struct an_trigger *t)
 	int hung = an_localize_hang(s, t, 1);
 	if (hung || t->kind == AN_TRIG_HANG)
 		return hung;
-	size_t n = sizeof oplevel_slow_methods / sizeof *oplevel_slow_methods;
-	return an_run_methods(s, t, "op-level", oplevel_slow_methods, n, n);
+	return an_run_methods(s, t, "op-level", oplevel_slow_methods,
+			      sizeof oplevel_slow_methods / sizeof *oplevel_slow_methods);
 }

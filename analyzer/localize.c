@@ -115,60 +115,8 @@ static int one_of(const struct an_diagnosis *d, const struct an_diagnosis *held)
 	return 0;
 }
 
-/* The hosts of the pipeline the suspect's GPU is a stage of (PP groups,
- * hop by hop) in pipe[nhosts]; returns the number of stages (1: none). */
-static int pipeline_hosts(const struct an_state *s, const struct an_suspect *x, char *pipe)
-{
-	char *in = calloc(s->nnodes + 1, 1);
-	int stages = 0;
-	if (!in)
-		return 0;
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].host >= 0 && (uint32_t)s->nodes[i].host < s->nhosts && s->nodes[i].gpu == x->gpu &&
-		    !strcmp(s->hosts[s->nodes[i].host].name, x->host))
-			in[i] = 1;
-	for (int grew = 1; grew;) {
-		grew = 0;
-		for (uint32_t ci = 0; ci < s->ncomms; ci++) {
-			const struct an_comm *c = s->comms[ci];
-			int mine = 0;
-			if (c->par != PULSE_PAR_PP)
-				continue;
-			for (int32_t r = 0; r < c->nranks && !mine; r++)
-				mine = c->m[r].node >= 0 && in[c->m[r].node];
-			for (int32_t r = 0; mine && r < c->nranks; r++)
-				if (c->m[r].node >= 0 && !in[c->m[r].node])
-					in[c->m[r].node] = 1, grew = 1;
-		}
-	}
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (in[i]) {
-			stages++;
-			if (s->nodes[i].host >= 0 && (uint32_t)s->nodes[i].host < s->nhosts)
-				pipe[s->nodes[i].host] = 1;
-		}
-	free(in);
-	return stages;
-}
-
-/* d names one machine of the held pipeline (one or more of its GPUs),
- * with held's class */
-static int in_pipeline_of(const struct an_state *s, const struct an_diagnosis *d, const struct an_diagnosis *held,
-			  const char *pipe)
-{
-	if (!d->nsuspects || d->level != AN_LEVEL_MACHINE || d->cls != held->cls)
-		return 0;
-	for (uint32_t i = 1; i < d->nsuspects; i++)
-		if (strcmp(d->suspects[i].host, d->suspects[0].host))
-			return 0;
-	for (uint32_t h = 0; h < s->nhosts; h++)
-		if (pipe[h] && !strcmp(s->hosts[h].name, d->suspects[0].host))
-			return 1;
-	return 0;
-}
-
 int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *who,
-		   const struct an_method *m, size_t n, size_t n_free)
+		   const struct an_method *m, size_t n)
 {
 	struct an_window w;
 	an_window_build(s, t, &w);
@@ -181,17 +129,7 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 	 * leaves the held one. */
 	struct an_diagnosis held;
 	int holding = 0;
-	/* So is the last caller of a pipeline stage's group: a pipeline
-	 * passes a straggler's delay on to the stages that wait for it, one of
-	 * which may come last to its own group's collectives. The first
-	 * delayed start in time order, against the sibling pipelines, is
-	 * nearer the root: a later method naming one machine of the same
-	 * pipeline is taken instead (seed 1147 #022 and #063: a contended CPU
-	 * and a throttled GPU, the other stage's host the last caller, the
-	 * faulty one the first delayed start). */
-	char *pipe = calloc(s->nhosts + 1, 1);
-	int pipeline_hold = 0;
-	for (size_t i = 0; i < n && (i < n_free || (holding && pipeline_hold)); i++) {
+	for (size_t i = 0; i < n; i++) {
 		/* a fresh diagnosis each: what a method wrote before its evidence
 		 * failed is not the next one's */
 		struct an_diagnosis d;
@@ -211,33 +149,19 @@ int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *w
 			continue;
 		if (m[i].step)
 			m[i].step(s, g, &d);
-		if (holding && !(pipeline_hold ? in_pipeline_of(s, &d, &held, pipe) : one_of(&d, &held)))
+		if (holding && !one_of(&d, &held))
 			continue;
-		/* the held last caller's own machine: it stands, as found */
-		if (holding && pipeline_hold && !strcmp(d.suspects[0].host, held.suspects[0].host))
-			break;
 		if (!holding && d.nsuspects > 1 && d.level == AN_LEVEL_MACHINE && i + 1 < n) {
 			held = d;
 			holding = 1;
 			continue;
 		}
-		if (!holding && pipe && m[i].localize == an_comp_slow_last_caller && d.nsuspects == 1 && i + 1 < n &&
-		    pipeline_hosts(s, &d.suspects[0], pipe) > 1) {
-			held = d;
-			holding = pipeline_hold = 1;
-			continue;
-		}
-		if (holding && pipeline_hold)
-			an_diag_step(&d, "the last caller of a pipeline stage's group, %s GPU %d, held: a machine of "
-					 "its pipeline named by a later method instead",
-				     held.suspects[0].host, held.suspects[0].gpu);
 		holding = 0;
 		added = an_diag_commit(s, &d);
 		break;
 	}
 	if (holding)
 		added = an_diag_commit(s, &held);
-	free(pipe);
 	an_window_free(&w);
 	return added;
 }
@@ -251,15 +175,14 @@ int an_localize_pulse(struct an_state *s, const struct an_trigger *t)
 	int hung = an_localize_hang(s, t, 0);
 	if (hung || t->kind == AN_TRIG_HANG)
 		return hung;
-	size_t n = sizeof pulse_slow_methods / sizeof *pulse_slow_methods, n_free = n;
+	size_t n = sizeof pulse_slow_methods / sizeof *pulse_slow_methods;
 	/* A straggler trigger is evidence for the last caller alone: the
 	 * communication methods before it still explain a rank that is late
 	 * because its NIC is slow, the methods after it would read the same
-	 * records again for a verdict of their own, from no new evidence
-	 * (they run only to move a pipeline's held last caller to its root). */
+	 * records again for a verdict of their own, from no new evidence. */
 	if (t->kind == AN_TRIG_STRAGGLER)
 		for (size_t i = 0; i < n; i++)
 			if (pulse_slow_methods[i].localize == an_comp_slow_last_caller)
-				n_free = i + 1;
-	return an_run_methods(s, t, "pulse", pulse_slow_methods, n, n_free);
+				n = i + 1;
+	return an_run_methods(s, t, "pulse", pulse_slow_methods, n);
 }

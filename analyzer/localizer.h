@@ -38,11 +38,9 @@ struct an_method {
  * verdict (an_diag_commit's return). Pulse's table and the OP-level
  * baseline's go through the same runner: the same rule order. (Running
  * every method when confirming a verdict was tried: no run gained on two
- * development seeds, one more wrong host.) The methods from n_free on run
- * only while a pipeline's last caller is held (localize.c), to move it to
- * its root. */
+ * development seeds, one more wrong host.) */
 int an_run_methods(struct an_state *s, const struct an_trigger *t, const char *who,
-		   const struct an_method *m, size_t n, size_t n_free);
+		   const struct an_method *m, size_t n);
 
 /* loc_comm_slow.c */
 int an_comm_slow_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
