@@ -742,10 +742,31 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	if (best < 0)
 		goto out;
 	double fb = (double)slow[best] / tot[best];
+	int both = second >= 0 && (double)slow[second] / tot[second] > 0.9 * fb;
+	if (both && !observed) {
+		/* the two ends of the slow transfers: their other transfers,
+		 * each pair against its own rate, may tell which end is slow
+		 * (an_edge_side), as for capped peaks (seed 1147 #145: an incast
+		 * into a stage-0 GPU, its stage-1 neighbour's forward sends to
+		 * stage 2 at their usual rate) */
+		int out = 0, in = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (paced[i] && e[i].from == best && e[i].to == second)
+				out++;
+			else if (paced[i] && e[i].from == second && e[i].to == best)
+				in++;
+		int snd = out >= in ? best : second, rcv = snd == best ? second : best;
+		struct an_edge_sides es;
+		int side = an_edge_side(s, w, snd, rcv, from, &es);
+		if (side >= 0) {
+			both = 0;
+			best = side;
+			fb = (double)slow[best] / tot[best];
+		}
+	}
 	d->cls = AN_COMM_SLOW;
 	d->level = AN_LEVEL_MACHINE;
 	an_diag_suspect(s, d, best, -1);
-	int both = second >= 0 && (double)slow[second] / tot[second] > 0.9 * fb;
 	if (both)
 		an_diag_suspect(s, d, second, -1);
 	/* evidence: the culprit's slowest record and its group */

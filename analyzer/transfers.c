@@ -140,6 +140,14 @@ int an_edge_side(const struct an_state *s, const struct an_window *w, int sender
 		else if (mostly(es->out_slowed, es->out_judged) && 3 * es->in_slowed <= es->in_judged)
 			found = sender;
 	}
+	/* one end has no other transfer to judge, and the other end's all
+	 * kept their rate: that end is cleared, the unexamined one is left (a
+	 * pipeline's stage 0 receives from stage 1 alone; stage 1's sends to
+	 * stage 2 at their usual rate clear its NIC) */
+	if (found < 0 && !es->in_judged && es->out_judged && !es->out_slowed)
+		found = recv;
+	else if (found < 0 && !es->out_judged && es->in_judged && !es->in_slowed)
+		found = sender;
 	if (getenv("PULSE_ANALYZER_DEBUG"))
 		fprintf(stderr, "direction %s GPU %d -> %s GPU %d: into the receiver %d of %d slowed, from the sender "
 			"%d of %d: %s\n", an_node_host(s, sender), s->nodes[sender].gpu, an_node_host(s, recv),
