@@ -88,7 +88,7 @@ static int edge_usual(const struct an_edge *e, uint32_t n, const char *counted, 
  * unless that is its usual state before best's change point `since`
  * (edge_usual: the small transfers of a skewed MoE route run below the
  * window's median all along; seed 1146 #198: a cross-NUMA GPU from
- * iteration 17 of 40, two other ranks' exchanges 27 of 47 slow from
+ * iteration 17 of 40, two other ranks' exchanges 32 of 57 slow from
  * iteration 2 on). counted[i]: transfer i is one of the slow ones counted.
  * 1 when none is left. */
 static double edge_next_tail(const struct an_edge *e, uint32_t n, const char *counted, uint64_t from, uint64_t since,
