@@ -631,6 +631,72 @@ static void edges_paced(const struct an_edge *e, uint32_t n, double G, char *pac
  * node that is an end of most of them, and whose own transfers are mostly
  * slow, is the culprit. With one group of two ranks both ends tie: both are
  * named, unless another group of one of them clears it. */
+/* a group's label follows its latest records: a DP group's small
+ * all-reduces (the loss) make it "none" for a while */
+static int same_par(uint8_t a, uint8_t b)
+{
+	return a == b || a == PULSE_PAR_NONE || b == PULSE_PAR_NONE || a == PULSE_PAR_UNKNOWN ||
+	       b == PULSE_PAR_UNKNOWN;
+}
+
+/* A node's slow share is its place's, not its machine's, when a node in
+ * the same place of a sibling group (the same rank of another group of
+ * the same parallelism and size: another pipeline's stage, another DP
+ * group's tree position) on another host has its transfers, best's left
+ * out, slow about as often (AN_EDGE_MIN of them at least, and not fewer
+ * by a one-sided Fisher exact test at EDGE_ALPHA: a counterpart with two
+ * transfers clears nothing; seed 1147 #145): a
+ * tree's inner ranks or a pipeline's last stage send differently sized or
+ * paced transfers, below the window's median without a fault (seed 1148
+ * #036: no failure, host8, rank 3 of a stage-1 DP tree, 54 of 99
+ * slow; rank 3 of the stage-0 tree, host3, 42 of its 84 without
+ * host8's). The counterpart's own host shares a host-wide fault, so it
+ * is left out. */
+static int edge_positional(const struct an_state *s, const struct an_edge *e, uint32_t n, const char *counted,
+			   uint64_t from, int best, const int *slow, const int *tot)
+{
+	int nn = (int)s->nnodes, found = 0;
+	char *seen = calloc((size_t)nn + 1, 1);
+	if (!seen)
+		return 0;
+	for (uint32_t ci = 0; ci < s->ncomms && !found; ci++) {
+		const struct an_comm *c = s->comms[ci];
+		int32_t k = -1;
+		for (int32_t r = 0; r < c->nranks && k < 0; r++)
+			if (c->m[r].node == best)
+				k = r;
+		if (k < 0)
+			continue;
+		for (uint32_t xi = 0; xi < s->ncomms && !found; xi++) {
+			const struct an_comm *x = s->comms[xi];
+			if (x == c || !same_par(x->par, c->par) || x->nranks != c->nranks || x->builtin != c->builtin ||
+			    x->custom != c->custom)
+				continue;
+			int b = x->m[k].node;
+			if (b < 0 || b >= nn || seen[b] || s->nodes[b].host == s->nodes[best].host)
+				continue;
+			seen[b] = 1;
+			int bs = 0, bt = 0;
+			for (uint32_t i = 0; i < n; i++) {
+				if ((e[i].from != b && e[i].to != b) || e[i].from == best || e[i].to == best ||
+				    e[i].rec->start < from)
+					continue;
+				bt++;
+				bs += counted[i] != 0;
+			}
+			if (bs >= AN_EDGE_MIN && an_fisher_tail(slow[best], tot[best], bs, bt) >= EDGE_ALPHA) {
+				found = 1;
+				if (getenv("PULSE_ANALYZER_DEBUG"))
+					fprintf(stderr, "edges: %s GPU %d's place: %s GPU %d, rank %d of a sibling group, %d of %d slow "
+						"against its %d of %d\n", an_node_host(s, best), s->nodes[best].gpu,
+						an_node_host(s, b), s->nodes[b].gpu, k, bs, bt, slow[best], tot[best]);
+			}
+		}
+	}
+	free(seen);
+	return found;
+}
+
 int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagnosis *d, int observed)
 {
 	uint32_t n = 0;
@@ -739,7 +805,7 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	int significant = best < 0;
 	if (significant)
 		best = edge_end_significant(s, w, slow, tot, nn, nslow, e, n, paced, from);
-	if (best < 0)
+	if (best < 0 || edge_positional(s, e, n, paced, from, best, slow, tot))
 		goto out;
 	double fb = (double)slow[best] / tot[best];
 	int both = second >= 0 && (double)slow[second] / tot[second] > 0.9 * fb;
