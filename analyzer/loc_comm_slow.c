@@ -639,6 +639,25 @@ static int same_par(uint8_t a, uint8_t b)
 	       b == PULSE_PAR_UNKNOWN;
 }
 
+/* a and b are members of one collective group: a ring or a tree passes
+ * one member's slow link on to the others' pace */
+static int in_collective_with(const struct an_state *s, int a, int b)
+{
+	for (uint32_t ci = 0; ci < s->ncomms; ci++) {
+		const struct an_comm *c = s->comms[ci];
+		int ha = 0, hb = 0;
+		if (!c->builtin)
+			continue;
+		for (int32_t r = 0; r < c->nranks; r++) {
+			ha |= c->m[r].node == a;
+			hb |= c->m[r].node == b;
+		}
+		if (ha && hb)
+			return 1;
+	}
+	return 0;
+}
+
 /* A node's slow share is its place's, not its machine's, when a node in
  * the same place of a sibling group (the same rank of another group of
  * the same parallelism and size: another pipeline's stage, another DP
@@ -650,8 +669,10 @@ static int same_par(uint8_t a, uint8_t b)
  * paced transfers, below the window's median without a fault (seed 1148
  * #036: no failure, host8, rank 3 of a stage-1 DP tree, 54 of 99
  * slow; rank 3 of the stage-0 tree, host3, 42 of its 84 without
- * host8's). The counterpart's own host shares a host-wide fault, so it
- * is left out. */
+ * host8's). The counterpart's own host shares a host-wide fault, and a
+ * member of one of its collective groups its pace (seed 1129 #132: a
+ * slow TX in a 14-rank ring, another member 6 of 10 slow), so they are
+ * left out. */
 static int edge_positional(const struct an_state *s, const struct an_edge *e, uint32_t n, const char *counted,
 			   uint64_t from, int best, const int *slow, const int *tot)
 {
@@ -673,7 +694,8 @@ static int edge_positional(const struct an_state *s, const struct an_edge *e, ui
 			    x->custom != c->custom)
 				continue;
 			int b = x->m[k].node;
-			if (b < 0 || b >= nn || seen[b] || s->nodes[b].host == s->nodes[best].host)
+			if (b < 0 || b >= nn || seen[b] || s->nodes[b].host == s->nodes[best].host ||
+			    in_collective_with(s, b, best))
 				continue;
 			seen[b] = 1;
 			int bs = 0, bt = 0;
