@@ -121,6 +121,12 @@ static int lease(struct an_srv *s)
 	char who[96];
 	uint64_t rev = 0;
 	int rc = pulse_bus_lease(s->bus, s->owner, s->cfg.lease_ms, &rev, who, sizeof who);
+	/* the call waits on the bus for up to three requests: whether the
+	 * lease expired is judged when it answered, not when it was asked
+	 * (analyzer_lease.sh under load: one call asked 0.5 s after the last
+	 * renewal, answered "Timeout" 3 s later, and the owner never lapsed
+	 * though it had been cut off past its expiry) */
+	now = pulse_mono_ns();
 	if (rc == 1) {
 		if (s->lease_lapsed)
 			srv_log(s, "info", "job %s is ours again (lease revision %" PRIu64 ")", s->job, rev);

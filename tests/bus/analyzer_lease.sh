@@ -113,8 +113,12 @@ grep -q "lease of job jobL still held by stable-a" "$work/an5.log" &&
 # stopped, as a stream electing its leader answers nothing): it reads on,
 # publishes nothing, and goes on as the owner once it can take the lease
 # again (it used to stop with exit 3, leaving the job to no one)
+for _ in $(seq 100); do
+	mport5=$(sed -n 's#.*metrics on http://127.0.0.1:\([0-9]*\)/metrics.*#\1#p' "$work/an5.log")
+	[ -n "$mport5" ] && break
+	sleep 0.05
+done
 for _ in $(seq 100); do [ "$(metric 5 pulse_analyzer_records_total)" = 1920 ] && break; sleep 0.05; done
-mport5=$(sed -n 's#.*metrics on http://127.0.0.1:\([0-9]*\)/metrics.*#\1#p' "$work/an5.log")
 kill -STOP "$spid"
 sleep 5
 kill -CONT "$spid"
