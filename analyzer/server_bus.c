@@ -125,7 +125,9 @@ static int lease(struct an_srv *s)
 	 * lease expired is judged when it answered, not when it was asked
 	 * (analyzer_lease.sh under load: one call asked 0.5 s after the last
 	 * renewal, answered "Timeout" 3 s later, and the owner never lapsed
-	 * though it had been cut off past its expiry) */
+	 * though it had been cut off past its expiry); a renewal counts from
+	 * when it was asked, before the bus wrote it */
+	uint64_t asked = now;
 	now = pulse_mono_ns();
 	if (rc == 1) {
 		if (s->lease_lapsed)
@@ -135,7 +137,7 @@ static int lease(struct an_srv *s)
 				s->job, rev);
 		s->owned = 1;
 		s->lease_rev = rev;
-		s->lease_ok_at = now;
+		s->lease_ok_at = asked;
 		if (s->lease_lapsed) {
 			s->lease_lapsed = 0;
 			republish_all(s);
