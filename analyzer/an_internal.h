@@ -519,9 +519,14 @@ int an_localize_hang(struct an_state *s, const struct an_trigger *t, int oplevel
 /* Delayed start (computation fail-slow): both localizers use it (OP-level
  * data suffices, as in the paper). Returns 1 with d filled. */
 int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct an_diagnosis *d);
-/* loc_lateness.c: the rank of a complete built-in collective that every
- * other rank waited for (least slack between its call and its first byte,
- * past the others' noise), or -1; its slack and the others' median */
+/* loc_lateness.c: the rank of a one-to-all instance that sends to all
+ * the others, which send nothing; -1 when the instance is not one */
+int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in);
+/* loc_lateness.c: the rank of a complete instance that every other rank
+ * waited for (least slack between its call and its first byte, past the
+ * others' noise; in a group of sends and receives, the rank whose
+ * transfers waited for its receive), or -1; its slack (a one-to-all's:
+ * its transfer's delay) and the others' median */
 int32_t an_last_caller(const struct an_state *s, const struct an_comm *c, const struct an_inst *in,
 		       double *mine, double *others);
 /* Rank-level actual rate of custom collectives, averaged over each node's

@@ -824,6 +824,19 @@ int an_edge_rate(struct an_state *s, const struct an_window *w, struct an_diagno
 	 * majority: its share against the window's, from a point on */
 	if (best >= 0 && 2 * slow[best] < tot[best])
 		best = second = -1;
+	/* a third end of as many of them, as often slow (within a tenth):
+	 * one slow node or link has at most two such ends; three or more
+	 * are the group's own uneven rates, not a fault (seed 1150 #169, no
+	 * failure: a 4-rank tree all-reduce, each rank an end of 30 of the
+	 * 60 transfers below the median, two of them named) */
+	if (second >= 0) {
+		int alike = 0;
+		for (int j = 0; j < nn; j++)
+			alike += j != best && j != second && tot[j] && 10 * slow[j] >= 9 * slow[best] &&
+				 10.0 * slow[j] / tot[j] >= 9.0 * slow[best] / tot[best];
+		if (alike)
+			goto out;
+	}
 	int significant = best < 0;
 	if (significant)
 		best = edge_end_significant(s, w, slow, tot, nn, nslow, e, n, paced, from);

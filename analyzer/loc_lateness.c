@@ -11,7 +11,9 @@
  *             the same instance: its call in a built-in collective (a
  *             ring's first bytes wait for the ring), its first byte in an
  *             all-to-all of P2Ps (each rank's transfers start with its own
- *             kernel), as loc_comp_slow.c; over the group's last LATE_MAX
+ *             kernel), as loc_comp_slow.c, and in a gather (fan_in_root:
+ *             every sender's first byte waits for the one receiver alike)
+ *             the senders' first bytes; over the group's last LATE_MAX
  *             instances, in order;
  *   change    the split of that series whose later part (to now) has the
  *             most significant upward shift of its median: z = shift over
@@ -62,24 +64,67 @@ struct late_cand {
 	uint64_t seq, onset;
 	uint8_t op;
 	uint32_t n_after;
+	uint64_t span; /* from the change's first instance to the last */
+	int by_call;   /* arrivals by call (built-in collectives) */
 };
 
-/* every rank of the instance took part and finished: comparable arrivals */
+/* The one rank of instance `in` that every other rank sends to, and to
+ * no one else, and that sends nothing (a gather, all-to-one), -1 when it
+ * is not that shape. Its senders' first bytes wait for that one
+ * receiver alike: they are each other's baseline, as an all-to-all's. */
+static int32_t fan_in_root(const struct an_comm *c, const struct an_inst *in)
+{
+	int32_t root = -1;
+	for (int32_t k = 0; k < c->nranks && root < 0; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r)
+			return -1;
+		if (!r->npeers)
+			root = k;
+	}
+	if (root < 0)
+		return -1;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (k == root)
+			continue;
+		uint32_t sends = 0;
+		for (uint32_t p = 0; p < r->npeers; p++) {
+			if (!r->peers[p].expected)
+				continue;
+			if (r->peers[p].rank != root)
+				return -1;
+			sends++;
+		}
+		if (!sends)
+			return -1;
+	}
+	return root;
+}
+
+/* every rank of the instance took part and finished: comparable arrivals
+ * (a gather's receiver has none: it is left out) */
 static int peer_instance(const struct an_comm *c, const struct an_inst *in, int *by_call)
 {
+	int32_t root = -1;
 	if (c->nranks < 3 || c->nranks > LATE_MAX_RANKS || in->hung || in->nrec != (uint32_t)c->nranks)
 		return 0;
 	if (c->builtin && an_is_builtin(in->op)) {
 		*by_call = 1;
 	} else if (c->custom && in->op == PULSE_OP_GROUP) {
 		*by_call = 0;
-		if (!an_inst_ranks_comparable(c, in))
+		if (!an_inst_ranks_comparable(c, in) && (c->nranks < 4 || (root = fan_in_root(c, in)) < 0))
 			return 0; /* a pipeline's: a rank's place in it is its schedule */
 	} else {
 		return 0;
 	}
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
+		if (k == root) {
+			if (!r->call || (r->status != PULSE_OP_COMPLETE && r->status != PULSE_OP_NO_TRAFFIC))
+				return 0;
+			continue;
+		}
 		if (!r || r->status != PULSE_OP_COMPLETE || !(*by_call ? r->call : r->start))
 			return 0;
 	}
@@ -91,16 +136,18 @@ static uint64_t arrival(const struct an_rec *r, int by_call)
 	return by_call ? r->call : r->start;
 }
 
-/* lateness of every rank of the instance into out[nranks] */
+/* lateness of every rank of the instance into out[nranks] (NAN: a
+ * gather's receiver, which has no first byte) */
 static void instance_lateness(const struct an_comm *c, const struct an_inst *in, int by_call, double *out)
 {
 	double t[LATE_MAX_RANKS], o[LATE_MAX_RANKS];
+	int32_t root = by_call ? -1 : fan_in_root(c, in);
 	for (int32_t k = 0; k < c->nranks; k++)
-		t[k] = (double)arrival(in->recs[k], by_call);
+		t[k] = k == root ? NAN : (double)arrival(in->recs[k], by_call);
 	for (int32_t k = 0; k < c->nranks; k++) {
 		int n = 0;
 		for (int32_t j = 0; j < c->nranks; j++)
-			if (j != k)
+			if (j != k && !isnan(t[j]))
 				o[n++] = t[j];
 		out[k] = t[k] - an_median(o, (size_t)n);
 	}
@@ -133,13 +180,14 @@ static uint32_t collect(const struct an_comm *c, const struct an_window *w, uint
 			const struct an_inst **v, int *by_call)
 {
 	uint32_t n = 0;
+	int want = *by_call;
 	int mode = -1; /* a group with collectives and all-to-alls: one kind of arrival, the first seen */
 	for (uint32_t i = 0; i < AN_HIST; i++) {
 		const struct an_inst *in = &c->hist[i];
 		int bc;
 		if (!in->used)
 			continue;
-		if (*by_call == 2) { /* every group of sends and receives (the last caller's) */
+		if (want == 2) { /* every group of sends and receives (the last caller's) */
 			if (!c->custom || in->op != PULSE_OP_GROUP)
 				continue;
 			bc = 2;
@@ -231,20 +279,31 @@ static double rank_sum_p(const double *l, uint32_t n, uint32_t j)
  * the operator mix or schedule moves the lateness of several ranks, a slow
  * rank its own. */
 #define PEER_SDS 5.0
+/* rank q has a lateness in every instance of lat[n][nranks] */
+static int series_known(const double *lat, uint32_t n, int32_t nranks, int32_t q)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (isnan(lat[(size_t)i * (size_t)nranks + (size_t)q]))
+			return 0;
+	return 1;
+}
+
 static int peer_outlier(const double *lat, uint32_t n, int32_t nranks, int32_t k, uint32_t j, double shift,
 			double ep)
 {
 	double sh[LATE_MAX_RANKS], b[LATE_MAX], a[LATE_MAX];
 	int m = 0;
 	for (int32_t q = 0; q < nranks; q++) {
-		if (q == k)
-			continue;
+		if (q == k || !series_known(lat, n, nranks, q))
+			continue; /* a gather's receiver: no first byte */
 		for (uint32_t i = 0; i < j; i++)
 			b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
 		for (uint32_t i = j; i < n; i++)
 			a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
 		sh[m++] = an_median(a, n - j) - an_median(b, j);
 	}
+	if (m < 2)
+		return 0;
 	double med, sd = robust_sd(sh, (size_t)m, ep, &med);
 	return shift - med > PEER_SDS * sd;
 }
@@ -306,6 +365,8 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
 	double l[LATE_MAX], tail[LATE_MAX];
 	for (int32_t k = 0; k < c->nranks; k++) {
+		if (!series_known(lat, n, c->nranks, k))
+			continue;
 		for (uint32_t i = 0; i < n; i++)
 			l[i] = lat[(size_t)i * (size_t)c->nranks + (size_t)k];
 		/* cheap first look: the last instances against the whole series */
@@ -361,6 +422,8 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 			hb->op = v[first]->op;
 			hb->onset = arrival(r, by_call);
 			hb->n_after = n - j;
+			hb->span = v[n - 1]->first_call > v[first]->first_call ? v[n - 1]->first_call - v[first]->first_call : 0;
+			hb->by_call = by_call;
 		}
 	}
 	free(lat);
@@ -434,6 +497,18 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 	an_diag_margin(d, b->z, 0, LATE_Z);
 	d->evidence_ranks = (uint32_t)b->c->nranks;
 	d->onset_ns = b->onset;
+	/* a median over LATE_MIN_AFTER instances at least, tested by ranks:
+	 * when they span the periods a confirmation would wait for, the
+	 * shift has held through them already (seed 1150 #080: a slow
+	 * backward pass from iteration 11 of 15, a 21 ms shift at z 1503,
+	 * dropped when the confirmation left its first iteration out and too
+	 * few instances were left for a change point). Built-in collectives
+	 * only: a group of sends and receives is assembled by each rank's own
+	 * call count, so its "instance" may hold calls from different places
+	 * in a pipeline's schedule, and a new schedule shifts them (seed 1149
+	 * #094, no failure: a PP 4 stage "439 ms later" at z 19, which the
+	 * confirmation had dropped) */
+	d->persistent = b->by_call && an_period_ns(s) && b->span >= AN_CONFIRM_PERIODS * an_period_ns(s);
 	snprintf(d->why, sizeof d->why,
 		 "rank %d of the %s group 0x%016" PRIx64 " arrives %.2f ms later against the other ranks "
 		 "than it used to, as the median of the last %u instances (%.1f standard errors; no other "
@@ -568,6 +643,76 @@ static int32_t p2p_pair_last_caller(const struct an_comm *c, const struct an_ins
 	return k;
 }
 
+/* The one rank of instance `in` that sends to every other rank, none of
+ * which sends anything (a scatter, one-to-all), -1 when it is not that
+ * shape. */
+int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in)
+{
+	int32_t root = -1;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		if (!r)
+			return -1;
+		uint32_t sends = 0;
+		for (uint32_t p = 0; p < r->npeers; p++)
+			sends += r->peers[p].expected > 0;
+		if (!sends)
+			continue;
+		if (root >= 0 || sends != (uint32_t)c->nranks - 1)
+			return -1;
+		root = k;
+	}
+	return root;
+}
+
+/* The last caller of a one-to-all (an_inst_fan_out_root): the receivers
+ * send nothing, so no wait of theirs is seen, but the root's transfer to
+ * a receiver cannot start before that receiver has posted its receive,
+ * and the root's transfers are timed on one clock. The receiver whose
+ * transfer starts apart later than the root's others (LAST_SDS robust SDs
+ * of theirs, an epoch at least) called late. *mine: its transfer's start
+ * after the root's first, *others: the median of the other transfers'.
+ * Not the root itself: every transfer waits for it alike. */
+static int32_t fan_out_last_caller(const struct an_comm *c, const struct an_inst *in, double ep, double *mine,
+				   double *others)
+{
+	int32_t root = an_inst_fan_out_root(c, in);
+	if (root < 0)
+		return -1;
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *x = in->recs[k];
+		if (!x->call || (x->status != PULSE_OP_COMPLETE && (k == root || x->status != PULSE_OP_NO_TRAFFIC)))
+			return -1; /* a receiver's record says no traffic: it sent none */
+	}
+	const struct an_rec *r = in->recs[root];
+	double v[LATE_MAX_RANKS];
+	uint64_t first = UINT64_MAX;
+	for (int32_t k = 0; k < c->nranks; k++)
+		v[k] = NAN;
+	for (uint32_t p = 0; p < r->npeers; p++) {
+		const struct an_peer *q = &r->peers[p];
+		if (q->expected && q->start && q->start < first)
+			first = q->start;
+	}
+	for (uint32_t p = 0; p < r->npeers; p++) {
+		const struct an_peer *q = &r->peers[p];
+		if (!q->expected || !q->start || q->rank < 0 || q->rank >= c->nranks || q->rank == root)
+			return -1;
+		v[q->rank] = -(double)(q->start - first);
+	}
+	/* the others' spread, at least that of the difference of two starts
+	 * each rounded to an epoch (ep / sqrt(6)): the root's starts share
+	 * one clock, and its transfers to receivers that were ready start in
+	 * the same epoch */
+	double med;
+	int32_t lo = lowest_apart(v, c->nranks, ep / sqrt(6.0), &med);
+	if (lo < 0)
+		return -1;
+	*mine = -v[lo];
+	*others = -med;
+	return lo;
+}
+
 /* The last caller of a group of sends and receives in which every rank
  * sends and receives (a neighbour exchange, an all-to-all): a send moves
  * no byte before its receiver has posted the receive, so what waits for a
@@ -588,6 +733,8 @@ static int32_t p2p_last_caller(const struct an_state *s, const struct an_comm *c
 	if (!c->custom || in->op != PULSE_OP_GROUP || c->nranks < 3 || c->nranks > LATE_MAX_RANKS || in->hung ||
 	    in->nrec != (uint32_t)c->nranks)
 		return -1;
+	if (an_inst_fan_out_root(c, in) >= 0)
+		return fan_out_last_caller(c, in, ep, mine, others);
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
 		if (!r || r->status != PULSE_OP_COMPLETE || !r->call)
@@ -1009,7 +1156,15 @@ int an_comp_slow_last_caller(struct an_state *s, const struct an_window *w, stru
 		snprintf(where, sizeof where, "%d of the %d %s since the onset", b->count, b->total, noun);
 	else
 		snprintf(where, sizeof where, "%d of %d %s in a row", b->count, b->total, noun);
-	if (b->slack <= b->others)
+	int32_t fan_root = an_inst_fan_out_root(b->c, b->first);
+	if (fan_root >= 0) {
+		snprintf(d->metric, sizeof d->metric, "receive_post_delay_ns");
+		snprintf(d->why, sizeof d->why,
+			 "in %s of one-to-all 0x%016" PRIx64 " (%s), rank %d's transfer from rank %d began "
+			 "%.2f ms after its first, the others' %.2f ms: rank %d posted its receive late, it computes slowly",
+			 where, b->c->id, an_par_label(b->c->par), b->rank, fan_root, b->slack / 1e6, b->others / 1e6,
+			 b->rank);
+	} else if (b->slack <= b->others)
 		snprintf(d->why, sizeof d->why,
 			 "in %s of the %s group 0x%016" PRIx64 ", rank %d waited %.2f ms "
 			 "between its call and its first byte where the others waited %.2f ms: every rank waited "

@@ -406,7 +406,12 @@ static void last_caller_check(struct an_state *s, struct an_comm *c, const struc
 	if (getenv("PULSE_ANALYZER_DEBUG2"))
 		fprintf(stderr, "last caller: %016" PRIx64 " #%" PRIu64 " rank %d, %d of the last %d over %.1f ms (period %.1f ms)\n",
 			c->id, in->seq, k, n, AN_LAST_N, (double)(t1 - t0) / 1e6, (double)an_period_ns(s) / 1e6);
-	if (c->last_fired && !was)
+	if (c->last_fired && !was && an_inst_fan_out_root(c, in) >= 0)
+		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call, in->last_end,
+		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": the transfer to rank %d began %.2f ms "
+		     "after the sender's first (the others %.2f ms), in %d of the last %d",
+		     pulse_op_type_name(in->op), in->seq, c->id, k, mine / 1e6, others / 1e6, n, AN_LAST_N);
+	else if (c->last_fired && !was)
 		fire(s, AN_TRIG_STRAGGLER, c, in->seq, in->first_call, in->last_end,
 		     "%s #%" PRIu64 " on communicator 0x%016" PRIx64 ": every rank waited for rank %d's call "
 		     "(%.2f ms from its call to its first byte, the others %.2f ms), in %d of the last %d",

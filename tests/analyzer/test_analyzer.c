@@ -401,6 +401,65 @@ static void test_p2p_last_caller(void **state)
 	free(s);
 }
 
+/* an_last_caller on a one-to-all (rank 0 sends to the 5 others, which
+ * send nothing): the root's transfer to a receiver waits for that
+ * receiver's receive, and the root times all of them on one clock; a
+ * receiver whose transfer starts apart later posted its receive late */
+static void test_fan_out_last_caller(void **state)
+{
+	(void)state;
+	enum { N = 6 };
+	struct an_comm c;
+	struct an_rec r[N], *pr[N];
+	struct an_peer peers[N - 1];
+	struct an_inst in;
+	struct an_state *s = last_caller_setup(&c, &in, N, PULSE_OP_GROUP, pr);
+	c.custom = 1;
+	for (int k = 0; k < N; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		r[k].rank = k;
+		r[k].op = PULSE_OP_GROUP;
+		r[k].status = k ? PULSE_OP_NO_TRAFFIC : PULSE_OP_COMPLETE;
+		r[k].call = 1000000000ull + (uint64_t)k * 900000; /* other clocks: not compared */
+		pr[k] = &r[k];
+	}
+	r[0].start = r[0].call + 700000;
+	r[0].npeers = N - 1;
+	r[0].peers = peers;
+	for (int p = 0; p < N - 1; p++) {
+		memset(&peers[p], 0, sizeof peers[p]);
+		peers[p].rank = p + 1;
+		peers[p].node = p + 1;
+		peers[p].expected = 64u << 20;
+		peers[p].start = r[0].start;
+	}
+	assert_int_equal(an_inst_fan_out_root(&c, &in), 0);
+	double mine = 0, others = 0;
+	/* every receiver ready: all start in one epoch */
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	/* rank 3's transfer 96 us (3 epochs) after the others: past 5 SDs of
+	 * the rounding of two starts to an epoch (32 / sqrt(6) us each) */
+	peers[2].start = r[0].start + 96000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), 3);
+	assert_true(fabs(mine - 96000) < 1);
+	assert_true(fabs(others) < 1);
+	/* one epoch: rounding */
+	peers[2].start = r[0].start + 32000;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	/* a receiver that has not finished: not comparable */
+	peers[2].start = r[0].start + 96000;
+	r[4].status = PULSE_OP_HUNG;
+	assert_int_equal(an_last_caller(s, &c, &in, &mine, &others), -1);
+	r[4].status = PULSE_OP_NO_TRAFFIC;
+	/* a receiver that sends too: no one-to-all */
+	struct an_peer back = { .rank = 0, .node = 0, .expected = 1u << 20, .start = r[5].call + 700000 };
+	r[5].status = PULSE_OP_COMPLETE;
+	r[5].npeers = 1;
+	r[5].peers = &back;
+	assert_int_equal(an_inst_fan_out_root(&c, &in), -1);
+	free(s);
+}
+
 /* an_last_caller on a 5-rank ring neighbour exchange (rank k sends to
  * k - 1 and k + 1), seed 1141 #122's waits: rank 4 calls 0.92 ms after
  * its peers, every send into it waits ~0.95 ms, its own go at once. By
@@ -1812,6 +1871,7 @@ int main(void)
 		cmocka_unit_test(test_last_caller),
 		cmocka_unit_test(test_p2p_last_caller_ring),
 		cmocka_unit_test(test_p2p_last_caller),
+		cmocka_unit_test(test_fan_out_last_caller),
 		cmocka_unit_test(test_comp_slow_cpu),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),
