@@ -675,7 +675,8 @@ int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in)
  * a receiver cannot start before that receiver has posted its receive,
  * and the root's transfers are timed on one clock. The receiver whose
  * transfer starts apart later than the root's others (LAST_SDS robust SDs
- * of theirs, an epoch at least) called late. *mine: its transfer's start
+ * of theirs, the rounding of two starts to an epoch at least) called
+ * late. *mine: its transfer's start
  * after the root's first, *others: the median of the other transfers'.
  * Not the root itself: every transfer waits for it alike. */
 static int32_t fan_out_last_caller(const struct an_comm *c, const struct an_inst *in, double ep, double *mine,
@@ -687,7 +688,8 @@ static int32_t fan_out_last_caller(const struct an_comm *c, const struct an_inst
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *x = in->recs[k];
 		if (!x->call || (x->status != PULSE_OP_COMPLETE && (k == root || x->status != PULSE_OP_NO_TRAFFIC)))
-			return -1; /* a receiver's record says no traffic: it sent none */
+			return -1; /* each called; the root finished, each receiver too (a record with no
+				    * traffic of its own: it only received) */
 	}
 	const struct an_rec *r = in->recs[root];
 	double v[LATE_MAX_RANKS];
