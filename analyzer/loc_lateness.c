@@ -670,7 +670,7 @@ int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in)
 	return root;
 }
 
-/* The last caller of a one-to-all (an_inst_fan_out_root): the receivers
+/* The last caller of a one-to-all (root: an_inst_fan_out_root): the receivers
  * send nothing, so no wait of theirs is seen, but the root's transfer to
  * a receiver cannot start before that receiver has posted its receive,
  * and the root's transfers are timed on one clock. The receiver whose
@@ -679,12 +679,9 @@ int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in)
  * late. *mine: its transfer's start
  * after the root's first, *others: the median of the other transfers'.
  * Not the root itself: every transfer waits for it alike. */
-static int32_t fan_out_last_caller(const struct an_comm *c, const struct an_inst *in, double ep, double *mine,
-				   double *others)
+static int32_t fan_out_last_caller(const struct an_comm *c, const struct an_inst *in, int32_t root, double ep,
+				   double *mine, double *others)
 {
-	int32_t root = an_inst_fan_out_root(c, in);
-	if (root < 0)
-		return -1;
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *x = in->recs[k];
 		if (!x->call || (x->status != PULSE_OP_COMPLETE && (k == root || x->status != PULSE_OP_NO_TRAFFIC)))
@@ -740,8 +737,9 @@ static int32_t p2p_last_caller(const struct an_state *s, const struct an_comm *c
 	if (!c->custom || in->op != PULSE_OP_GROUP || c->nranks < 3 || c->nranks > LATE_MAX_RANKS || in->hung ||
 	    in->nrec != (uint32_t)c->nranks)
 		return -1;
-	if (an_inst_fan_out_root(c, in) >= 0)
-		return fan_out_last_caller(c, in, ep, mine, others);
+	int32_t fan_root = an_inst_fan_out_root(c, in);
+	if (fan_root >= 0)
+		return fan_out_last_caller(c, in, fan_root, ep, mine, others);
 	for (int32_t k = 0; k < c->nranks; k++) {
 		const struct an_rec *r = in->recs[k];
 		if (!r || r->status != PULSE_OP_COMPLETE || !r->call)
