@@ -522,6 +522,10 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 /* loc_lateness.c: the rank of a one-to-all instance that sends to all
  * the others, which send nothing; -1 when the instance is not one */
 int32_t an_inst_fan_out_root(const struct an_comm *c, const struct an_inst *in);
+/* loc_lateness.c: the rank of an instance that every other rank sends
+ * to, and to no one else, and that sends nothing (an all-to-one); -1 when
+ * the instance is not one */
+int32_t an_inst_fan_in_root(const struct an_comm *c, const struct an_inst *in);
 /* loc_lateness.c: the rank of a complete instance that every other rank
  * waited for (least slack between its call and its first byte, past the
  * others' noise; in a group of sends and receives, the rank whose

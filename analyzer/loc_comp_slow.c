@@ -471,6 +471,34 @@ static int inherited_lateness(const struct an_state *s, struct an_comm *c, const
 	return grew <= (double)s->cfg.min_slow_ns && (late <= 0 || grew < 0.5 * late);
 }
 
+/* How much longer than usual rank k took in instance `in` from its
+ * previous operator's end to its first byte (its compute time before the
+ * call plus its call's wait for its own kernel: the lateness it made
+ * itself), against the median of up to 16 earlier instances, two at
+ * least, from before the evidence in a confirmation; NAN unknown. A rank
+ * whose previous operator ended late (its own NIC slow) arrives late with
+ * none of it its own (seed 1149 #070: an all-to-one sender with a slow TX
+ * named a slow computation for a first byte 0.85 ms late) */
+static double own_lead_growth(const struct an_state *s, struct an_comm *c, const struct an_inst *in, int32_t k)
+{
+	const struct an_rec *r = in->recs[k];
+	if (!r || r->pre_gap < 0 || !r->start || r->start < r->call)
+		return NAN;
+	double v[16];
+	int nv = 0;
+	for (uint64_t back = 1; back <= 256 && nv < 16 && back <= in->seq; back++) {
+		const struct an_inst *y = an_inst_find(c, in->seq - back);
+		const struct an_rec *q = y ? y->recs[k] : NULL;
+		if (!q || q->op != r->op || q->pre_gap < 0 || !q->start || q->start < q->call ||
+		    (s->base_before && q->call >= s->base_before))
+			continue;
+		v[nv++] = (double)q->pre_gap + (double)(q->start - q->call);
+	}
+	if (nv < 2)
+		return NAN;
+	return (double)r->pre_gap + (double)(r->start - r->call) - an_median(v, (size_t)nv);
+}
+
 /* The raw latest rank by first byte of a routed instance, -1 when fewer
  * than three ranks started */
 static int32_t routed_latest(const struct an_comm *c, const struct an_inst *in)
@@ -905,7 +933,15 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 		int few_sibs = siblings(s, c, sib, AN_MIN_SIBS) < AN_MIN_SIBS;
 		int aligned = !few_sibs && c->nranks == 2 && siblings_host_aligned(s, c);
 		int lone = c->builtin && an_is_builtin(in->op) && c->nranks >= 2 && (few_sibs || aligned);
-		if (!lone && (!c->custom || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in)))
+		/* an all-to-one's senders too: each one's first byte waits for
+		 * its own kernel and for the one receiver, the same for all
+		 * (seed 1149 #006, a GPU throttled from iteration 11 of 13 in a
+		 * 6-rank all-to-one: its first bytes 1 ms late in the last two,
+		 * too few for the lateness shift, nothing reported); the
+		 * receiver has no first byte and is left out below */
+		int fan_in = !lone && c->custom && in->op == PULSE_OP_GROUP && !an_inst_ranks_comparable(c, in) &&
+			     c->nranks >= 4 && an_inst_fan_in_root(c, in) >= 0;
+		if (!lone && !fan_in && (!c->custom || in->op != PULSE_OP_GROUP || !an_inst_ranks_comparable(c, in)))
 			continue;
 		double st[512];
 		int32_t rk[512];
@@ -1028,6 +1064,15 @@ int an_rule_delayed_start(struct an_state *s, const struct an_window *w, struct 
 			fprintf(stderr, "  straggler passed; second %.3f ms\n", second / 1e6);
 		if ((all ? dls[hi] : st[hi]) - second < 0.5 * (double)dl)
 			continue;
+		/* an all-to-one's sender late for its own previous transfer, not
+		 * for its computation (own_lead_growth) */
+		if (fan_in) {
+			double own_late = own_lead_growth(s, c, in, rk[hi]);
+			if (getenv("PULSE_ANALYZER_DEBUG2"))
+				fprintf(stderr, "  straggler of an all-to-one: its own lead grew %.3f ms\n", own_late / 1e6);
+			if (!(own_late >= 0.5 * (double)dl))
+				continue;
+		}
 		if (routed && w->excl.b && !routed_confirmed(s, w, c, rk[hi]))
 			continue;
 		if (!best || (uint64_t)med < bexp) {

@@ -11,7 +11,7 @@
  *             the same instance: its call in a built-in collective (a
  *             ring's first bytes wait for the ring), its first byte in an
  *             all-to-all of P2Ps (each rank's transfers start with its own
- *             kernel), as loc_comp_slow.c, and in a gather (fan_in_root:
+ *             kernel), as loc_comp_slow.c, and in a gather (an_inst_fan_in_root:
  *             every sender's first byte waits for the one receiver alike)
  *             the senders' first bytes; over the group's last LATE_MAX
  *             instances, in order;
@@ -66,13 +66,14 @@ struct late_cand {
 	uint32_t n_after;
 	uint64_t span; /* from the change's first instance to the last */
 	int by_call;   /* arrivals by call (built-in collectives) */
+	int slack;     /* the series was the rank's slack (kernel_slack_lateness) */
 };
 
 /* The one rank of instance `in` that every other rank sends to, and to
  * no one else, and that sends nothing (a gather, all-to-one), -1 when it
  * is not that shape. Its senders' first bytes wait for that one
  * receiver alike: they are each other's baseline, as an all-to-all's. */
-static int32_t fan_in_root(const struct an_comm *c, const struct an_inst *in)
+int32_t an_inst_fan_in_root(const struct an_comm *c, const struct an_inst *in)
 {
 	int32_t root = -1;
 	for (int32_t k = 0; k < c->nranks && root < 0; k++) {
@@ -88,6 +89,8 @@ static int32_t fan_in_root(const struct an_comm *c, const struct an_inst *in)
 		const struct an_rec *r = in->recs[k];
 		if (k == root)
 			continue;
+		if (!r)
+			return -1; /* a rank not seen yet: not known to be one */
 		uint32_t sends = 0;
 		for (uint32_t p = 0; p < r->npeers; p++) {
 			if (!r->peers[p].expected)
@@ -113,7 +116,7 @@ static int peer_instance(const struct an_comm *c, const struct an_inst *in, int 
 		*by_call = 1;
 	} else if (c->custom && in->op == PULSE_OP_GROUP) {
 		*by_call = 0;
-		if (!an_inst_ranks_comparable(c, in) && (c->nranks < 4 || (root = fan_in_root(c, in)) < 0))
+		if (!an_inst_ranks_comparable(c, in) && (c->nranks < 4 || (root = an_inst_fan_in_root(c, in)) < 0))
 			return 0; /* a pipeline's: a rank's place in it is its schedule */
 	} else {
 		return 0;
@@ -141,7 +144,7 @@ static uint64_t arrival(const struct an_rec *r, int by_call)
 static void instance_lateness(const struct an_comm *c, const struct an_inst *in, int by_call, double *out)
 {
 	double t[LATE_MAX_RANKS], o[LATE_MAX_RANKS];
-	int32_t root = by_call ? -1 : fan_in_root(c, in);
+	int32_t root = by_call ? -1 : an_inst_fan_in_root(c, in);
 	for (int32_t k = 0; k < c->nranks; k++)
 		t[k] = k == root ? NAN : (double)arrival(in->recs[k], by_call);
 	for (int32_t k = 0; k < c->nranks; k++) {
@@ -347,21 +350,70 @@ static int transmits_slower(const struct an_inst **v, uint32_t n, int32_t nranks
 	return mine - med > PEER_SDS * sd;
 }
 
-/* one group: each rank's most significant shift into the per-host bests */
-static void judge_group(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
-			const struct an_inst **v, void *bests)
+/* Rank k's slack in each instance (its first byte minus its own call,
+ * one host's clock) against the median of the other ranks' slack, into
+ * out[nranks]. NCCL's call only enqueues the collective: its kernel runs
+ * when the GPU has finished the work queued before it, and a ring's first
+ * step sends the rank's own chunk into buffers its successor's proxy
+ * posted at its call. So a GPU that computes slowly leaves its call on
+ * time and its first byte late: its slack grows, and its peers' do not
+ * (seed 1151 #106, a throttled GPU in a 9-rank ring all-gather: its slack
+ * 0.7 -> 1.4 ms from the onset, the others' 0.75 ms as before, every call
+ * where it was; nothing reported). A successor that calls late lengthens
+ * its predecessor's slack too: kernel_slack_candidate rules that out. */
+static void instance_slack_lateness(const struct an_comm *c, const struct an_inst *in, double *out)
 {
-	struct late_cand *host_best = bests;
-	int by_call = 1;
-	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
-	if (n < LATE_MIN_BEFORE + LATE_MIN_AFTER)
-		return;
-	double *lat = malloc((size_t)n * (size_t)c->nranks * sizeof *lat);
-	if (!lat)
-		return;
-	/* lat[i * nranks + k]: rank k's lateness in instance i */
-	for (uint32_t i = 0; i < n; i++)
-		instance_lateness(c, v[i], by_call, lat + (size_t)i * (size_t)c->nranks);
+	double t[LATE_MAX_RANKS], o[LATE_MAX_RANKS];
+	for (int32_t k = 0; k < c->nranks; k++) {
+		const struct an_rec *r = in->recs[k];
+		t[k] = r->start >= r->call ? (double)(r->start - r->call) : NAN;
+	}
+	for (int32_t k = 0; k < c->nranks; k++) {
+		int n = 0;
+		for (int32_t j = 0; j < c->nranks; j++)
+			if (j != k && !isnan(t[j]))
+				o[n++] = t[j];
+		out[k] = n ? t[k] - an_median(o, (size_t)n) : NAN;
+	}
+}
+
+/* rank q's shift of lat[.][q] at change point j: its median after less
+ * its median before (0 when it is not known throughout) */
+static double rank_shift(const double *lat, uint32_t n, int32_t nranks, int32_t q, uint32_t j)
+{
+	double b[LATE_MAX], a[LATE_MAX];
+	if (!series_known(lat, n, nranks, q))
+		return 0;
+	for (uint32_t i = 0; i < j; i++)
+		b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+	for (uint32_t i = j; i < n; i++)
+		a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+	return an_median(a, n - j) - an_median(b, j);
+}
+
+/* A slack shift of rank k at change point j is its own GPU's only when no
+ * rank began calling later then (calls: the by-call lateness), by a third
+ * of the slack's shift or PEER_SDS of the spread of the ranks' call
+ * shifts: a late caller holds up whoever sends to it, whose slack grows
+ * by its delay; and when no other rank's slack fell by as much (the late
+ * caller's own slack shrinks: the others are ready before it). */
+static int kernel_slack_candidate(const double *calls, const double *slack, uint32_t n, int32_t nranks,
+				  int32_t k, uint32_t j, double shift)
+{
+	for (int32_t q = 0; q < nranks; q++) {
+		if (rank_shift(calls, n, nranks, q, j) > shift / 3)
+			return 0;
+		if (q != k && rank_shift(slack, n, nranks, q, j) < -shift / 3)
+			return 0;
+	}
+	return 1;
+}
+
+/* Every rank's most significant shift of series lat (arrivals, or slack
+ * when calls is the group's call lateness) into the per-host bests */
+static void judge_series(const struct an_state *s, const struct an_comm *c, const struct an_inst **v, uint32_t n,
+			 const double *lat, const double *calls, int by_call, struct late_cand *host_best)
+{
 	double ep = s->epoch_ns ? (double)s->epoch_ns : 32000.0;
 	double l[LATE_MAX], tail[LATE_MAX];
 	for (int32_t k = 0; k < c->nranks; k++) {
@@ -379,12 +431,14 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 		double shift = 0, base = 0, sd = 0;
 		double z = best_change(l, n, ep, (double)s->cfg.min_slow_ns, &j, &shift, &base, &sd);
 		if (getenv("PULSE_ANALYZER_DEBUG2") && z > 3)
-			fprintf(stderr, "   late cand comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
-				c->id, k, v[n - 1]->recs[k] ? an_node_host(s, v[n - 1]->recs[k]->node) : "?", z,
+			fprintf(stderr, "   late cand%s comm %016" PRIx64 " rank %d %s z %.1f shift %.3f ms sd %.3f at %u/%u peer %d tx %d\n",
+				calls ? " (slack)" : "", c->id, k,
+				v[n - 1]->recs[k] ? an_node_host(s, v[n - 1]->recs[k]->node) : "?", z,
 				shift / 1e6, sd / 1e6, j, n, peer_outlier(lat, n, c->nranks, k, j, shift, ep),
 				transmits_slower(v, n, c->nranks, k, j));
 		if (z <= 0 || !peer_outlier(lat, n, c->nranks, k, j, shift, ep) ||
-		    transmits_slower(v, n, c->nranks, k, j))
+		    transmits_slower(v, n, c->nranks, k, j) ||
+		    (calls && !kernel_slack_candidate(calls, lat, n, c->nranks, k, j, shift)))
 			continue;
 		/* a verdict's shift must also hold by ranks at its change point:
 		 * one test there, the point chosen by the medians' z. Over the
@@ -424,7 +478,36 @@ static void judge_group(const struct an_state *s, const struct an_comm *c, const
 			hb->n_after = n - j;
 			hb->span = v[n - 1]->first_call > v[first]->first_call ? v[n - 1]->first_call - v[first]->first_call : 0;
 			hb->by_call = by_call;
+			hb->slack = calls != NULL;
+			if (calls)
+				hb->onset = r->start;
 		}
+	}
+}
+
+/* one group: each rank's most significant shift into the per-host bests,
+ * by arrival and, for built-in collectives, by slack */
+static void judge_group(const struct an_state *s, const struct an_comm *c, const struct an_window *w,
+			const struct an_inst **v, void *bests)
+{
+	struct late_cand *host_best = bests;
+	int by_call = 1;
+	uint32_t n = collect(c, w, s->now_ns, v, &by_call);
+	if (n < LATE_MIN_BEFORE + LATE_MIN_AFTER)
+		return;
+	size_t cells = (size_t)n * (size_t)c->nranks;
+	double *lat = malloc(2 * cells * sizeof *lat);
+	if (!lat)
+		return;
+	/* lat[i * nranks + k]: rank k's lateness in instance i; slack after it */
+	double *slack = lat + cells;
+	for (uint32_t i = 0; i < n; i++)
+		instance_lateness(c, v[i], by_call, lat + (size_t)i * (size_t)c->nranks);
+	judge_series(s, c, v, n, lat, NULL, by_call, host_best);
+	if (by_call) {
+		for (uint32_t i = 0; i < n; i++)
+			instance_slack_lateness(c, v[i], slack + (size_t)i * (size_t)c->nranks);
+		judge_series(s, c, v, n, slack, lat, by_call, host_best);
 	}
 	free(lat);
 }
@@ -491,7 +574,7 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 	d->comm_id = b->c->id;
 	d->seq = b->seq;
 	d->op = b->op;
-	snprintf(d->metric, sizeof d->metric, "lateness_shift_ns");
+	snprintf(d->metric, sizeof d->metric, b->slack ? "kernel_slack_shift_ns" : "lateness_shift_ns");
 	d->value = b->shift;
 	d->median = b->base;
 	an_diag_margin(d, b->z, 0, LATE_Z);
@@ -509,11 +592,18 @@ int an_comp_slow_lateness(struct an_state *s, const struct an_window *w, struct 
 	 * #094, no failure: a PP 4 stage "439 ms later" at z 19, which the
 	 * confirmation had dropped) */
 	d->persistent = b->by_call && an_period_ns(s) && b->span >= AN_CONFIRM_PERIODS * an_period_ns(s);
-	snprintf(d->why, sizeof d->why,
-		 "rank %d of the %s group 0x%016" PRIx64 " arrives %.2f ms later against the other ranks "
-		 "than it used to, as the median of the last %u instances (%.1f standard errors; no other "
-		 "host's rank past half of that): the machine computes slowly",
-		 b->rank, an_par_label(b->c->par), b->c->id, b->shift / 1e6, b->n_after, b->z);
+	if (b->slack)
+		snprintf(d->why, sizeof d->why,
+			 "rank %d of the %s group 0x%016" PRIx64 " calls on time, but its first byte follows "
+			 "its call %.2f ms later against the others' than it used to (median of %u, %.1f SE; "
+			 "no rank calls later): its GPU is late, it computes slowly",
+			 b->rank, an_par_label(b->c->par), b->c->id, b->shift / 1e6, b->n_after, b->z);
+	else
+		snprintf(d->why, sizeof d->why,
+			 "rank %d of the %s group 0x%016" PRIx64 " arrives %.2f ms later against the other ranks "
+			 "than it used to, as the median of the last %u instances (%.1f standard errors; no other "
+			 "host's rank past half of that): the machine computes slowly",
+			 b->rank, an_par_label(b->c->par), b->c->id, b->shift / 1e6, b->n_after, b->z);
 	an_diag_step(d, "no per-instance outlier; per group and rank: the change in median lateness "
 			"against the other ranks, to now, against its own before");
 	found = 1;

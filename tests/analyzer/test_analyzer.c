@@ -460,6 +460,51 @@ static void test_fan_out_last_caller(void **state)
 	free(s);
 }
 
+/* an_inst_fan_in_root on an all-to-one (ranks 1-4 send to rank 0, which
+ * sends nothing): the root, -1 for any other shape, and -1, not a crash,
+ * for an instance some of whose ranks have not reported yet (the delayed
+ * start looks at those too) */
+static void test_fan_in_root(void **state)
+{
+	(void)state;
+	enum { N = 5 };
+	struct an_comm c;
+	struct an_rec r[N], *pr[N];
+	struct an_peer peers[N];
+	struct an_inst in;
+	struct an_state *s = last_caller_setup(&c, &in, N, PULSE_OP_GROUP, pr);
+	c.custom = 1;
+	for (int k = 0; k < N; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		memset(&peers[k], 0, sizeof peers[k]);
+		r[k].rank = k;
+		r[k].op = PULSE_OP_GROUP;
+		r[k].status = PULSE_OP_COMPLETE;
+		r[k].call = 1000000000ull + (uint64_t)k * 900000;
+		if (k) {
+			r[k].start = r[k].call + 700000;
+			r[k].npeers = 1;
+			r[k].peers = &peers[k];
+			peers[k].rank = 0;
+			peers[k].node = 0;
+			peers[k].expected = 64u << 20;
+			peers[k].start = r[k].start;
+		}
+		pr[k] = &r[k];
+	}
+	assert_int_equal(an_inst_fan_in_root(&c, &in), 0);
+	/* a rank after the root not reported yet */
+	pr[3] = NULL;
+	assert_int_equal(an_inst_fan_in_root(&c, &in), -1);
+	pr[3] = &r[3];
+	/* a sender that sends to another sender too: no all-to-one */
+	struct an_peer two[2] = { peers[2], { .rank = 1, .node = 1, .expected = 1u << 20 } };
+	r[2].npeers = 2;
+	r[2].peers = two;
+	assert_int_equal(an_inst_fan_in_root(&c, &in), -1);
+	free(s);
+}
+
 /* an_last_caller on a 5-rank ring neighbour exchange (rank k sends to
  * k - 1 and k + 1), seed 1141 #122's waits: rank 4 calls 0.92 ms after
  * its peers, every send into it waits ~0.95 ms, its own go at once. By
@@ -1872,6 +1917,7 @@ int main(void)
 		cmocka_unit_test(test_p2p_last_caller_ring),
 		cmocka_unit_test(test_p2p_last_caller),
 		cmocka_unit_test(test_fan_out_last_caller),
+		cmocka_unit_test(test_fan_in_root),
 		cmocka_unit_test(test_comp_slow_cpu),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post),
 		cmocka_unit_test(test_comp_slow_cpu_recv_post_tie),
