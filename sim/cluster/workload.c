@@ -468,10 +468,14 @@ static uint64_t route_bytes(const struct sim *sm, int it, int layer, int grp, in
 		     ((uint64_t)grp << 16) ^ ((uint64_t)i << 8) ^ (uint64_t)j;
 	double u = (double)(sc_splitmix(&x) >> 11) * (1.0 / 9007199254740992.0);
 	double w = 1 + s->routing_skew * (2 * u - 1);
-	/* expert imbalance: the failure's rank hosts a hot expert */
+	/* expert imbalance: the failure's host holds a hot expert, in its own
+	 * EP group only (grp: host / ep). Matched by place alone, every
+	 * group's expert at that place was hot, and a host the truth does not
+	 * name computed as slowly as the faulty one (seed 1150 #140: host2
+	 * named for host5's imbalance, both the third expert of their group) */
 	for (int k = 0; k < s->nfailures; k++) {
 		const struct sc_failure *f = &s->failures[k];
-		if (f->type == F_MOE_IMBALANCE && sc_fail_active(f, it) && j == f->host % ep)
+		if (f->type == F_MOE_IMBALANCE && sc_fail_active(f, it) && j == f->host % ep && grp == f->host / ep)
 			w *= 1 + f->severity;
 	}
 	double b = (double)s->tokens_bytes / ep * w;
