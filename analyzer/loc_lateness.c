@@ -291,20 +291,28 @@ static int series_known(const double *lat, uint32_t n, int32_t nranks, int32_t q
 	return 1;
 }
 
+/* rank q's shift of lat[.][q] at change point j: its median after less
+ * its median before (0 when it is not known throughout) */
+static double rank_shift(const double *lat, uint32_t n, int32_t nranks, int32_t q, uint32_t j)
+{
+	double b[LATE_MAX], a[LATE_MAX];
+	if (!series_known(lat, n, nranks, q))
+		return 0;
+	for (uint32_t i = 0; i < j; i++)
+		b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+	for (uint32_t i = j; i < n; i++)
+		a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
+	return an_median(a, n - j) - an_median(b, j);
+}
+
 static int peer_outlier(const double *lat, uint32_t n, int32_t nranks, int32_t k, uint32_t j, double shift,
 			double ep)
 {
-	double sh[LATE_MAX_RANKS], b[LATE_MAX], a[LATE_MAX];
+	double sh[LATE_MAX_RANKS];
 	int m = 0;
-	for (int32_t q = 0; q < nranks; q++) {
-		if (q == k || !series_known(lat, n, nranks, q))
-			continue; /* a gather's receiver: no first byte */
-		for (uint32_t i = 0; i < j; i++)
-			b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
-		for (uint32_t i = j; i < n; i++)
-			a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
-		sh[m++] = an_median(a, n - j) - an_median(b, j);
-	}
+	for (int32_t q = 0; q < nranks; q++)
+		if (q != k && series_known(lat, n, nranks, q)) /* a gather's receiver: no first byte */
+			sh[m++] = rank_shift(lat, n, nranks, q, j);
 	if (m < 2)
 		return 0;
 	double med, sd = robust_sd(sh, (size_t)m, ep, &med);
@@ -377,26 +385,12 @@ static void instance_slack_lateness(const struct an_comm *c, const struct an_ins
 	}
 }
 
-/* rank q's shift of lat[.][q] at change point j: its median after less
- * its median before (0 when it is not known throughout) */
-static double rank_shift(const double *lat, uint32_t n, int32_t nranks, int32_t q, uint32_t j)
-{
-	double b[LATE_MAX], a[LATE_MAX];
-	if (!series_known(lat, n, nranks, q))
-		return 0;
-	for (uint32_t i = 0; i < j; i++)
-		b[i] = lat[(size_t)i * (size_t)nranks + (size_t)q];
-	for (uint32_t i = j; i < n; i++)
-		a[i - j] = lat[(size_t)i * (size_t)nranks + (size_t)q];
-	return an_median(a, n - j) - an_median(b, j);
-}
-
 /* A slack shift of rank k at change point j is its own GPU's only when no
- * rank began calling later then (calls: the by-call lateness), by a third
- * of the slack's shift or PEER_SDS of the spread of the ranks' call
- * shifts: a late caller holds up whoever sends to it, whose slack grows
- * by its delay; and when no other rank's slack fell by as much (the late
- * caller's own slack shrinks: the others are ready before it). */
+ * rank began calling later then (calls: the by-call lateness) by a third
+ * of the slack's shift: a late caller holds up whoever sends to it, whose
+ * slack grows by its delay; and when no other rank's slack fell by as
+ * much (the late caller's own slack shrinks: the others are ready before
+ * it). */
 static int kernel_slack_candidate(const double *calls, const double *slack, uint32_t n, int32_t nranks,
 				  int32_t k, uint32_t j, double shift)
 {
