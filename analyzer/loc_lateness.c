@@ -66,7 +66,7 @@ struct late_cand {
 	uint32_t n_after;
 	uint64_t span; /* from the change's first instance to the last */
 	int by_call;   /* arrivals by call (built-in collectives) */
-	int slack;     /* the series was the rank's slack (kernel_slack_lateness) */
+	int slack;     /* the series was the rank's slack (instance_slack_lateness) */
 };
 
 /* The one rank of instance `in` that every other rank sends to, and to
